@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Kernel-side helpers shared by every collector: the per-CPU ring transport,
+ * loss accounting and the CPU filter. */
+#ifndef GPUNOISE_COMMON_BPF_H
+#define GPUNOISE_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "record.h"
+
+/* Template for the inner maps only. User space creates one ring per CPU with
+ * the size chosen on the command line, builds the outer map itself and hands
+ * the same outer map to every collector object (bpf_map__reuse_fd). */
+struct gn_ring_template {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, GN_MAX_CPUS);
+	__type(key, __u32);
+	__array(values, struct gn_ring_template);
+} gn_rings SEC(".maps");
+
+/* Records that found their CPU's ring full, per CPU. Cumulative: user space
+ * computes deltas, so nothing is lost between a read and a reset. */
+__u64 gn_lost[GN_MAX_CPUS] = {};
+
+/* Set before load (rodata): the verifier sees constants, so disabled filters
+ * cost nothing. */
+const volatile __u64 gn_wakeup_bytes = 64 * 1024;
+const volatile bool gn_filter_cpus = false;
+const volatile __u64 gn_cpu_mask[GN_MAX_CPUS / 64] = {};
+
+static __always_inline bool gn_cpu_allowed(__u32 cpu)
+{
+	if (!gn_filter_cpus)
+		return true;
+	if (cpu >= GN_MAX_CPUS)
+		return false;
+	return (gn_cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+static __always_inline void gn_count_lost(__u32 cpu)
+{
+	__sync_fetch_and_add(&gn_lost[cpu & (GN_MAX_CPUS - 1)], 1);
+}
+
+/* Reserves `size` bytes on this CPU's ring and fills the header.
+ *
+ * The timestamp is taken *after* the reservation: a program interrupted
+ * between the two (by a hard irq whose own program records) then holds the
+ * earlier ring position with the later timestamp, and both records are
+ * committed before the consumer can read past them, so one drain always sees
+ * both and can restore order. Taking it before would let the out-of-order
+ * pair straddle two drains.
+ *
+ * The consumer is woken only when this record makes the ring cross the
+ * wakeup mark (BPF_RB_NO_WAKEUP otherwise): a wakeup per event is itself a
+ * context switch, and MEASURED.md shows it halves a switch-heavy workload. */
+static __always_inline void *gn_reserve(__u32 size, __u16 kind, __u64 *wake_flags)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&gn_rings, &cpu);
+	if (!ring) {
+		gn_count_lost(cpu);
+		return NULL;
+	}
+	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	*wake_flags = (avail < gn_wakeup_bytes && avail + size + 8 >= gn_wakeup_bytes)
+			      ? BPF_RB_FORCE_WAKEUP
+			      : BPF_RB_NO_WAKEUP;
+	struct gn_header *hdr = bpf_ringbuf_reserve(ring, size, 0);
+	if (!hdr) {
+		gn_count_lost(cpu);
+		return NULL;
+	}
+	hdr->ts = bpf_ktime_get_boot_ns();
+	hdr->kind = kind;
+	hdr->flags = 0;
+	hdr->tid = (__u32)bpf_get_current_pid_tgid();
+	return hdr;
+}
+
+#define GN_RESERVE(type, kind, flagsp) ((type *)gn_reserve(sizeof(type), (kind), (flagsp)))
+
+static __always_inline void gn_submit(void *rec, __u64 wake_flags)
+{
+	bpf_ringbuf_submit(rec, wake_flags);
+}
+
+#endif /* GPUNOISE_COMMON_BPF_H */

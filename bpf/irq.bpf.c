@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* irq collector: hard-irq handlers (with the action's name, which is how NIC
+ * queues are recognised later), softirq raise/entry/exit per vector (raise to
+ * entry is how long a raised NET_RX waited), and the x86 system vectors that
+ * irq_handler_entry never sees (local timer, IPIs, irq_work, ...).
+ *
+ * Each event has a tp_btf program and a classic tracepoint twin; user space
+ * autoloads one of the two. Interrupt context is never filtered by task: an
+ * irq that lands on a training CPU matters whoever it interrupted. */
+#include "common.bpf.h"
+#include "irq.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* irq number -> name of the first action seen for it. Filled once per IRQ
+ * here; user space reads it when it meets a number it cannot name. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __s32);
+	__type(value, char[GN_IRQ_NAME_LEN]);
+} gn_irq_names SEC(".maps");
+
+static __always_inline void gn_emit_irq(__u16 kind, __s32 irq, __s32 ret)
+{
+	__u64 wake;
+	struct gn_irq *rec = GN_RESERVE(struct gn_irq, kind, &wake);
+	if (!rec)
+		return;
+	rec->hdr.flags = GN_FLAG_IN_IRQ;
+	rec->irq = irq;
+	rec->ret = ret;
+	gn_submit(rec, wake);
+}
+
+static __always_inline void gn_remember_name(__s32 irq, const char *name)
+{
+	if (bpf_map_lookup_elem(&gn_irq_names, &irq))
+		return;
+	char buf[GN_IRQ_NAME_LEN] = {};
+	bpf_probe_read_kernel_str(buf, sizeof(buf), name);
+	bpf_map_update_elem(&gn_irq_names, &irq, buf, BPF_NOEXIST);
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(gn_irq_entry, int irq, struct irqaction *action)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	gn_remember_name(irq, BPF_CORE_READ(action, name));
+	gn_emit_irq(GN_REC_IRQ_ENTRY, irq, 0);
+	return 0;
+}
+
+SEC("tracepoint/irq/irq_handler_entry")
+int gn_tp_irq_entry(struct trace_event_raw_irq_handler_entry *ctx)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	__u32 loc = ctx->__data_loc_name;
+	gn_remember_name(ctx->irq, (char *)ctx + (loc & 0xffff));
+	gn_emit_irq(GN_REC_IRQ_ENTRY, ctx->irq, 0);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(gn_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	if (gn_cpu_allowed(bpf_get_smp_processor_id()))
+		gn_emit_irq(GN_REC_IRQ_EXIT, irq, ret);
+	return 0;
+}
+
+SEC("tracepoint/irq/irq_handler_exit")
+int gn_tp_irq_exit(struct trace_event_raw_irq_handler_exit *ctx)
+{
+	if (gn_cpu_allowed(bpf_get_smp_processor_id()))
+		gn_emit_irq(GN_REC_IRQ_EXIT, ctx->irq, ctx->ret);
+	return 0;
+}
+
+static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return;
+	__u64 wake;
+	struct gn_softirq *rec = GN_RESERVE(struct gn_softirq, kind, &wake);
+	if (!rec)
+		return;
+	rec->hdr.flags = GN_FLAG_IN_IRQ;
+	rec->vec = vec;
+	rec->pad = 0;
+	gn_submit(rec, wake);
+}
+
+#define GN_SOFTIRQ_PROGS(event, kind)                                   \
+	SEC("tp_btf/" #event)                                           \
+	int BPF_PROG(gn_##event, unsigned int vec)                      \
+	{                                                               \
+		gn_emit_softirq(kind, vec);                             \
+		return 0;                                               \
+	}                                                               \
+	SEC("tracepoint/irq/" #event)                                   \
+	int gn_tp_##event(struct trace_event_raw_softirq *ctx)          \
+	{                                                               \
+		gn_emit_softirq(kind, ctx->vec);                        \
+		return 0;                                               \
+	}
+
+GN_SOFTIRQ_PROGS(softirq_entry, GN_REC_SOFTIRQ_ENTRY)
+GN_SOFTIRQ_PROGS(softirq_exit, GN_REC_SOFTIRQ_EXIT)
+GN_SOFTIRQ_PROGS(softirq_raise, GN_REC_SOFTIRQ_RAISE)
+
+static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return;
+	__u64 wake;
+	struct gn_vector *rec = GN_RESERVE(struct gn_vector, kind, &wake);
+	if (!rec)
+		return;
+	rec->hdr.flags = GN_FLAG_IN_IRQ;
+	rec->kind = vkind;
+	rec->vector = vector;
+	gn_submit(rec, wake);
+}
+
+/* Program names are kept short: the kernel keeps 15 characters. */
+#define GN_VECTOR_PROGS(event, short_name, vkind)                               \
+	SEC("tp_btf/" #event "_entry")                                          \
+	int BPF_PROG(gn_v_##short_name##_in, int vector)                        \
+	{                                                                       \
+		gn_emit_vector(GN_REC_VECTOR_ENTRY, vkind, vector);             \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("tp_btf/" #event "_exit")                                           \
+	int BPF_PROG(gn_v_##short_name##_out, int vector)                       \
+	{                                                                       \
+		gn_emit_vector(GN_REC_VECTOR_EXIT, vkind, vector);              \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("tracepoint/irq_vectors/" #event "_entry")                          \
+	int gn_tv_##short_name##_in(struct trace_event_raw_x86_irq_vector *ctx) \
+	{                                                                       \
+		gn_emit_vector(GN_REC_VECTOR_ENTRY, vkind, ctx->vector);        \
+		return 0;                                                       \
+	}                                                                       \
+	SEC("tracepoint/irq_vectors/" #event "_exit")                           \
+	int gn_tv_##short_name##_out(struct trace_event_raw_x86_irq_vector *ctx)\
+	{                                                                       \
+		gn_emit_vector(GN_REC_VECTOR_EXIT, vkind, ctx->vector);         \
+		return 0;                                                       \
+	}
+
+#if defined(__TARGET_ARCH_x86)
+GN_VECTOR_PROGS(local_timer, timer, GN_VEC_LOCAL_TIMER)
+GN_VECTOR_PROGS(reschedule, resched, GN_VEC_RESCHEDULE)
+GN_VECTOR_PROGS(call_function, callfn, GN_VEC_CALL_FUNCTION)
+GN_VECTOR_PROGS(call_function_single, callfn1, GN_VEC_CALL_FUNCTION_SINGLE)
+GN_VECTOR_PROGS(irq_work, irqwork, GN_VEC_IRQ_WORK)
+GN_VECTOR_PROGS(x86_platform_ipi, platipi, GN_VEC_X86_PLATFORM_IPI)
+GN_VECTOR_PROGS(thermal_apic, thermal, GN_VEC_THERMAL_APIC)
+GN_VECTOR_PROGS(error_apic, errapic, GN_VEC_ERROR_APIC)
+GN_VECTOR_PROGS(spurious_apic, spurious, GN_VEC_SPURIOUS_APIC)
+#endif

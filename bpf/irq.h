@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* irq collector records (bpf/irq.bpf.c <-> userspace/collect). */
+#ifndef GPUNOISE_BPF_IRQ_H
+#define GPUNOISE_BPF_IRQ_H
+
+#include "record.h"
+
+#define GN_IRQ_NAME_LEN 48
+
+/* IRQ names are not in the per-event record: the kernel side stores each
+ * IRQ's action name once in the irq_names hash map, and user space resolves
+ * numbers through it. */
+struct gn_irq {
+	struct gn_header hdr;
+	__s32 irq;
+	__s32 ret; /* exit only: IRQ_HANDLED etc. */
+};
+
+/* Softirq vectors as the kernel numbers them (include/linux/interrupt.h). */
+enum gn_softirq_vec {
+	GN_SOFTIRQ_HI = 0,
+	GN_SOFTIRQ_TIMER = 1,
+	GN_SOFTIRQ_NET_TX = 2,
+	GN_SOFTIRQ_NET_RX = 3,
+	GN_SOFTIRQ_BLOCK = 4,
+	GN_SOFTIRQ_IRQ_POLL = 5,
+	GN_SOFTIRQ_TASKLET = 6,
+	GN_SOFTIRQ_SCHED = 7,
+	GN_SOFTIRQ_HRTIMER = 8,
+	GN_SOFTIRQ_RCU = 9,
+	GN_NR_SOFTIRQS = 10,
+};
+
+struct gn_softirq {
+	struct gn_header hdr;
+	__u32 vec;
+	__u32 pad;
+};
+
+/* System vectors that irq_handler_entry does not see (x86 irq_vectors
+ * tracepoints). */
+enum gn_vector_kind {
+	GN_VEC_LOCAL_TIMER = 0,
+	GN_VEC_RESCHEDULE = 1,
+	GN_VEC_CALL_FUNCTION = 2,
+	GN_VEC_CALL_FUNCTION_SINGLE = 3,
+	GN_VEC_IRQ_WORK = 4,
+	GN_VEC_X86_PLATFORM_IPI = 5,
+	GN_VEC_THERMAL_APIC = 6,
+	GN_VEC_ERROR_APIC = 7,
+	GN_VEC_SPURIOUS_APIC = 8,
+	GN_NR_VECTOR_KINDS = 9,
+};
+
+struct gn_vector {
+	struct gn_header hdr;
+	__u32 kind; /* enum gn_vector_kind */
+	__s32 vector;
+};
+
+#endif /* GPUNOISE_BPF_IRQ_H */

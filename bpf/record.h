@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Record layouts shared by the eBPF collectors and user space.
+ *
+ * Both compilers must see the same bytes, so this header holds only
+ * fixed-width fields, constants and enums: never kernel types. The C++ side
+ * pins sizes and offsets with static_asserts (userspace/collect/records.h). */
+#ifndef GPUNOISE_BPF_RECORD_H
+#define GPUNOISE_BPF_RECORD_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define GN_MAX_CPUS 1024
+#define GN_TASK_COMM_LEN 16
+
+/* Every ring-buffer record starts with this header. `tid` is the task that
+ * was current when the event fired (ftrace's common_pid). */
+struct gn_header {
+	__u64 ts; /* CLOCK_BOOTTIME ns, bpf_ktime_get_boot_ns() */
+	__u16 kind; /* enum gn_record_kind */
+	__u16 flags; /* enum gn_header_flags */
+	__u32 tid;
+};
+
+enum gn_header_flags {
+	/* The event fired in hard-irq or softirq context on this CPU. */
+	GN_FLAG_IN_IRQ = 1 << 0,
+};
+
+enum gn_record_kind {
+	GN_REC_INVALID = 0,
+	/* sched collector */
+	GN_REC_SCHED_SWITCH = 1,
+	GN_REC_SCHED_WAKING = 2,
+	GN_REC_SCHED_WAKEUP_NEW = 3,
+	GN_REC_SCHED_MIGRATE = 4,
+	GN_REC_PROCESS_FORK = 5,
+	GN_REC_PROCESS_EXEC = 6,
+	GN_REC_PROCESS_EXIT = 7,
+	GN_REC_TASK_RENAME = 8,
+	/* irq collector */
+	GN_REC_IRQ_ENTRY = 32,
+	GN_REC_IRQ_EXIT = 33,
+	GN_REC_SOFTIRQ_ENTRY = 34,
+	GN_REC_SOFTIRQ_EXIT = 35,
+	GN_REC_SOFTIRQ_RAISE = 36,
+	GN_REC_VECTOR_ENTRY = 37,
+	GN_REC_VECTOR_EXIT = 38,
+	/* network collectors start at 64 (bpf/net.h) */
+	GN_REC_KIND_MAX = 256,
+};
+
+/* Ring-buffer transport: one BPF_MAP_TYPE_RINGBUF per CPU inside an
+ * ARRAY_OF_MAPS indexed by CPU, created by user space and shared by every
+ * collector object. Producers submit without waking the consumer until the
+ * ring is this many parts full (1/GN_WAKEUP_FRACTION). */
+#define GN_WAKEUP_FRACTION 4
+
+#endif /* GPUNOISE_BPF_RECORD_H */

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sched collector: context switches, wakeups, migrations and the task
+ * lifecycle (fork/exec/exit/rename), so every tid in the trace has a name
+ * and a process.
+ *
+ * Each event has a tp_btf program (typed arguments, no tracefs needed) and a
+ * classic tracepoint twin; user space autoloads one of the two per event. */
+#include "common.bpf.h"
+#include "core_fixes.bpf.h"
+#include "sched.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define GN_CLONE_THREAD 0x00010000
+/* include/linux/sched.h */
+#define GN_TASK_RUNNING 0x0000
+#define GN_TASK_UNINTERRUPTIBLE 0x0002
+#define GN_TASK_NOLOAD 0x0400
+#define GN_TASK_IDLE (GN_TASK_UNINTERRUPTIBLE | GN_TASK_NOLOAD)
+#define GN_TASK_RTLOCK_WAIT 0x1000
+#define GN_TASK_REPORT 0x7f
+#define GN_TASK_REPORT_IDLE (GN_TASK_REPORT + 1)
+#define GN_TASK_REPORT_MAX (GN_TASK_REPORT_IDLE << 1)
+
+/* Task filters, all optional. A task is selected when no filter is set, or
+ * when its process is in gn_pids, or when it lives in the cgroup-v2 subtree
+ * gn_cgroup_id (at depth gn_cgroup_level). */
+const volatile bool gn_filter_pids = false;
+const volatile bool gn_follow_forks = true;
+const volatile __u64 gn_cgroup_id = 0;
+const volatile __s32 gn_cgroup_level = 0;
+/* Linux 5.18 ("sched/tracing: Don't re-read p->state when emitting
+ * sched_switch event") added prev_state as the 4th argument. User space reads
+ * the tracepoint's prototype from BTF and sets this; clang 14 cannot express
+ * the check as a CO-RE type match. */
+const volatile bool gn_switch_has_prev_state = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid (or tid, see gn_id_selected) */
+	__type(value, __u8);
+} gn_pids SEC(".maps");
+
+static __always_inline bool gn_filtering(void)
+{
+	return gn_filter_pids || gn_cgroup_id;
+}
+
+static __always_inline bool gn_id_selected(__u32 id)
+{
+	return gn_filter_pids && bpf_map_lookup_elem(&gn_pids, &id);
+}
+
+static __always_inline bool gn_task_selected(struct task_struct *task)
+{
+	if (!gn_filtering())
+		return true;
+	if (gn_filter_pids) {
+		__u32 tgid = BPF_CORE_READ(task, tgid);
+		if (bpf_map_lookup_elem(&gn_pids, &tgid))
+			return true;
+	}
+	if (gn_cgroup_id && gn_task_cgroup_ancestor_id(task, gn_cgroup_level) == gn_cgroup_id)
+		return true;
+	return false;
+}
+
+/* Classic tracepoints give pids, not tasks: the current task is known, any
+ * other task only by its tid. */
+static __always_inline bool gn_current_selected(void)
+{
+	if (!gn_filtering())
+		return true;
+	return gn_task_selected((struct task_struct *)bpf_get_current_task());
+}
+
+/* The encoding the sched_switch tracepoint itself reports
+ * (__trace_sched_switch_state in include/trace/events/sched.h): one bit per
+ * state index, TASK_REPORT_MAX for preemption. */
+static __always_inline __s32 gn_report_state(bool preempt, unsigned int state,
+					     unsigned int exit_state)
+{
+	if (preempt)
+		return GN_TASK_REPORT_MAX;
+	unsigned int bits = (state | exit_state) & GN_TASK_REPORT;
+	if (state == GN_TASK_IDLE)
+		bits = GN_TASK_REPORT_IDLE;
+	if (state == GN_TASK_RTLOCK_WAIT)
+		bits = GN_TASK_UNINTERRUPTIBLE;
+	if (!bits)
+		return 0;
+	/* fls(bits) - 1, bits <= 0xff */
+	int idx = 0;
+#pragma unroll
+	for (int i = 0; i < 8; i++)
+		if (bits >> i)
+			idx = i;
+	return 1 << idx;
+}
+
+static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __u32 next_tid,
+					   __u32 next_tgid, __s32 next_prio, const char *next_comm)
+{
+	__u64 wake;
+	struct gn_sched_switch *rec = GN_RESERVE(struct gn_sched_switch, GN_REC_SCHED_SWITCH, &wake);
+	if (!rec)
+		return;
+	rec->prev_tgid = prev_tgid;
+	rec->prev_state = prev_state;
+	rec->next_tid = next_tid;
+	rec->next_tgid = next_tgid;
+	rec->next_prio = next_prio;
+	rec->pad = 0;
+	bpf_probe_read_kernel(rec->next_comm, sizeof(rec->next_comm), next_comm);
+	gn_submit(rec, wake);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(gn_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	if (gn_filtering() && !gn_task_selected(prev) && !gn_task_selected(next))
+		return 0;
+	unsigned int state;
+	if (gn_switch_has_prev_state)
+		state = (unsigned int)ctx[3];
+	else
+		state = gn_task_state(prev);
+	gn_emit_switch(BPF_CORE_READ(prev, tgid),
+		       gn_report_state(preempt, state, BPF_CORE_READ(prev, exit_state)),
+		       BPF_CORE_READ(next, pid), BPF_CORE_READ(next, tgid),
+		       BPF_CORE_READ(next, prio), next->comm);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_switch")
+int gn_tp_sched_switch(struct trace_event_raw_sched_switch *ctx)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	if (gn_filtering() && !gn_current_selected() && !gn_id_selected(ctx->next_pid))
+		return 0;
+	/* next's tgid is unknown here; user space fills it from its thread table. */
+	gn_emit_switch(bpf_get_current_pid_tgid() >> 32, ctx->prev_state, ctx->next_pid, 0,
+		       ctx->next_prio, ctx->next_comm);
+	return 0;
+}
+
+static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s32 prio,
+					 __s32 target_cpu, const char *comm)
+{
+	__u64 wake;
+	struct gn_sched_wake *rec = GN_RESERVE(struct gn_sched_wake, kind, &wake);
+	if (!rec)
+		return;
+	rec->tid = tid;
+	rec->tgid = tgid;
+	rec->prio = prio;
+	rec->target_cpu = target_cpu;
+	bpf_probe_read_kernel(rec->comm, sizeof(rec->comm), comm);
+	gn_submit(rec, wake);
+}
+
+static __always_inline void gn_wake_btf(__u16 kind, struct task_struct *p)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
+		return;
+	gn_emit_wake(kind, BPF_CORE_READ(p, pid), BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, prio),
+		     gn_task_cpu(p), p->comm);
+}
+
+static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return;
+	if (gn_filtering() && !gn_id_selected(ctx->pid))
+		return;
+	gn_emit_wake(kind, ctx->pid, 0, ctx->prio, ctx->target_cpu, ctx->comm);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(gn_sched_waking, struct task_struct *p)
+{
+	gn_wake_btf(GN_REC_SCHED_WAKING, p);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_waking")
+int gn_tp_sched_waking(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	gn_wake_tp(GN_REC_SCHED_WAKING, ctx);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(gn_sched_wakeup_new, struct task_struct *p)
+{
+	gn_wake_btf(GN_REC_SCHED_WAKEUP_NEW, p);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_wakeup_new")
+int gn_tp_sched_wakeup_new(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	gn_wake_tp(GN_REC_SCHED_WAKEUP_NEW, ctx);
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(gn_sched_migrate, struct task_struct *p, int dest_cpu)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
+		return 0;
+	__u64 wake;
+	struct gn_sched_migrate *rec = GN_RESERVE(struct gn_sched_migrate, GN_REC_SCHED_MIGRATE, &wake);
+	if (!rec)
+		return 0;
+	rec->tid = BPF_CORE_READ(p, pid);
+	rec->tgid = BPF_CORE_READ(p, tgid);
+	rec->prio = BPF_CORE_READ(p, prio);
+	rec->orig_cpu = gn_task_cpu(p);
+	rec->dest_cpu = dest_cpu;
+	rec->pad = 0;
+	bpf_probe_read_kernel(rec->comm, sizeof(rec->comm), p->comm);
+	gn_submit(rec, wake);
+	return 0;
+}
+
+/* Before Linux 6.x these events carried comm inline instead of as a
+ * __data_loc string. */
+struct trace_event_raw_sched_migrate_task___inline_comm {
+	char comm[16];
+} __attribute__((preserve_access_index));
+
+SEC("tracepoint/sched/sched_migrate_task")
+int gn_tp_sched_migrate(struct trace_event_raw_sched_migrate_task *ctx)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	if (gn_filtering() && !gn_id_selected(ctx->pid))
+		return 0;
+	__u64 wake;
+	struct gn_sched_migrate *rec = GN_RESERVE(struct gn_sched_migrate, GN_REC_SCHED_MIGRATE, &wake);
+	if (!rec)
+		return 0;
+	rec->tid = ctx->pid;
+	rec->tgid = 0;
+	rec->prio = ctx->prio;
+	rec->orig_cpu = ctx->orig_cpu;
+	rec->dest_cpu = ctx->dest_cpu;
+	rec->pad = 0;
+	/* Both branches carry CO-RE relocations; the one for the field this
+	 * kernel lacks is dead code the verifier never walks. */
+	if (bpf_core_field_exists(ctx->__data_loc_comm)) {
+		__u32 loc = BPF_CORE_READ(ctx, __data_loc_comm);
+		bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), (char *)ctx + (loc & 0xffff));
+	} else {
+		struct trace_event_raw_sched_migrate_task___inline_comm *old = (void *)ctx;
+		bpf_probe_read_kernel(rec->comm, sizeof(rec->comm), old->comm);
+	}
+	gn_submit(rec, wake);
+	return 0;
+}
+
+static __always_inline void gn_emit_fork(__u32 parent_tgid, __u32 child_tid, __u32 child_tgid,
+					 bool is_thread, const char *parent_comm,
+					 const char *child_comm)
+{
+	__u64 wake;
+	struct gn_process_fork *rec = GN_RESERVE(struct gn_process_fork, GN_REC_PROCESS_FORK, &wake);
+	if (!rec)
+		return;
+	rec->parent_tgid = parent_tgid;
+	rec->child_tid = child_tid;
+	rec->child_tgid = child_tgid;
+	rec->is_thread = is_thread;
+	bpf_probe_read_kernel(rec->parent_comm, sizeof(rec->parent_comm), parent_comm);
+	bpf_probe_read_kernel(rec->child_comm, sizeof(rec->child_comm), child_comm);
+	gn_submit(rec, wake);
+}
+
+/* A filtered process's children are traced too (a launcher's workers), as
+ * `perf record --inherit` does. */
+static __always_inline void gn_follow_child(__u32 child_tgid)
+{
+	if (gn_filter_pids && gn_follow_forks) {
+		__u8 one = 1;
+		bpf_map_update_elem(&gn_pids, &child_tgid, &one, BPF_ANY);
+	}
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(gn_sched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (!gn_task_selected(parent))
+		return 0;
+	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
+	__u32 child_tgid = BPF_CORE_READ(child, tgid);
+	if (child_tgid != parent_tgid)
+		gn_follow_child(child_tgid);
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	gn_emit_fork(parent_tgid, BPF_CORE_READ(child, pid), child_tgid, child_tgid == parent_tgid,
+		     parent->comm, child->comm);
+	return 0;
+}
+
+/* The classic sched_process_fork event cannot tell a thread from a process;
+ * task_newtask carries the clone flags. */
+SEC("tracepoint/task/task_newtask")
+int gn_tp_task_newtask(struct trace_event_raw_task_newtask *ctx)
+{
+	if (!gn_current_selected())
+		return 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 parent_tgid = id >> 32;
+	bool is_thread = ctx->clone_flags & GN_CLONE_THREAD;
+	__u32 child_tgid = is_thread ? parent_tgid : (__u32)ctx->pid;
+	if (!is_thread)
+		gn_follow_child(child_tgid);
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	char parent_comm[GN_TASK_COMM_LEN];
+	bpf_get_current_comm(parent_comm, sizeof(parent_comm));
+	gn_emit_fork(parent_tgid, ctx->pid, child_tgid, is_thread, parent_comm, ctx->comm);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(gn_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
+		return 0;
+	__u64 wake;
+	struct gn_process_exec *rec = GN_RESERVE(struct gn_process_exec, GN_REC_PROCESS_EXEC, &wake);
+	if (!rec)
+		return 0;
+	rec->tgid = BPF_CORE_READ(p, tgid);
+	rec->old_tid = old_pid;
+	bpf_probe_read_kernel(rec->comm, sizeof(rec->comm), p->comm);
+	const char *filename = BPF_CORE_READ(bprm, filename);
+	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), filename);
+	gn_submit(rec, wake);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int gn_tp_sched_exec(struct trace_event_raw_sched_process_exec *ctx)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_current_selected())
+		return 0;
+	__u64 wake;
+	struct gn_process_exec *rec = GN_RESERVE(struct gn_process_exec, GN_REC_PROCESS_EXEC, &wake);
+	if (!rec)
+		return 0;
+	rec->tgid = bpf_get_current_pid_tgid() >> 32;
+	rec->old_tid = ctx->old_pid;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	__u32 loc = ctx->__data_loc_filename;
+	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), (char *)ctx + (loc & 0xffff));
+	gn_submit(rec, wake);
+	return 0;
+}
+
+static __always_inline void gn_emit_exit(__u32 tgid, __s32 prio)
+{
+	__u64 wake;
+	struct gn_process_exit *rec = GN_RESERVE(struct gn_process_exit, GN_REC_PROCESS_EXIT, &wake);
+	if (!rec)
+		return;
+	rec->tgid = tgid;
+	rec->prio = prio;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	gn_submit(rec, wake);
+}
+
+/* sched_process_exit fires in the exiting task's own context. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(gn_sched_exit, struct task_struct *p)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
+		return 0;
+	gn_emit_exit(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, prio));
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int gn_tp_sched_exit(struct trace_event_raw_sched_process_template *ctx)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_current_selected())
+		return 0;
+	gn_emit_exit(bpf_get_current_pid_tgid() >> 32, ctx->prio);
+	return 0;
+}
+
+static __always_inline void gn_emit_rename(__u32 tid, __u32 tgid, const char *oldcomm,
+					   const char *newcomm, bool new_is_str)
+{
+	__u64 wake;
+	struct gn_task_rename *rec = GN_RESERVE(struct gn_task_rename, GN_REC_TASK_RENAME, &wake);
+	if (!rec)
+		return;
+	rec->tid = tid;
+	rec->tgid = tgid;
+	bpf_probe_read_kernel(rec->oldcomm, sizeof(rec->oldcomm), oldcomm);
+	if (new_is_str)
+		bpf_probe_read_kernel_str(rec->newcomm, sizeof(rec->newcomm), newcomm);
+	else
+		bpf_probe_read_kernel(rec->newcomm, sizeof(rec->newcomm), newcomm);
+	gn_submit(rec, wake);
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(gn_task_rename, struct task_struct *task, const char *comm)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(task))
+		return 0;
+	gn_emit_rename(BPF_CORE_READ(task, pid), BPF_CORE_READ(task, tgid), task->comm, comm, true);
+	return 0;
+}
+
+SEC("tracepoint/task/task_rename")
+int gn_tp_task_rename(struct trace_event_raw_task_rename *ctx)
+{
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
+		return 0;
+	if (gn_filtering() && !gn_current_selected() && !gn_id_selected(ctx->pid))
+		return 0;
+	gn_emit_rename(ctx->pid, 0, ctx->oldcomm, ctx->newcomm, false);
+	return 0;
+}

@@ -1,0 +1,106 @@
+#include "collect/record_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "collect/records.h"
+
+namespace gpunoise::collect {
+namespace {
+
+template <typename T>
+std::span<const uint8_t> Bytes(const T& rec) {
+  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&rec), sizeof(rec));
+}
+
+TEST(RecordDecoder, DecodesSchedSwitch) {
+  gn_sched_switch r{};
+  r.hdr.ts = 123456789;
+  r.hdr.kind = GN_REC_SCHED_SWITCH;
+  r.hdr.tid = 10;
+  r.prev_tgid = 9;
+  r.prev_state = 0x100;
+  r.next_tid = 20;
+  r.next_tgid = 19;
+  r.next_prio = 120;
+  std::strcpy(r.next_comm, "pt_main_thread");
+  model::Event ev;
+  ASSERT_EQ(DecodeRecord(Bytes(r), 3, &ev), DecodeResult::kOk);
+  EXPECT_EQ(ev.ts, 123456789u);
+  EXPECT_EQ(ev.cpu, 3u);
+  EXPECT_EQ(ev.tid, 10);
+  const auto& s = std::get<model::SchedSwitch>(ev.payload);
+  EXPECT_EQ(s.prev_tid, 10);
+  EXPECT_EQ(s.prev_state, model::task_state::kPreempted);
+  EXPECT_EQ(s.next_tid, 20);
+  EXPECT_EQ(s.next_tgid, 19);
+  EXPECT_EQ(s.next_comm.view(), "pt_main_thread");
+}
+
+TEST(RecordDecoder, DistinguishesWakingFromWakeupNew) {
+  gn_sched_wake r{};
+  r.hdr.kind = GN_REC_SCHED_WAKEUP_NEW;
+  r.tid = 5;
+  r.target_cpu = 1;
+  model::Event ev;
+  ASSERT_EQ(DecodeRecord(Bytes(r), 0, &ev), DecodeResult::kOk);
+  EXPECT_TRUE(std::get<model::SchedWaking>(ev.payload).is_new_task);
+  r.hdr.kind = GN_REC_SCHED_WAKING;
+  ASSERT_EQ(DecodeRecord(Bytes(r), 0, &ev), DecodeResult::kOk);
+  EXPECT_FALSE(std::get<model::SchedWaking>(ev.payload).is_new_task);
+}
+
+TEST(RecordDecoder, DecodesExecFilenameUpToNul) {
+  gn_process_exec r{};
+  r.hdr.kind = GN_REC_PROCESS_EXEC;
+  r.hdr.tid = 77;
+  r.tgid = 77;
+  std::strcpy(r.filename, "/usr/bin/python3");
+  model::Event ev;
+  ASSERT_EQ(DecodeRecord(Bytes(r), 0, &ev), DecodeResult::kOk);
+  EXPECT_EQ(std::get<model::ProcessExec>(ev.payload).filename, "/usr/bin/python3");
+}
+
+TEST(RecordDecoder, DecodesIrqSoftirqAndVectors) {
+  gn_irq irq{};
+  irq.hdr.kind = GN_REC_IRQ_EXIT;
+  irq.irq = 38;
+  irq.ret = 1;
+  model::Event ev;
+  ASSERT_EQ(DecodeRecord(Bytes(irq), 0, &ev), DecodeResult::kOk);
+  EXPECT_EQ(std::get<model::IrqExit>(ev.payload).ret, 1);
+  gn_softirq sirq{};
+  sirq.hdr.kind = GN_REC_SOFTIRQ_RAISE;
+  sirq.vec = GN_SOFTIRQ_NET_RX;
+  ASSERT_EQ(DecodeRecord(Bytes(sirq), 0, &ev), DecodeResult::kOk);
+  EXPECT_EQ(std::get<model::SoftirqRaise>(ev.payload).vec, 3u);
+  gn_vector v{};
+  v.hdr.kind = GN_REC_VECTOR_ENTRY;
+  v.kind = GN_VEC_RESCHEDULE;
+  v.vector = 253;
+  ASSERT_EQ(DecodeRecord(Bytes(v), 0, &ev), DecodeResult::kOk);
+  EXPECT_EQ(std::get<model::VectorEntry>(ev.payload).kind, model::VectorKind::kReschedule);
+}
+
+TEST(RecordDecoder, RejectsTruncatedAndUnknownRecords) {
+  gn_sched_switch r{};
+  r.hdr.kind = GN_REC_SCHED_SWITCH;
+  model::Event ev;
+  auto bytes = Bytes(r);
+  EXPECT_EQ(DecodeRecord(bytes.first(20), 0, &ev), DecodeResult::kTooShort);
+  EXPECT_EQ(DecodeRecord(bytes.first(8), 0, &ev), DecodeResult::kTooShort);
+  r.hdr.kind = 250;
+  EXPECT_EQ(DecodeRecord(Bytes(r), 0, &ev), DecodeResult::kUnknownKind);
+}
+
+TEST(RecordDecoder, KindsMapToTheirCollector) {
+  EXPECT_EQ(CollectorOfKind(GN_REC_SCHED_SWITCH), "sched");
+  EXPECT_EQ(CollectorOfKind(GN_REC_TASK_RENAME), "sched");
+  EXPECT_EQ(CollectorOfKind(GN_REC_SOFTIRQ_ENTRY), "irq");
+  EXPECT_EQ(CollectorOfKind(GN_REC_VECTOR_EXIT), "irq");
+  EXPECT_EQ(CollectorOfKind(0), "");
+}
+
+}  // namespace
+}  // namespace gpunoise::collect

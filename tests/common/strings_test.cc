@@ -1,0 +1,48 @@
+#include "common/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace gpunoise {
+namespace {
+
+TEST(Strings, ParseByteSizeUnits) {
+  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
+  EXPECT_EQ(*ParseByteSize("4k"), 4096u);
+  EXPECT_EQ(*ParseByteSize("4M"), 4u << 20);
+  EXPECT_EQ(*ParseByteSize("1G"), 1u << 30);
+  EXPECT_EQ(*ParseByteSize("1.5M"), 3u << 19);
+  EXPECT_FALSE(ParseByteSize("4X").ok());
+  EXPECT_FALSE(ParseByteSize("M").ok());
+}
+
+TEST(Strings, ParseDurationUnits) {
+  EXPECT_EQ(*ParseDuration("10"), 10'000'000'000u);
+  EXPECT_EQ(*ParseDuration("10s"), 10'000'000'000u);
+  EXPECT_EQ(*ParseDuration("250ms"), 250'000'000u);
+  EXPECT_EQ(*ParseDuration("2m"), 120'000'000'000u);
+  EXPECT_EQ(*ParseDuration("1.5"), 1'500'000'000u);
+  EXPECT_FALSE(ParseDuration("soon").ok());
+  EXPECT_FALSE(ParseDuration("5 parsecs").ok());
+}
+
+TEST(Strings, SplitKeepsEmptyFields) {
+  auto parts = Split("a,,b", ',');
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[1], "");
+}
+
+TEST(Strings, FixedCStringStopsAtNulOrLength) {
+  const char comm[16] = {'a', 'b', 'c', 0, 'x'};
+  EXPECT_EQ(FixedCString(comm, 16), "abc");
+  const char full[4] = {'a', 'b', 'c', 'd'};
+  EXPECT_EQ(FixedCString(full, 4), "abcd");
+}
+
+TEST(Strings, HumanBytes) {
+  EXPECT_EQ(HumanBytes(512), "512 B");
+  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+  EXPECT_EQ(HumanBytes(3u << 20), "3.0 MiB");
+}
+
+}  // namespace
+}  // namespace gpunoise

@@ -1,0 +1,85 @@
+#include "integration/support/trace_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace gpunoise::testing {
+
+std::optional<perfetto::Trace> ReadTrace(const std::string& path, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (error) *error = "cannot open " + path;
+    return std::nullopt;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  perfetto::Trace trace;
+  if (!trace.ParseFromString(ss.str())) {
+    if (error) *error = "not a valid trace: " + path;
+    return std::nullopt;
+  }
+  return trace;
+}
+
+std::vector<CompactSwitch> CompactSwitches(const perfetto::Trace& trace) {
+  std::vector<CompactSwitch> out;
+  for (const auto& p : trace.packet()) {
+    if (!p.has_ftrace_events()) continue;
+    const auto& b = p.ftrace_events();
+    const auto& cs = b.compact_sched();
+    uint64_t ts = 0;
+    for (int i = 0; i < cs.switch_timestamp_size(); ++i) {
+      ts += cs.switch_timestamp(i);
+      CompactSwitch s;
+      s.ts = ts;
+      s.cpu = b.cpu();
+      s.next_pid = cs.switch_next_pid(i);
+      s.prev_state = cs.switch_prev_state(i);
+      uint32_t idx = cs.switch_next_comm_index(i);
+      s.next_comm = idx < static_cast<uint32_t>(cs.intern_table_size()) ? cs.intern_table(idx) : "?";
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+std::map<uint32_t, std::vector<uint64_t>> PerCpuTimestamps(const perfetto::Trace& trace,
+                                                            bool* within_bundle_sorted) {
+  std::map<uint32_t, std::vector<uint64_t>> out;
+  *within_bundle_sorted = true;
+  for (const auto& p : trace.packet()) {
+    if (!p.has_ftrace_events()) continue;
+    const auto& b = p.ftrace_events();
+    std::vector<uint64_t> bundle;
+    auto check_sorted = [&](const std::vector<uint64_t>& v) {
+      if (!std::is_sorted(v.begin(), v.end())) *within_bundle_sorted = false;
+    };
+    std::vector<uint64_t> switches, wakings, events;
+    uint64_t ts = 0;
+    for (uint64_t d : b.compact_sched().switch_timestamp()) switches.push_back(ts += d);
+    ts = 0;
+    for (uint64_t d : b.compact_sched().waking_timestamp()) wakings.push_back(ts += d);
+    for (const auto& e : b.event()) events.push_back(e.timestamp());
+    check_sorted(switches);
+    check_sorted(wakings);
+    check_sorted(events);
+    bundle.insert(bundle.end(), switches.begin(), switches.end());
+    bundle.insert(bundle.end(), wakings.begin(), wakings.end());
+    bundle.insert(bundle.end(), events.begin(), events.end());
+    std::sort(bundle.begin(), bundle.end());
+    auto& all = out[b.cpu()];
+    all.insert(all.end(), bundle.begin(), bundle.end());
+  }
+  return out;
+}
+
+std::vector<const perfetto::FtraceEvent*> FtraceEvents(const perfetto::Trace& trace) {
+  std::vector<const perfetto::FtraceEvent*> out;
+  for (const auto& p : trace.packet())
+    if (p.has_ftrace_events())
+      for (const auto& e : p.ftrace_events().event()) out.push_back(&e);
+  return out;
+}
+
+}  // namespace gpunoise::testing

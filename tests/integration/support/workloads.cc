@@ -1,0 +1,196 @@
+#include "integration/support/workloads.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+namespace gpunoise::testing {
+namespace {
+
+void PinSelf(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
+uint64_t VoluntarySwitches() {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return static_cast<uint64_t>(ru.ru_nvcsw);
+}
+
+}  // namespace
+
+PingPongResult RunPingPong(int cpu_a, int cpu_b, uint64_t round_trips,
+                           std::chrono::milliseconds time_limit, const std::string& ping_name,
+                           const std::string& pong_name) {
+  int a_to_b[2], b_to_a[2];
+  if (pipe(a_to_b) != 0 || pipe(b_to_a) != 0) throw std::runtime_error("pipe");
+  PingPongResult result;
+  std::atomic<bool> stop{false};
+  auto deadline = std::chrono::steady_clock::now() + time_limit;
+
+  std::thread pong([&] {
+    pthread_setname_np(pthread_self(), pong_name.c_str());
+    PinSelf(cpu_b);
+    result.pong_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    uint64_t start = VoluntarySwitches();
+    char c;
+    while (read(a_to_b[0], &c, 1) == 1) {
+      if (c == 'q') break;
+      if (write(b_to_a[1], &c, 1) != 1) break;
+    }
+    result.pong_switches = VoluntarySwitches() - start;
+  });
+  std::thread ping([&] {
+    pthread_setname_np(pthread_self(), ping_name.c_str());
+    PinSelf(cpu_a);
+    result.ping_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    uint64_t start = VoluntarySwitches();
+    char c = 'p';
+    uint64_t i = 0;
+    for (; i < round_trips && !stop; ++i) {
+      if (write(a_to_b[1], &c, 1) != 1 || read(b_to_a[0], &c, 1) != 1) break;
+      if ((i & 1023) == 0 && std::chrono::steady_clock::now() > deadline) break;
+    }
+    result.round_trips = i;
+    c = 'q';
+    (void)!write(a_to_b[1], &c, 1);
+    result.ping_switches = VoluntarySwitches() - start;
+  });
+  ping.join();
+  pong.join();
+  for (int fd : {a_to_b[0], a_to_b[1], b_to_a[0], b_to_a[1]}) close(fd);
+  return result;
+}
+
+ChildProcess::ChildProcess(std::vector<std::string> argv) {
+  int err[2], out[2];
+  if (pipe2(err, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(err[1], 2);
+    dup2(out[1], 1);
+    // Do not inherit the test's blocked signals.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(err[1]);
+  close(out[1]);
+  stderr_fd_ = err[0];
+  stdout_fd_ = out[0];
+  fcntl(stderr_fd_, F_SETFL, O_NONBLOCK);
+  fcntl(stdout_fd_, F_SETFL, O_NONBLOCK);
+}
+
+ChildProcess::~ChildProcess() {
+  if (!exited_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (stderr_fd_ >= 0) close(stderr_fd_);
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+}
+
+void ChildProcess::Pump(int timeout_ms) {
+  pollfd fds[2] = {{stderr_fd_, POLLIN, 0}, {stdout_fd_, POLLIN, 0}};
+  poll(fds, 2, timeout_ms);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(stderr_fd_, buf, sizeof(buf))) > 0) stderr_.append(buf, static_cast<size_t>(n));
+  while ((n = read(stdout_fd_, buf, sizeof(buf))) > 0) stdout_.append(buf, static_cast<size_t>(n));
+}
+
+bool ChildProcess::WaitForStderr(const std::string& needle, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    Pump(50);
+    if (stderr_.find(needle) != std::string::npos) return true;
+    int status;
+    if (!exited_ && waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      status_ = status;
+      Pump(0);
+      return stderr_.find(needle) != std::string::npos;
+    }
+  }
+  return false;
+}
+
+void ChildProcess::Signal(int sig) {
+  if (!exited_) kill(pid_, sig);
+}
+
+int ChildProcess::Wait(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!exited_) {
+    Pump(50);
+    int status;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      status_ = status;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status_, 0);
+      exited_ = true;
+    }
+  }
+  Pump(0);
+  if (WIFEXITED(status_)) return WEXITSTATUS(status_);
+  return 128 + WTERMSIG(status_);
+}
+
+std::string ChildProcess::stderr_text() {
+  Pump(0);
+  return stderr_;
+}
+std::string ChildProcess::stdout_text() {
+  Pump(0);
+  return stdout_;
+}
+
+std::string GpunoiseBinary() {
+  const char* bin = std::getenv("GPUNOISE_BIN");
+  return bin ? bin : GPUNOISE_BIN_DEFAULT;
+}
+
+std::string MakeTempDir() {
+  char tmpl[] = "/tmp/gpunoise-test-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+std::vector<std::string> LoadedGpunoisePrograms() {
+  std::vector<std::string> lines;
+  FILE* p = popen("bpftool prog show 2>/dev/null", "r");
+  if (!p) return lines;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), p)) {
+    std::string line = buf;
+    if (line.find(" name gn_") != std::string::npos) lines.push_back(line);
+  }
+  pclose(p);
+  return lines;
+}
+
+}  // namespace gpunoise::testing

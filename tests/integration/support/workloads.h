@@ -1,0 +1,65 @@
+// Bounded, real workloads for integration tests.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpunoise::testing {
+
+struct PingPongResult {
+  pid_t ping_tid = 0;
+  pid_t pong_tid = 0;
+  uint64_t round_trips = 0;
+  // Voluntary context switches each thread made (getrusage RUSAGE_THREAD):
+  // the kernel's own count to check a trace against.
+  uint64_t ping_switches = 0;
+  uint64_t pong_switches = 0;
+};
+
+// Two threads named `ping_name`/`pong_name`, pinned to cpu_a and cpu_b,
+// bounce a byte over a pair of pipes `round_trips` times (or until
+// `time_limit` passes, whichever is first).
+PingPongResult RunPingPong(int cpu_a, int cpu_b, uint64_t round_trips,
+                           std::chrono::milliseconds time_limit, const std::string& ping_name,
+                           const std::string& pong_name);
+
+// Runs `argv` as a child process. Its stderr is captured.
+class ChildProcess {
+ public:
+  explicit ChildProcess(std::vector<std::string> argv);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Reads stderr until a line contains `needle` or `timeout` passes.
+  bool WaitForStderr(const std::string& needle, std::chrono::milliseconds timeout);
+  void Signal(int sig);
+  // Waits for exit (killing the child after `timeout`); returns the exit code,
+  // or 128+signal.
+  int Wait(std::chrono::milliseconds timeout);
+  std::string stderr_text();
+  std::string stdout_text();
+
+ private:
+  void Pump(int timeout_ms);
+  pid_t pid_ = -1;
+  int stderr_fd_ = -1;
+  int stdout_fd_ = -1;
+  std::string stderr_;
+  std::string stdout_;
+  bool exited_ = false;
+  int status_ = 0;
+};
+
+// The gpunoise binary under test (GPUNOISE_BIN, set by CMake).
+std::string GpunoiseBinary();
+std::string MakeTempDir();
+// `bpftool prog show` lines naming gpunoise's programs (prefix gn_).
+std::vector<std::string> LoadedGpunoisePrograms();
+
+}  // namespace gpunoise::testing

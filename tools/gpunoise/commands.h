@@ -1,0 +1,8 @@
+// The gpunoise subcommands. Each returns the process exit status.
+#pragma once
+
+namespace gpunoise::cli {
+
+int RunRecord(int argc, char** argv);
+
+}  // namespace gpunoise::cli

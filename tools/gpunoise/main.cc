@@ -1,0 +1,58 @@
+// gpunoise: one binary, one subcommand per job.
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "commands.h"
+
+#ifndef GPUNOISE_VERSION
+#define GPUNOISE_VERSION "0.1.0"
+#endif
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  int (*run)(int argc, char** argv);
+  std::string_view summary;
+};
+
+constexpr Command kCommands[] = {
+    {"record", gpunoise::cli::RunRecord, "record a Perfetto trace of this node (eBPF, and CUPTI with -- CMD)"},
+};
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "gpunoise %s: find out why a GPU training node is slow\n\n"
+               "USAGE: gpunoise <command> [options]   (gpunoise <command> --help for details)\n\n"
+               "COMMANDS:\n",
+               GPUNOISE_VERSION);
+  for (const auto& c : kCommands)
+    std::fprintf(out, "  %-8.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.summary.size()), c.summary.data());
+  std::fprintf(out,
+               "\nEXAMPLES:\n"
+               "  sudo gpunoise record -d 10 -o node.pftrace   # 10 s of scheduling and interrupts\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  std::string_view cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("gpunoise %s\n", GPUNOISE_VERSION);
+    return 0;
+  }
+  for (const auto& c : kCommands)
+    if (c.name == cmd) return c.run(argc - 1, argv + 1);
+  std::fprintf(stderr, "usage: unknown command '%s' (see gpunoise --help)\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,170 @@
+// gpunoise record: an on-demand Perfetto trace of this node.
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli_util.h"
+#include "collect/cgroup.h"
+#include "commands.h"
+#include "common/cpu_list.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "record/record_session.h"
+
+namespace po = boost::program_options;
+
+namespace gpunoise::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "gpunoise record: record scheduling and interrupt activity of this node into a Perfetto\n"
+    "trace (open it at ui.perfetto.dev, or read it with 'gpunoise report').\n\n"
+    "USAGE: sudo gpunoise record [-d SECONDS] [-o FILE.pftrace] [options]\n";
+
+constexpr const char* kExamples =
+    "\nEXAMPLES:\n"
+    "  sudo gpunoise record -d 10 -o node.pftrace        # 10 s of sched, irq and softirq events\n"
+    "  sudo gpunoise record -o node.pftrace              # until Ctrl-C\n"
+    "  sudo gpunoise record -d 30 --cpus 0-7 -o a.pftrace  # only CPUs 0 to 7\n"
+    "  sudo gpunoise record -d 5 --pid 4242 -o p.pftrace # scheduling of process 4242 (and its children)\n"
+    "  sudo gpunoise record -d 5 --cgroup system.slice/train.service -o t.pftrace\n"
+    "                                                    # scheduling of one cgroup-v2 subtree\n"
+    "  sudo gpunoise record -d 5 --events softirq -o s.pftrace  # softirqs only\n";
+
+}  // namespace
+
+int RunRecord(int argc, char** argv) {
+  std::string duration_text, output, cpus_text, cgroup, events_text, buffer_text, attach;
+  std::vector<int> pids;
+  uint64_t drain_ms = 100;
+  bool verbose = false, no_follow = false;
+
+  po::options_description opts("OPTIONS");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("duration,d", po::value(&duration_text), "how long to record (seconds, or 500ms, 2m); default: until Ctrl-C")
+      ("output,o", po::value(&output), "trace file to write (default: gpunoise-HOST-DATE.pftrace)")
+      ("cpus", po::value(&cpus_text), "only these CPUs, e.g. 0-3,8 (default: all online)")
+      ("pid,p", po::value(&pids)->multitoken(), "only tasks of these processes (and their children); irqs are kept")
+      ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount)")
+      ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
+       "event groups: sched, irq, softirq")
+      ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
+      ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
+      ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
+      ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")
+      ("verbose,v", po::bool_switch(&verbose), "show libbpf's messages");
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "usage: gpunoise record: %s (see gpunoise record --help)\n", e.what());
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << opts << kExamples;
+    return 0;
+  }
+  InstallLibbpfLogger(verbose);
+
+  record::RecordOptions options;
+  options.command_line = JoinArgs(argc, argv);
+  options.output_path = output.empty() ? DefaultTraceName() : output;
+  options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
+  if (!duration_text.empty()) {
+    auto d = ParseDuration(duration_text);
+    if (!d.ok() || *d == 0) {
+      std::fprintf(stderr, "usage: gpunoise record: invalid duration '%s'\n", duration_text.c_str());
+      return 2;
+    }
+    options.duration_ns = *d;
+  }
+  if (!cpus_text.empty()) {
+    auto cpus = ParseCpuList(cpus_text);
+    if (!cpus.ok()) {
+      std::fprintf(stderr, "usage: gpunoise record: --cpus: %s\n", cpus.error().message.c_str());
+      return 2;
+    }
+    options.filters.cpus = *cpus;
+  }
+  for (int pid : pids) {
+    if (pid <= 0) {
+      std::fprintf(stderr, "usage: gpunoise record: invalid PID %d\n", pid);
+      return 2;
+    }
+  }
+  options.filters.pids = pids;
+  options.filters.follow_forks = !no_follow;
+  options.event_groups.clear();
+  for (std::string_view g : Split(events_text, ',')) {
+    g = Trim(g);
+    if (g.empty()) continue;
+    bool known = false;
+    for (std::string_view k : record::kEventGroups) known |= (k == g);
+    if (!known) {
+      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq)\n",
+                   static_cast<int>(g.size()), g.data());
+      return 2;
+    }
+    options.event_groups.insert(std::string(g));
+  }
+  if (options.event_groups.empty()) {
+    std::fprintf(stderr, "usage: gpunoise record: --events is empty\n");
+    return 2;
+  }
+  if (!buffer_text.empty()) {
+    auto b = ParseByteSize(buffer_text);
+    if (!b.ok() || *b == 0) {
+      std::fprintf(stderr, "usage: gpunoise record: invalid --buffer-size '%s'\n", buffer_text.c_str());
+      return 2;
+    }
+    options.ring_bytes_per_cpu = *b;
+  }
+  if (attach == "tracepoint") options.attach_mode = collect::AttachMode::kClassicOnly;
+  else if (attach != "auto") {
+    std::fprintf(stderr, "usage: gpunoise record: --attach must be auto or tracepoint\n");
+    return 2;
+  }
+  if (!cgroup.empty()) {
+    auto ref = collect::ResolveCgroup(cgroup);
+    if (!ref.ok()) {
+      log::Error("{}", ref.error().message);
+      return 1;
+    }
+    options.filters.cgroup_id = ref->id;
+    options.filters.cgroup_level = ref->level;
+  }
+
+  UniqueFd signal_fd = BlockStopSignals();
+  options.stop_fd = signal_fd.get();
+  options.stop_reason = [&] { return "signal " + ReadSignalName(signal_fd.get()); };
+
+  options.on_started = [&](const model::SessionInfo& session) {
+    std::string states;
+    for (const auto& c : session.collectors)
+      states += fmt::format("{}{} {}", states.empty() ? "" : ", ", c.name, model::CollectorStateName(c.state));
+    if (options.duration_ns)
+      log::Info("recording {:.1f} s to {} ({}); Ctrl-C stops early", options.duration_ns / 1e9,
+                options.output_path, states);
+    else
+      log::Info("recording to {} ({}) until Ctrl-C", options.output_path, states);
+  };
+
+  auto result = record::RunRecord(options);
+  if (!result.ok()) {
+    log::Error("{}", result.error().message);
+    return 1;
+  }
+  std::printf("%s\n", record::FormatSummary(*result).c_str());
+  std::fflush(stdout);
+  if (result->late_error) {
+    log::Error("{}", result->late_error->message);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpunoise::cli

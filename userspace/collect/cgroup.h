@@ -1,0 +1,25 @@
+// Resolves a cgroup-v2 directory to what the kernel-side filter compares:
+// its kernfs id (the directory's inode) and its depth below the root.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+
+namespace gpunoise::collect {
+
+struct CgroupRef {
+  std::string path;  // absolute path of the directory
+  uint64_t id = 0;
+  int level = 0;     // 0 is the root cgroup
+};
+
+// `path` may be absolute ("/sys/fs/cgroup/system.slice") or relative to the
+// cgroup-v2 mount ("system.slice/foo.service").
+Result<CgroupRef> ResolveCgroup(const std::string& path);
+
+// Where cgroup v2 is mounted ("/sys/fs/cgroup"), from /proc/self/mountinfo.
+Result<std::string> CgroupV2Mount();
+
+}  // namespace gpunoise::collect

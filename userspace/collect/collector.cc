@@ -1,0 +1,135 @@
+#include "collect/collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "common/log.h"
+#include "common/strings.h"
+
+namespace gpunoise::collect {
+
+void BpfLinkDeleter::operator()(bpf_link* link) const { bpf_link__destroy(link); }
+
+void Collector::Stop() {
+  links_.clear();
+  prog_fds_.clear();
+}
+
+uint64_t Collector::RecursionMisses() const {
+  uint64_t total = 0;
+  for (int fd : prog_fds_) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) total += info.recursion_misses;
+  }
+  return total;
+}
+
+void Collector::Disable(std::string reason) {
+  report_.state = model::CollectorState::kDisabled;
+  report_.reason = std::move(reason);
+  links_.clear();
+  prog_fds_.clear();
+}
+
+namespace {
+
+struct Candidate {
+  bpf_program* btf = nullptr;
+  bpf_program* classic = nullptr;
+  std::string category;  // from the classic twin's section
+};
+
+}  // namespace
+
+Status Collector::SelectLoadAttach(bpf_object* obj, const CollectorContext& context,
+                                   std::span<const std::string_view> required,
+                                   const std::function<int()>& load,
+                                   const std::function<bool(std::string_view)>& wanted) {
+  const TracepointCatalog& catalog = *context.catalog;
+  std::map<std::string, Candidate> by_event;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, obj) {
+    std::string_view sec = bpf_program__section_name(prog);
+    if (StartsWith(sec, "tp_btf/")) {
+      by_event[std::string(sec.substr(7))].btf = prog;
+    } else if (StartsWith(sec, "tracepoint/")) {
+      std::string_view rest = sec.substr(11);
+      auto slash = rest.find('/');
+      auto& c = by_event[std::string(rest.substr(slash + 1))];
+      c.classic = prog;
+      c.category = std::string(rest.substr(0, slash));
+    }
+  }
+
+  std::vector<std::pair<std::string, bpf_program*>> chosen;
+  for (auto& [event, c] : by_event) {
+    if (wanted && !wanted(event)) {
+      if (c.btf) bpf_program__set_autoload(c.btf, false);
+      if (c.classic) bpf_program__set_autoload(c.classic, false);
+      continue;
+    }
+    std::string label = c.category.empty() ? event : c.category + "/" + event;
+    bpf_program* pick = nullptr;
+    std::string how;
+    if (c.btf && context.attach_mode == AttachMode::kPreferBtf && catalog.HasBtfTracepoint(event)) {
+      pick = c.btf;
+      how = "tp_btf";
+    } else if (c.classic && catalog.HasTracefsEvent(c.category, event)) {
+      pick = c.classic;
+      how = "tracepoint";
+    }
+    if (c.btf) bpf_program__set_autoload(c.btf, pick == c.btf);
+    if (c.classic) bpf_program__set_autoload(c.classic, pick == c.classic);
+    if (pick) {
+      chosen.emplace_back(label + " (" + how + ")", pick);
+    } else {
+      report_.missing_events.push_back(label);
+    }
+  }
+
+  for (std::string_view req : required) {
+    for (const auto& missing : report_.missing_events) {
+      if (missing == req || EndsWith(missing, "/" + std::string(req))) {
+        Disable(fmt::format("required tracepoint {} is missing on this kernel", missing));
+        return MakeError("{} collector disabled: tracepoint {} is missing", report_.name, missing);
+      }
+    }
+  }
+  if (chosen.empty()) {
+    Disable("none of its tracepoints exist on this kernel");
+    return MakeError("{} collector disabled: none of its tracepoints exist", report_.name);
+  }
+
+  if (int err = load(); err != 0) {
+    Disable(fmt::format("failed to load eBPF programs: {}", std::strerror(-err)));
+    return MakeError("failed to load the {} collector: {}", report_.name, std::strerror(-err));
+  }
+
+  for (auto& [label, p] : chosen) {
+    bpf_link* link = bpf_program__attach(p);
+    if (!link) {
+      int err = errno;
+      report_.missing_events.push_back(label);
+      log::Warning("{}: failed to attach {}: {}", report_.name, label, std::strerror(err));
+      continue;
+    }
+    links_.emplace_back(link);
+    prog_fds_.push_back(bpf_program__fd(p));
+    report_.attached_events.push_back(label);
+  }
+  if (links_.empty()) {
+    Disable("no program could be attached");
+    return MakeError("{} collector disabled: no program could be attached", report_.name);
+  }
+  report_.state = report_.missing_events.empty() ? model::CollectorState::kActive
+                                                 : model::CollectorState::kDegraded;
+  return OkStatus();
+}
+
+}  // namespace gpunoise::collect

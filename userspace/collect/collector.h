@@ -1,0 +1,114 @@
+// One eBPF collector (one bpf/<name>.bpf.c): loaded, attached and reported on
+// independently of the others (DESIGN.md decision 4).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collect/tracepoint_catalog.h"
+#include "common/result.h"
+#include "model/session_info.h"
+
+extern "C" {
+#include "bpf/record.h"
+}
+
+struct bpf_link;
+struct bpf_object;
+struct bpf_map;
+
+namespace gpunoise::collect {
+
+enum class AttachMode {
+  kPreferBtf,    // tp_btf where the kernel's BTF describes the tracepoint
+  kClassicOnly,  // classic tracefs tracepoints only (older kernels; tests)
+};
+
+struct FilterOptions {
+  std::vector<int> cpus;   // empty: all CPUs
+  std::vector<int> pids;   // processes (tgids); empty: all
+  uint64_t cgroup_id = 0;  // cgroup-v2 directory inode; 0: all
+  int cgroup_level = 0;
+  bool follow_forks = true;
+};
+
+struct CollectorContext {
+  const TracepointCatalog* catalog = nullptr;
+  int rings_outer_fd = -1;
+  uint64_t wakeup_bytes = 0;
+  AttachMode attach_mode = AttachMode::kPreferBtf;
+  FilterOptions filters;
+};
+
+struct BpfLinkDeleter {
+  void operator()(bpf_link* link) const;
+};
+using BpfLinkPtr = std::unique_ptr<bpf_link, BpfLinkDeleter>;
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Loads and attaches. Never fails the tool: a collector that cannot run
+  // records why in its report (state kDisabled) and the others go on.
+  virtual void Start(const CollectorContext& context) = 0;
+
+  // Adds this collector's per-CPU ring-full counts into `lost` (indexed by CPU).
+  virtual void AddLostPerCpu(std::vector<uint64_t>& lost) const = 0;
+
+  // Program runs the kernel skipped because one of ours was already running
+  // on that CPU (bpf_prog_info.recursion_misses): events lost before any ring.
+  uint64_t RecursionMisses() const;
+
+  // Detaches every program now (also done by the destructor).
+  virtual void Stop();
+
+  const model::CollectorReport& report() const { return report_; }
+  model::CollectorReport& mutable_report() { return report_; }
+
+ protected:
+  explicit Collector(std::string name) { report_.name = std::move(name); }
+
+  // Chooses one program per tracepoint (tp_btf, else classic, else missing),
+  // loads the object through `load`, and attaches what was chosen.
+  // `required` names events without which the collector is useless; if any is
+  // missing the collector is disabled.
+  // `wanted` (optional) leaves out tracepoints the user did not ask for.
+  Status SelectLoadAttach(bpf_object* obj, const CollectorContext& context,
+                          std::span<const std::string_view> required,
+                          const std::function<int()>& load,
+                          const std::function<bool(std::string_view event)>& wanted = nullptr);
+
+  void Disable(std::string reason);
+
+  model::CollectorReport report_;
+  std::vector<BpfLinkPtr> links_;
+  std::vector<int> prog_fds_;  // owned by the skeleton; for statistics only
+};
+
+// Sets the rodata every collector object shares (bpf/common.bpf.h).
+template <typename Skel>
+void ApplyCommonConfig(Skel* skel, const CollectorContext& context) {
+  skel->rodata->gn_wakeup_bytes = context.wakeup_bytes;
+  if (!context.filters.cpus.empty()) {
+    skel->rodata->gn_filter_cpus = true;
+    for (int cpu : context.filters.cpus)
+      if (cpu >= 0 && cpu < GN_MAX_CPUS) skel->rodata->gn_cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
+  }
+}
+
+template <typename Skel>
+void AddSkeletonLost(const Skel* skel, std::vector<uint64_t>& lost) {
+  if (!skel || !skel->bss) return;
+  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
+    lost[cpu] += __atomic_load_n(&skel->bss->gn_lost[cpu], __ATOMIC_RELAXED);
+}
+
+}  // namespace gpunoise::collect

@@ -1,0 +1,60 @@
+#include "collect/irq_collector.h"
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "common/strings.h"
+#include "collect/records.h"
+#include "irq.skel.h"
+
+namespace gpunoise::collect {
+
+IrqCollector::IrqCollector(bool hardirq, bool softirq)
+    : Collector("irq"), hardirq_(hardirq), softirq_(softirq) {}
+
+// Stop() only detaches: the maps (loss counters, IRQ names) stay readable
+// until the collector is destroyed.
+IrqCollector::~IrqCollector() {
+  Stop();
+  if (skel_) irq_bpf__destroy(skel_);
+}
+
+void IrqCollector::Start(const CollectorContext& context) {
+  skel_ = irq_bpf__open();
+  if (!skel_) {
+    Disable(fmt::format("failed to open the eBPF object: {}", std::strerror(errno)));
+    return;
+  }
+  ApplyCommonConfig(skel_, context);
+  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
+    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+    return;
+  }
+  static constexpr std::string_view kSoftirqRequired[] = {"softirq_entry", "softirq_exit"};
+  static constexpr std::string_view kHardirqRequired[] = {"irq_handler_entry", "irq_handler_exit"};
+  std::span<const std::string_view> required;
+  if (softirq_) required = kSoftirqRequired;
+  else if (hardirq_) required = kHardirqRequired;
+  auto wanted = [this](std::string_view event) {
+    bool is_softirq = StartsWith(event, "softirq_");
+    return is_softirq ? softirq_ : hardirq_;
+  };
+  Status st = SelectLoadAttach(skel_->obj, context, required, [&] { return irq_bpf__load(skel_); },
+                               wanted);
+  if (!st.ok()) log::Warning("{}", st.error().message);
+}
+
+void IrqCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const { AddSkeletonLost(skel_, lost); }
+
+std::optional<std::string> IrqCollector::LookupIrqName(int32_t irq) const {
+  if (!skel_ || report_.state == model::CollectorState::kDisabled) return std::nullopt;
+  char name[GN_IRQ_NAME_LEN] = {};
+  if (bpf_map__lookup_elem(skel_->maps.gn_irq_names, &irq, sizeof(irq), name, sizeof(name), 0) != 0)
+    return std::nullopt;
+  return std::string(FixedCString(name, sizeof(name)));
+}
+
+}  // namespace gpunoise::collect

@@ -1,0 +1,164 @@
+#include "collect/record_decoder.h"
+
+#include <cstring>
+
+#include "collect/records.h"
+#include "common/strings.h"
+
+namespace gpunoise::collect {
+namespace {
+
+template <typename T>
+bool Load(std::span<const uint8_t> data, T* out) {
+  if (data.size() < sizeof(T)) return false;
+  std::memcpy(out, data.data(), sizeof(T));  // ring records are 8-byte aligned, but be safe
+  return true;
+}
+
+model::TaskComm Comm(const char (&bytes)[GN_TASK_COMM_LEN]) {
+  return model::TaskComm::FromBytes(bytes);
+}
+
+}  // namespace
+
+std::string_view CollectorOfKind(uint16_t kind) {
+  if (kind >= GN_REC_SCHED_SWITCH && kind <= GN_REC_TASK_RENAME) return "sched";
+  if (kind >= GN_REC_IRQ_ENTRY && kind <= GN_REC_VECTOR_EXIT) return "irq";
+  return {};
+}
+
+DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Event* out) {
+  gn_header hdr;
+  if (!Load(data, &hdr)) return DecodeResult::kTooShort;
+  out->ts = hdr.ts;
+  out->cpu = cpu;
+  out->tid = static_cast<int32_t>(hdr.tid);
+
+#define GN_LOAD(type, var) \
+  type var;                \
+  if (!Load(data, &var)) return DecodeResult::kTooShort
+
+  switch (hdr.kind) {
+    case GN_REC_SCHED_SWITCH: {
+      GN_LOAD(gn_sched_switch, r);
+      model::SchedSwitch e;
+      e.prev_tid = static_cast<int32_t>(r.hdr.tid);
+      e.prev_tgid = static_cast<int32_t>(r.prev_tgid);
+      e.prev_state = r.prev_state;
+      e.next_tid = static_cast<int32_t>(r.next_tid);
+      e.next_tgid = static_cast<int32_t>(r.next_tgid);
+      e.next_prio = r.next_prio;
+      e.next_comm = Comm(r.next_comm);
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_SCHED_WAKING:
+    case GN_REC_SCHED_WAKEUP_NEW: {
+      GN_LOAD(gn_sched_wake, r);
+      model::SchedWaking e;
+      e.tid = static_cast<int32_t>(r.tid);
+      e.tgid = static_cast<int32_t>(r.tgid);
+      e.prio = r.prio;
+      e.target_cpu = r.target_cpu;
+      e.comm = Comm(r.comm);
+      e.is_new_task = hdr.kind == GN_REC_SCHED_WAKEUP_NEW;
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_SCHED_MIGRATE: {
+      GN_LOAD(gn_sched_migrate, r);
+      model::SchedMigrate e;
+      e.tid = static_cast<int32_t>(r.tid);
+      e.tgid = static_cast<int32_t>(r.tgid);
+      e.prio = r.prio;
+      e.orig_cpu = r.orig_cpu;
+      e.dest_cpu = r.dest_cpu;
+      e.comm = Comm(r.comm);
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_PROCESS_FORK: {
+      GN_LOAD(gn_process_fork, r);
+      model::ProcessFork e;
+      e.parent_tid = static_cast<int32_t>(r.hdr.tid);
+      e.parent_tgid = static_cast<int32_t>(r.parent_tgid);
+      e.child_tid = static_cast<int32_t>(r.child_tid);
+      e.child_tgid = static_cast<int32_t>(r.child_tgid);
+      e.is_thread = r.is_thread != 0;
+      e.parent_comm = Comm(r.parent_comm);
+      e.child_comm = Comm(r.child_comm);
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_PROCESS_EXEC: {
+      GN_LOAD(gn_process_exec, r);
+      model::ProcessExec e;
+      e.tid = static_cast<int32_t>(r.hdr.tid);
+      e.tgid = static_cast<int32_t>(r.tgid);
+      e.old_tid = static_cast<int32_t>(r.old_tid);
+      e.comm = Comm(r.comm);
+      e.filename = std::string(FixedCString(r.filename, sizeof(r.filename)));
+      out->payload = std::move(e);
+      return DecodeResult::kOk;
+    }
+    case GN_REC_PROCESS_EXIT: {
+      GN_LOAD(gn_process_exit, r);
+      model::ProcessExit e;
+      e.tid = static_cast<int32_t>(r.hdr.tid);
+      e.tgid = static_cast<int32_t>(r.tgid);
+      e.prio = r.prio;
+      e.comm = Comm(r.comm);
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_TASK_RENAME: {
+      GN_LOAD(gn_task_rename, r);
+      model::TaskRename e;
+      e.tid = static_cast<int32_t>(r.tid);
+      e.tgid = static_cast<int32_t>(r.tgid);
+      e.old_comm = Comm(r.oldcomm);
+      e.new_comm = Comm(r.newcomm);
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_IRQ_ENTRY: {
+      GN_LOAD(gn_irq, r);
+      out->payload = model::IrqEntry{r.irq};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_IRQ_EXIT: {
+      GN_LOAD(gn_irq, r);
+      out->payload = model::IrqExit{r.irq, r.ret};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_SOFTIRQ_ENTRY: {
+      GN_LOAD(gn_softirq, r);
+      out->payload = model::SoftirqEntry{r.vec};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_SOFTIRQ_EXIT: {
+      GN_LOAD(gn_softirq, r);
+      out->payload = model::SoftirqExit{r.vec};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_SOFTIRQ_RAISE: {
+      GN_LOAD(gn_softirq, r);
+      out->payload = model::SoftirqRaise{r.vec};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_VECTOR_ENTRY: {
+      GN_LOAD(gn_vector, r);
+      out->payload = model::VectorEntry{static_cast<model::VectorKind>(r.kind), r.vector};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_VECTOR_EXIT: {
+      GN_LOAD(gn_vector, r);
+      out->payload = model::VectorExit{static_cast<model::VectorKind>(r.kind), r.vector};
+      return DecodeResult::kOk;
+    }
+  }
+#undef GN_LOAD
+  return DecodeResult::kUnknownKind;
+}
+
+}  // namespace gpunoise::collect

@@ -1,0 +1,25 @@
+// Turns raw ring-buffer records into model events.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "model/events.h"
+
+namespace gpunoise::collect {
+
+enum class DecodeResult {
+  kOk,
+  kTooShort,     // record smaller than its kind's layout: counted, skipped
+  kUnknownKind,  // a kind this build does not know: counted, skipped
+};
+
+// `data` is one record as bpf_ringbuf_submit() wrote it; `cpu` is the ring it
+// came from.
+DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Event* out);
+
+// Which collector a record kind belongs to ("sched", "irq", ...), for
+// per-collector event counts; empty for unknown kinds.
+std::string_view CollectorOfKind(uint16_t kind);
+
+}  // namespace gpunoise::collect

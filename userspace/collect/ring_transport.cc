@@ -1,0 +1,89 @@
+#include "collect/ring_transport.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern "C" {
+#include "bpf/record.h"
+}
+
+namespace gpunoise::collect {
+namespace {
+
+uint64_t RoundUpPow2(uint64_t v) {
+  uint64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<int>& cpus,
+                                                             uint64_t bytes_per_cpu,
+                                                             RecordHandler handler) {
+  std::unique_ptr<RingTransport> t(new RingTransport());
+  t->handler_ = std::move(handler);
+  uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  t->bytes_per_cpu_ = RoundUpPow2(std::max(bytes_per_cpu, page));
+  if (t->bytes_per_cpu_ > (1ull << 30)) return MakeError("ring buffer size per CPU is above 1 GiB");
+  if (cpus.empty()) return MakeError("no CPUs to trace");
+
+  for (int cpu : cpus) {
+    if (cpu < 0 || cpu >= GN_MAX_CPUS) return MakeError("CPU {} is beyond gpunoise's limit of {}", cpu, GN_MAX_CPUS);
+    int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "gn_ring", 0, 0,
+                            static_cast<uint32_t>(t->bytes_per_cpu_), nullptr);
+    if (fd < 0)
+      return MakeError("failed to create the ring buffer for CPU {} ({} bytes): {}", cpu,
+                       t->bytes_per_cpu_, std::strerror(errno));
+    t->ring_fds_.emplace_back(fd);
+  }
+
+  LIBBPF_OPTS(bpf_map_create_opts, opts, .inner_map_fd = static_cast<__u32>(t->ring_fds_[0].get()));
+  int outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "gn_rings", sizeof(uint32_t),
+                             sizeof(uint32_t), GN_MAX_CPUS, &opts);
+  if (outer < 0) return MakeError("failed to create the ring map: {}", std::strerror(errno));
+  t->outer_fd_.Reset(outer);
+
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    uint32_t key = static_cast<uint32_t>(cpus[i]);
+    uint32_t value = static_cast<uint32_t>(t->ring_fds_[i].get());
+    if (bpf_map_update_elem(outer, &key, &value, BPF_ANY) != 0)
+      return MakeError("failed to register the ring of CPU {}: {}", cpus[i], std::strerror(errno));
+    t->contexts_.push_back(std::make_unique<CpuContext>(CpuContext{t.get(), key}));
+    if (i == 0) {
+      t->consumer_ = ring_buffer__new(t->ring_fds_[0].get(), &RingTransport::OnRecord,
+                                      t->contexts_.back().get(), nullptr);
+      if (!t->consumer_) return MakeError("failed to open the ring buffer consumer: {}", std::strerror(errno));
+    } else if (ring_buffer__add(t->consumer_, t->ring_fds_[i].get(), &RingTransport::OnRecord,
+                                t->contexts_.back().get()) != 0) {
+      return MakeError("failed to add the ring of CPU {}: {}", cpus[i], std::strerror(errno));
+    }
+  }
+  return t;
+}
+
+RingTransport::~RingTransport() {
+  if (consumer_) ring_buffer__free(consumer_);
+}
+
+uint64_t RingTransport::wakeup_bytes() const { return bytes_per_cpu_ / GN_WAKEUP_FRACTION; }
+
+int RingTransport::wait_fd() const { return ring_buffer__epoll_fd(consumer_); }
+
+int RingTransport::OnRecord(void* ctx, void* data, size_t size) {
+  auto* c = static_cast<CpuContext*>(ctx);
+  c->self->handler_(c->cpu, std::span<const uint8_t>(static_cast<const uint8_t*>(data), size));
+  return 0;
+}
+
+Result<uint64_t> RingTransport::DrainAll() {
+  int n = ring_buffer__consume(consumer_);
+  if (n < 0) return MakeError("failed to read the ring buffers: {}", std::strerror(-n));
+  return static_cast<uint64_t>(n);
+}
+
+}  // namespace gpunoise::collect

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gpunoise {
+
+std::string_view Trim(std::string_view s);
+std::vector<std::string_view> Split(std::string_view s, char sep);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+
+std::optional<int64_t> ParseInt64(std::string_view s);
+std::optional<uint64_t> ParseUint64(std::string_view s);
+
+// "4M", "512k", "1G", "65536" -> bytes (binary units).
+Result<uint64_t> ParseByteSize(std::string_view text);
+// "10s", "250ms", "2m", "1.5" (seconds) -> nanoseconds.
+Result<uint64_t> ParseDuration(std::string_view text);
+
+std::string HumanBytes(uint64_t bytes);
+
+// A fixed-size kernel string (comm) up to its first NUL.
+std::string_view FixedCString(const char* data, size_t max_len);
+
+}  // namespace gpunoise

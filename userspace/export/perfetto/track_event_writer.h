@@ -1,0 +1,65 @@
+// TrackEvent packets on one trusted packet sequence: track descriptors,
+// slices, instants, counters and flows, for everything Perfetto has no native
+// ftrace message for (system vectors, NIC counters, GPU work, findings).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace gpunoise::perfetto {
+
+class TracePacket;
+class TrackEvent;
+
+class TrackEventWriter {
+ public:
+  // `salt` keeps track uuids of different trace files apart, so that merged
+  // traces do not collide.
+  TrackEventWriter(uint32_t sequence_id, uint64_t salt);
+
+  uint32_t sequence_id() const { return sequence_id_; }
+  uint64_t TrackUuid(std::string_view key) const;
+
+  // Each Fill* clears `packet` first.
+  void FillTrackDescriptor(TracePacket* packet, uint64_t uuid, std::string_view name,
+                           uint64_t parent_uuid = 0, std::string_view description = {});
+  // A track attached to a Linux thread, so its slices appear in that thread's
+  // group beside the kernel's scheduling data for it.
+  void FillThreadTrackDescriptor(TracePacket* packet, uint64_t uuid, int32_t pid, int32_t tid,
+                                 std::string_view thread_name);
+  void FillProcessTrackDescriptor(TracePacket* packet, uint64_t uuid, int32_t pid,
+                                  std::string_view process_name);
+  enum class CounterUnit { kNone, kCount, kBytes, kTimeNs };
+  void FillCounterTrackDescriptor(TracePacket* packet, uint64_t uuid, std::string_view name,
+                                  CounterUnit unit, std::string_view unit_name = {},
+                                  uint64_t parent_uuid = 0);
+
+  TrackEvent* FillSliceBegin(TracePacket* packet, uint64_t ts, uint64_t track,
+                             std::string_view name, std::string_view category = {});
+  TrackEvent* FillSliceEnd(TracePacket* packet, uint64_t ts, uint64_t track);
+  TrackEvent* FillInstant(TracePacket* packet, uint64_t ts, uint64_t track, std::string_view name,
+                          std::string_view category = {});
+  void FillCounter(TracePacket* packet, uint64_t ts, uint64_t track, double value);
+
+ private:
+  void Stamp(TracePacket* packet, uint64_t ts);
+
+  uint32_t sequence_id_;
+  uint64_t salt_;
+  bool first_packet_ = true;
+};
+
+// Debug annotations ("args" in the UI).
+void AddArg(TrackEvent* event, std::string_view name, std::string_view value);
+void AddArg(TrackEvent* event, std::string_view name, const char* value);
+void AddArg(TrackEvent* event, std::string_view name, int64_t value);
+void AddArg(TrackEvent* event, std::string_view name, uint64_t value);
+void AddArg(TrackEvent* event, std::string_view name, int32_t value);
+void AddArg(TrackEvent* event, std::string_view name, uint32_t value);
+void AddArg(TrackEvent* event, std::string_view name, double value);
+void AddArg(TrackEvent* event, std::string_view name, bool value);
+
+// 64-bit FNV-1a.
+uint64_t Fnv1a64(std::string_view data, uint64_t seed = 0xcbf29ce484222325ull);
+
+}  // namespace gpunoise::perfetto

@@ -1,0 +1,161 @@
+// The event model: what the collectors saw, independent of how it was
+// captured (eBPF records) or stored (Perfetto). Analysis (userspace/analyze)
+// and every exporter work on these types; nothing here includes libbpf or
+// protobuf.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace gpunoise::model {
+
+// A kernel task name (TASK_COMM_LEN bytes, NUL-padded).
+class TaskComm {
+ public:
+  static constexpr size_t kMaxLen = 16;
+  TaskComm() { bytes_.fill(0); }
+  explicit TaskComm(std::string_view s) {
+    bytes_.fill(0);
+    std::memcpy(bytes_.data(), s.data(), std::min(s.size(), kMaxLen - 1));
+  }
+  static TaskComm FromBytes(const char* data) {
+    TaskComm c;
+    std::memcpy(c.bytes_.data(), data, kMaxLen);
+    c.bytes_[kMaxLen - 1] = 0;
+    return c;
+  }
+  std::string_view view() const { return std::string_view(bytes_.data(), strnlen(bytes_.data(), kMaxLen)); }
+  bool operator==(const TaskComm& o) const { return bytes_ == o.bytes_; }
+
+ private:
+  std::array<char, kMaxLen> bytes_;
+};
+
+// prev_state as the sched_switch tracepoint reports it.
+namespace task_state {
+inline constexpr int64_t kRunnable = 0x0000;
+inline constexpr int64_t kInterruptible = 0x0001;
+inline constexpr int64_t kUninterruptible = 0x0002;
+inline constexpr int64_t kPreempted = 0x0100;  // TASK_REPORT_MAX, Linux >= 4.14
+}  // namespace task_state
+
+struct SchedSwitch {
+  int32_t prev_tid = 0;
+  int32_t prev_tgid = 0;  // 0: unknown
+  int64_t prev_state = 0;
+  int32_t next_tid = 0;
+  int32_t next_tgid = 0;  // 0: unknown
+  int32_t next_prio = 0;
+  TaskComm next_comm;
+};
+
+struct SchedWaking {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  int32_t prio = 0;
+  int32_t target_cpu = 0;
+  TaskComm comm;
+  bool is_new_task = false;  // sched_wakeup_new
+};
+
+struct SchedMigrate {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  int32_t prio = 0;
+  int32_t orig_cpu = 0;
+  int32_t dest_cpu = 0;
+  TaskComm comm;
+};
+
+struct ProcessFork {
+  int32_t parent_tid = 0;
+  int32_t parent_tgid = 0;
+  int32_t child_tid = 0;
+  int32_t child_tgid = 0;
+  bool is_thread = false;
+  TaskComm parent_comm;
+  TaskComm child_comm;
+};
+
+struct ProcessExec {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  int32_t old_tid = 0;
+  TaskComm comm;
+  std::string filename;
+};
+
+struct ProcessExit {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  int32_t prio = 0;
+  TaskComm comm;
+};
+
+struct TaskRename {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  TaskComm old_comm;
+  TaskComm new_comm;
+};
+
+struct IrqEntry {
+  int32_t irq = 0;
+};
+struct IrqExit {
+  int32_t irq = 0;
+  int32_t ret = 0;
+};
+
+// Softirq vector numbers, include/linux/interrupt.h.
+enum class SoftirqVec : uint32_t {
+  kHi = 0, kTimer = 1, kNetTx = 2, kNetRx = 3, kBlock = 4,
+  kIrqPoll = 5, kTasklet = 6, kSched = 7, kHrtimer = 8, kRcu = 9,
+};
+inline constexpr uint32_t kNumSoftirqVecs = 10;
+std::string_view SoftirqName(uint32_t vec);  // "NET_RX", ... or "?"
+
+struct SoftirqEntry {
+  uint32_t vec = 0;
+};
+struct SoftirqExit {
+  uint32_t vec = 0;
+};
+struct SoftirqRaise {
+  uint32_t vec = 0;
+};
+
+// x86 system vectors that irq_handler_entry does not report.
+enum class VectorKind : uint32_t {
+  kLocalTimer = 0, kReschedule = 1, kCallFunction = 2, kCallFunctionSingle = 3,
+  kIrqWork = 4, kPlatformIpi = 5, kThermal = 6, kErrorApic = 7, kSpurious = 8,
+};
+inline constexpr uint32_t kNumVectorKinds = 9;
+std::string_view VectorName(VectorKind kind);
+
+struct VectorEntry {
+  VectorKind kind = VectorKind::kLocalTimer;
+  int32_t vector = 0;
+};
+struct VectorExit {
+  VectorKind kind = VectorKind::kLocalTimer;
+  int32_t vector = 0;
+};
+
+using Payload = std::variant<SchedSwitch, SchedWaking, SchedMigrate, ProcessFork, ProcessExec,
+                             ProcessExit, TaskRename, IrqEntry, IrqExit, SoftirqEntry,
+                             SoftirqExit, SoftirqRaise, VectorEntry, VectorExit>;
+
+struct Event {
+  uint64_t ts = 0;   // CLOCK_BOOTTIME ns
+  uint32_t cpu = 0;
+  int32_t tid = 0;   // task current on `cpu` when the event fired
+  Payload payload;
+};
+
+}  // namespace gpunoise::model

@@ -1,0 +1,140 @@
+#include "record/perfetto_trace_sink.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "export/perfetto/metadata_packets.h"
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+
+namespace gpunoise::record {
+namespace {
+
+// Sequence id for gpunoise's own track events in a recording; merged traces
+// renumber theirs (tools/merge).
+constexpr uint32_t kTrackEventSequenceId = 1;
+
+uint64_t RandomSalt() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(const std::string& path) {
+  GN_ASSIGN_OR_RETURN(perfetto::TraceFileWriter writer, perfetto::TraceFileWriter::Create(path));
+  return std::unique_ptr<PerfettoTraceSink>(new PerfettoTraceSink(std::move(writer)));
+}
+
+PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
+    : writer_(std::move(writer)),
+      track_events_(kTrackEventSequenceId, RandomSalt()),
+      packet_(std::make_unique<perfetto::TracePacket>()) {}
+
+PerfettoTraceSink::~PerfettoTraceSink() = default;
+
+Status PerfettoTraceSink::Write(const perfetto::TracePacket& packet) {
+  Status st = writer_.WritePacket(packet);
+  if (!st.ok() && first_error_.ok()) first_error_ = st;
+  return st;
+}
+
+std::string_view PerfettoTraceSink::IrqName(int32_t irq) {
+  auto it = irqs_.find(irq);
+  if (it != irqs_.end() && !it->second.name.empty()) return it->second.name;
+  auto fb = fallback_names_.find(irq);
+  if (fb != fallback_names_.end()) return fb->second;
+  std::string name;
+  if (irq_fallback_) name = irq_fallback_(irq).value_or("");
+  if (name.empty()) name = fmt::format("irq{}", irq);
+  return fallback_names_.emplace(irq, std::move(name)).first->second;
+}
+
+Status PerfettoTraceSink::WriteHeader(const model::HostInfo& host,
+                                      const model::ProcessSnapshot& processes,
+                                      const model::SessionInfo& session) {
+  perfetto::FillClockSnapshot(packet_.get(), perfetto::ReadClocks());
+  GN_RETURN_IF_ERROR(Write(*packet_));
+  perfetto::FillSystemInfo(packet_.get(), host, session.tool_version);
+  GN_RETURN_IF_ERROR(Write(*packet_));
+  perfetto::FillProcessTree(packet_.get(), processes);
+  GN_RETURN_IF_ERROR(Write(*packet_));
+  perfetto::FillFtraceStats(packet_.get(), perfetto::StatsPhase::kStart, session);
+  GN_RETURN_IF_ERROR(Write(*packet_));
+  return writer_.Flush();
+}
+
+Status PerfettoTraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events,
+                                        bool lost_events) {
+  if (events.empty() && !lost_events) return OkStatus();
+  if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, 0);
+  perfetto::FtraceBundleEncoder::BundleInfo info;
+  info.cpu = cpu;
+  info.lost_events = lost_events;
+  info.previous_bundle_end_timestamp = last_bundle_end_[cpu];
+  packet_->Clear();
+  encoder_.Encode(info, events, *this, packet_.get());
+  if (!events.empty()) last_bundle_end_[cpu] = events.back().ts;
+  GN_RETURN_IF_ERROR(Write(*packet_));
+  return WriteVectorSlices(cpu, events);
+}
+
+// Perfetto has no ftrace message the trace processor turns into slices for
+// IPIs and other system vectors (only the local timer), so those become
+// track-event slices on one track per CPU.
+Status PerfettoTraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events) {
+  for (const model::Event& ev : events) {
+    if (perfetto::HasFtraceForm(ev)) continue;
+    auto track_it = vector_tracks_.find(cpu);
+    if (track_it == vector_tracks_.end()) {
+      if (!vector_parent_track_) {
+        vector_parent_track_ = track_events_.TrackUuid("system vectors");
+        track_events_.FillTrackDescriptor(packet_.get(), vector_parent_track_,
+                                          "System vectors (IPIs, irq_work)", 0,
+                                          "x86 system vectors irq_handler_entry does not report");
+        GN_RETURN_IF_ERROR(Write(*packet_));
+      }
+      uint64_t uuid = track_events_.TrackUuid(fmt::format("system vectors cpu {}", cpu));
+      track_events_.FillTrackDescriptor(packet_.get(), uuid, fmt::format("Vectors Cpu {}", cpu),
+                                        vector_parent_track_);
+      GN_RETURN_IF_ERROR(Write(*packet_));
+      track_it = vector_tracks_.emplace(cpu, uuid).first;
+    }
+    if (auto* v = std::get_if<model::VectorEntry>(&ev.payload)) {
+      auto* e = track_events_.FillSliceBegin(packet_.get(), ev.ts, track_it->second,
+                                             model::VectorName(v->kind), "irq_vectors");
+      perfetto::AddArg(e, "vector", v->vector);
+    } else {
+      track_events_.FillSliceEnd(packet_.get(), ev.ts, track_it->second);
+    }
+    GN_RETURN_IF_ERROR(Write(*packet_));
+  }
+  return OkStatus();
+}
+
+Status PerfettoTraceSink::WriteFooter(const model::ProcessSnapshot& processes,
+                                      const model::SessionInfo& session) {
+  // The footer is written even after a disk-full error: the writer has
+  // released its reserve for exactly this.
+  Status result = OkStatus();
+  auto keep = [&](Status st) {
+    if (!st.ok() && result.ok()) result = st;
+  };
+  perfetto::FillProcessTree(packet_.get(), processes);
+  keep(writer_.WritePacket(*packet_));
+  model::IrqTable named = irqs_;
+  for (const auto& [irq, name] : fallback_names_) named[irq].name = name;
+  perfetto::FillInterruptInfo(packet_.get(), named);
+  keep(writer_.WritePacket(*packet_));
+  perfetto::FillFtraceStats(packet_.get(), perfetto::StatsPhase::kEnd, session);
+  keep(writer_.WritePacket(*packet_));
+  perfetto::WriteSessionSummary(track_events_, session, writer_);
+  perfetto::FillClockSnapshot(packet_.get(), perfetto::ReadClocks());
+  keep(writer_.WritePacket(*packet_));
+  keep(writer_.Flush());
+  return result;
+}
+
+Status PerfettoTraceSink::Commit() { return writer_.Commit(); }
+
+}  // namespace gpunoise::record

@@ -1,0 +1,70 @@
+// Where a recording's events go: a Perfetto trace file with native ftrace
+// bundles per CPU and drain, plus the metadata packets around them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "export/perfetto/ftrace_bundle_encoder.h"
+#include "export/perfetto/trace_file_writer.h"
+#include "export/perfetto/track_event_writer.h"
+#include "model/events.h"
+#include "model/host_info.h"
+#include "model/irq_info.h"
+#include "model/process_snapshot.h"
+#include "model/session_info.h"
+
+namespace gpunoise::perfetto {
+class TracePacket;
+}
+
+namespace gpunoise::record {
+
+class PerfettoTraceSink : public perfetto::IrqNameSource {
+ public:
+  using IrqNameFallback = std::function<std::optional<std::string>(int32_t irq)>;
+
+  static Result<std::unique_ptr<PerfettoTraceSink>> Create(const std::string& path);
+  ~PerfettoTraceSink() override;
+
+  void set_irq_table(model::IrqTable irqs) { irqs_ = std::move(irqs); }
+  void set_irq_name_fallback(IrqNameFallback fallback) { irq_fallback_ = std::move(fallback); }
+
+  Status WriteHeader(const model::HostInfo& host, const model::ProcessSnapshot& processes,
+                     const model::SessionInfo& session);
+  // `events`: one CPU's events of one drain, sorted by timestamp.
+  Status WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events, bool lost_events);
+  Status WriteFooter(const model::ProcessSnapshot& processes, const model::SessionInfo& session);
+  Status Commit();
+
+  uint64_t bytes_written() const { return writer_.bytes_written(); }
+  bool disk_full() const { return writer_.disk_full(); }
+  const std::string& path() const { return writer_.path(); }
+
+  std::string_view IrqName(int32_t irq) override;
+
+ private:
+  explicit PerfettoTraceSink(perfetto::TraceFileWriter writer);
+  Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events);
+  Status Write(const perfetto::TracePacket& packet);
+
+  perfetto::TraceFileWriter writer_;
+  perfetto::FtraceBundleEncoder encoder_;
+  perfetto::TrackEventWriter track_events_;
+  std::unique_ptr<perfetto::TracePacket> packet_;
+  std::vector<uint64_t> last_bundle_end_;  // per CPU
+  std::map<uint32_t, uint64_t> vector_tracks_;
+  uint64_t vector_parent_track_ = 0;
+  model::IrqTable irqs_;
+  std::map<int32_t, std::string> fallback_names_;
+  IrqNameFallback irq_fallback_;
+  Status first_error_;
+};
+
+}  // namespace gpunoise::record

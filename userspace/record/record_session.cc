@@ -1,0 +1,305 @@
+#include "record/record_session.h"
+
+#include <poll.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "collect/host_info.h"
+#include "collect/irq_collector.h"
+#include "collect/irq_scanner.h"
+#include "collect/proc_scanner.h"
+#include "collect/record_decoder.h"
+#include "collect/ring_transport.h"
+#include "collect/sched_collector.h"
+#include "collect/system_checks.h"
+#include "collect/tracepoint_catalog.h"
+#include "common/clock.h"
+#include "common/cpu_list.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "common/unique_fd.h"
+#include "model/switch_chain.h"
+#include "record/perfetto_trace_sink.h"
+
+#ifndef GPUNOISE_VERSION
+#define GPUNOISE_VERSION "0.1.0"
+#endif
+
+namespace gpunoise::record {
+namespace {
+
+bool Readable(int fd) {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+// Per-CPU staging of one drain's events, reused across drains so the hot
+// path does not allocate once warmed up.
+struct CpuBatch {
+  std::vector<model::Event> events;
+  size_t used = 0;
+  uint64_t lost_seen = 0;
+  uint64_t events_total = 0;
+  uint64_t bytes_total = 0;
+};
+
+}  // namespace
+
+uint64_t DefaultRingBytesPerCpu(size_t ncpus) {
+  uint64_t per_cpu = 4ull << 20;
+  const uint64_t budget = 256ull << 20;
+  while (per_cpu > (256u << 10) && per_cpu * ncpus > budget) per_cpu >>= 1;
+  return per_cpu;
+}
+
+Result<RecordResult> RunRecord(const RecordOptions& options) {
+  GN_RETURN_IF_ERROR(collect::CheckPrivileges());
+  GN_RETURN_IF_ERROR(collect::CheckKernelBtf());
+  GN_ASSIGN_OR_RETURN(std::string tracefs, collect::EnsureTracefs());
+  GN_ASSIGN_OR_RETURN(collect::TracepointCatalog catalog, collect::TracepointCatalog::Open(tracefs));
+
+  std::vector<int> online = OnlineCpus();
+  std::vector<int> cpus = options.filters.cpus.empty() ? online : options.filters.cpus;
+  for (int cpu : cpus)
+    if (std::find(online.begin(), online.end(), cpu) == online.end())
+      return MakeError("CPU {} is not online (online: {})", cpu, FormatCpuList(online));
+
+  GN_ASSIGN_OR_RETURN(std::unique_ptr<PerfettoTraceSink> sink,
+                      PerfettoTraceSink::Create(options.output_path));
+
+  RecordResult result;
+  model::SessionInfo& session = result.session;
+  session.tool_version = GPUNOISE_VERSION;
+  session.hostname = Hostname();
+  session.command_line = options.command_line;
+
+  // Staging, indexed by CPU.
+  int max_cpu = *std::max_element(cpus.begin(), cpus.end());
+  std::vector<CpuBatch> batches(static_cast<size_t>(max_cpu) + 1);
+
+  // Record kind -> collector index, for per-collector counts.
+  std::vector<std::unique_ptr<collect::Collector>> collectors;
+  std::array<int8_t, GN_REC_KIND_MAX> kind_owner;
+  kind_owner.fill(-1);
+  uint64_t parse_errors = 0;
+  std::vector<uint64_t> collector_events;
+
+  auto handler = [&](uint32_t cpu, std::span<const uint8_t> data) {
+    if (cpu >= batches.size()) return;
+    CpuBatch& b = batches[cpu];
+    if (b.used == b.events.size()) b.events.emplace_back();
+    model::Event& ev = b.events[b.used];
+    if (collect::DecodeRecord(data, cpu, &ev) != collect::DecodeResult::kOk) {
+      ++parse_errors;
+      return;
+    }
+    ++b.used;
+    ++b.events_total;
+    b.bytes_total += data.size();
+    uint16_t kind = 0;
+    std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
+    if (kind < kind_owner.size() && kind_owner[kind] >= 0) ++collector_events[kind_owner[kind]];
+  };
+
+  uint64_t ring_bytes = options.ring_bytes_per_cpu ? options.ring_bytes_per_cpu
+                                                   : DefaultRingBytesPerCpu(cpus.size());
+  GN_ASSIGN_OR_RETURN(std::unique_ptr<collect::RingTransport> transport,
+                      collect::RingTransport::Create(cpus, ring_bytes, handler));
+
+  collect::CollectorContext context;
+  context.catalog = &catalog;
+  context.rings_outer_fd = transport->outer_map_fd();
+  context.wakeup_bytes = transport->wakeup_bytes();
+  context.attach_mode = options.attach_mode;
+  context.filters = options.filters;
+
+  auto wants = [&](std::string_view group) { return options.event_groups.count(std::string(group)) > 0; };
+  collect::IrqCollector* irq_collector = nullptr;
+  if (wants("sched")) collectors.push_back(std::make_unique<collect::SchedCollector>());
+  if (wants("irq") || wants("softirq")) {
+    auto irq = std::make_unique<collect::IrqCollector>(wants("irq"), wants("softirq"));
+    irq_collector = irq.get();
+    collectors.push_back(std::move(irq));
+  }
+
+  // Process names first, so tasks seen during the recording are named even
+  // if the scan is slow on a big node.
+  model::ProcessSnapshot start_processes = collect::ScanProcesses();
+
+  for (auto& c : collectors) c->Start(context);
+  bool any_active = false;
+  for (size_t i = 0; i < collectors.size(); ++i) {
+    collector_events.push_back(0);
+    if (collectors[i]->report().state != model::CollectorState::kDisabled) any_active = true;
+    for (int kind = 0; kind < GN_REC_KIND_MAX; ++kind)
+      if (collect::CollectorOfKind(static_cast<uint16_t>(kind)) == collectors[i]->name())
+        kind_owner[kind] = static_cast<int8_t>(i);
+  }
+  if (!any_active) {
+    std::string why;
+    for (auto& c : collectors) why += fmt::format("{}: {}; ", c->name(), c->report().reason);
+    return MakeError("no collector could start ({})", Trim(why));
+  }
+
+  model::IrqTable irqs = collect::ScanIrqs();
+  sink->set_irq_table(irqs);
+  if (irq_collector)
+    sink->set_irq_name_fallback([irq_collector](int32_t irq) { return irq_collector->LookupIrqName(irq); });
+
+  session.start_ts = BoottimeNs();
+  for (int cpu : cpus) session.cpus.push_back({static_cast<uint32_t>(cpu), 0, 0, 0});
+  for (auto& c : collectors) session.collectors.push_back(c->report());
+  GN_RETURN_IF_ERROR(sink->WriteHeader(collect::ReadHostInfo(), start_processes, session));
+  start_processes = {};
+  if (options.on_started) options.on_started(session);
+
+  UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
+  {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = 0;
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, transport->wait_fd(), &ev);
+    if (options.stop_fd >= 0) {
+      ev.data.u32 = 1;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, options.stop_fd, &ev);
+    }
+  }
+
+  std::vector<uint64_t> lost(batches.size(), 0);
+  model::SwitchChain switch_chain;
+  auto flush_batches = [&]() -> Status {
+    std::fill(lost.begin(), lost.end(), 0);
+    for (auto& c : collectors) c->AddLostPerCpu(lost);
+    for (size_t cpu = 0; cpu < batches.size(); ++cpu) {
+      CpuBatch& b = batches[cpu];
+      bool new_loss = lost[cpu] > b.lost_seen;
+      b.lost_seen = lost[cpu];
+      if (b.used == 0 && !new_loss) continue;
+      auto begin = b.events.begin(), end = b.events.begin() + static_cast<ptrdiff_t>(b.used);
+      // Records can be out of order only where one program interrupted
+      // another on the same CPU (see gn_reserve); a drain always holds both.
+      auto by_ts = [](const model::Event& a, const model::Event& c) { return a.ts < c.ts; };
+      if (!std::is_sorted(begin, end, by_ts)) std::stable_sort(begin, end, by_ts);
+      for (auto it = begin; it != end; ++it) switch_chain.Observe(*it);
+      Status st = sink->WriteCpuBatch(static_cast<uint32_t>(cpu),
+                                      std::span<const model::Event>(&*begin, b.used), new_loss);
+      b.used = 0;
+      if (!st.ok()) return st;
+    }
+    return OkStatus();
+  };
+
+  const uint64_t deadline = options.duration_ns ? session.start_ts + options.duration_ns : 0;
+  session.end_reason = "stopped";
+  while (true) {
+    int timeout_ms = static_cast<int>(options.drain_interval_ms);
+    uint64_t now = BoottimeNs();
+    if (deadline) {
+      if (now >= deadline) {
+        session.end_reason = "duration";
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (deadline - now) / 1000000 + 1));
+    }
+    epoll_event events[2];
+    int n = ::epoll_wait(epoll_fd.get(), events, 2, timeout_ms);
+    if (n < 0 && errno != EINTR) {
+      result.late_error = MakeError("failed to wait for events: {}", std::strerror(errno));
+      break;
+    }
+    bool stop = Readable(options.stop_fd);
+    auto drained = transport->DrainAll();
+    if (!drained.ok()) {
+      result.late_error = drained.error();
+      break;
+    }
+    if (Status st = flush_batches(); !st.ok()) {
+      result.late_error = st.error();
+      session.end_reason = sink->disk_full() ? "disk full" : "write error";
+      break;
+    }
+    if (stop) {
+      session.end_reason = options.stop_reason ? options.stop_reason() : "stopped";
+      break;
+    }
+  }
+
+  // Detach first so the final drain is complete, then drain what is left.
+  // Recursion misses live in the programs, so read them before they go.
+  for (auto& c : collectors) session.bpf_recursion_misses += c->RecursionMisses();
+  for (auto& c : collectors) c->Stop();
+  session.end_ts = BoottimeNs();
+  if (!result.late_error) {
+    if (auto drained = transport->DrainAll(); drained.ok()) {
+      if (Status st = flush_batches(); !st.ok()) result.late_error = st.error();
+    }
+  }
+
+  // Final accounting: per CPU and per collector.
+  std::fill(lost.begin(), lost.end(), 0);
+  for (auto& c : collectors) c->AddLostPerCpu(lost);
+  for (auto& cpu : session.cpus) {
+    cpu.events = batches[cpu.cpu].events_total;
+    cpu.bytes = batches[cpu.cpu].bytes_total;
+    cpu.lost = lost[cpu.cpu];
+    cpu.unseen_switches = switch_chain.breaks(cpu.cpu);
+  }
+  session.collectors.clear();
+  for (size_t i = 0; i < collectors.size(); ++i) {
+    model::CollectorReport report = collectors[i]->report();
+    report.events = collector_events[i];
+    std::vector<uint64_t> own(batches.size(), 0);
+    collectors[i]->AddLostPerCpu(own);
+    for (uint64_t l : own) report.lost += l;
+    session.collectors.push_back(std::move(report));
+  }
+  result.parse_errors = parse_errors;
+  if (parse_errors) log::Warning("{} malformed records were skipped", parse_errors);
+
+  Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
+  if (!footer.ok() && !result.late_error) result.late_error = footer.error();
+  Status committed = sink->Commit();
+  if (!committed.ok() && !result.late_error) result.late_error = committed.error();
+  result.path = sink->path();
+  result.bytes_written = sink->bytes_written();
+  return result;
+}
+
+std::string FormatSummary(const RecordResult& r) {
+  const auto& s = r.session;
+  std::string per_collector;
+  uint64_t lost = 0;
+  for (const auto& c : s.collectors) {
+    if (!per_collector.empty()) per_collector += ", ";
+    if (c.state == model::CollectorState::kDisabled)
+      per_collector += fmt::format("{} disabled", c.name);
+    else
+      per_collector += fmt::format("{} {} events", c.name, c.events);
+  }
+  uint64_t unseen = 0;
+  for (const auto& cpu : s.cpus) {
+    lost += cpu.lost;
+    unseen += cpu.unseen_switches;
+  }
+  lost += s.bpf_recursion_misses;
+  double seconds = s.end_ts > s.start_ts ? static_cast<double>(s.end_ts - s.start_ts) / 1e9 : 0;
+  std::string unseen_text =
+      unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
+  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}",
+                     seconds, s.cpus.size(), r.path, HumanBytes(r.bytes_written), per_collector,
+                     lost, unseen_text);
+}
+
+}  // namespace gpunoise::record

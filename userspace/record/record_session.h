@@ -1,0 +1,61 @@
+// `gpunoise record`: probe the system, start the requested collectors, drain
+// their rings into a Perfetto trace until the duration ends or a stop is
+// requested, and write the closing metadata.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collect/collector.h"
+#include "common/result.h"
+#include "model/session_info.h"
+
+namespace gpunoise::record {
+
+// Event groups `--events` accepts.
+inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq"};
+inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq";
+
+struct RecordOptions {
+  std::string output_path;
+  uint64_t duration_ns = 0;  // 0: until stop_fd becomes readable
+  std::set<std::string> event_groups = {"sched", "irq", "softirq"};
+  collect::FilterOptions filters;
+  uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
+  uint64_t drain_interval_ms = 100;
+  collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
+  std::string command_line;
+  // Readable (signalfd, eventfd, pipe) = stop recording now. -1: none.
+  int stop_fd = -1;
+  // Name of the signal behind stop_fd, for the summary ("SIGINT").
+  std::function<std::string()> stop_reason;
+  // Called once every collector is attached and the trace header is written.
+  std::function<void(const model::SessionInfo&)> on_started;
+};
+
+struct RecordResult {
+  model::SessionInfo session;
+  std::string path;
+  uint64_t bytes_written = 0;
+  uint64_t parse_errors = 0;
+  // Set when the recording ended because of an error after data was
+  // captured (disk full): the file holds what was captured, and the command
+  // exits non-zero with this message.
+  std::optional<Error> late_error;
+};
+
+// Errors before anything was captured (no privileges, no BTF, bad output
+// path, no collector could start) are returned as Error; nothing is written.
+Result<RecordResult> RunRecord(const RecordOptions& options);
+
+// One line: events per collector, lost events, bytes, duration.
+std::string FormatSummary(const RecordResult& result);
+
+// Default per-CPU ring size: 4 MiB per CPU, at most 256 MiB in all.
+uint64_t DefaultRingBytesPerCpu(size_t ncpus);
+
+}  // namespace gpunoise::record
