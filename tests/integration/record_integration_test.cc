@@ -127,7 +127,7 @@ TEST(RecordIntegration, PingPongThreadsAppearWithNamesAndEverySwitchIn) {
   EXPECT_TRUE(has_clock);
   EXPECT_TRUE(has_system_info);
 
-  EXPECT_TRUE(LoadedGpunoisePrograms().empty()) << "programs left loaded";
+  EXPECT_TRUE(LoadedGpunoisePrograms(rec.pid()).empty()) << "programs left loaded";
 }
 
 TEST(RecordIntegration, SigintMidRecordYieldsAValidCompleteFile) {
@@ -155,7 +155,7 @@ TEST(RecordIntegration, SigintMidRecordYieldsAValidCompleteFile) {
   }
   EXPECT_TRUE(end_stats);
   EXPECT_TRUE(summary);
-  EXPECT_TRUE(LoadedGpunoisePrograms().empty());
+  EXPECT_TRUE(LoadedGpunoisePrograms(rec.pid()).empty());
 }
 
 TEST(RecordIntegration, SigtermAlsoEndsCleanly) {
@@ -261,7 +261,7 @@ TEST(RecordIntegration, ClassicTracepointFallbackRecordsTheSameEvents) {
   auto unseen = UnseenSwitches(*trace);
   EXPECT_GE(ping_in + unseen[0] + unseen[1], pp.ping_switches);
   EXPECT_TRUE(named);
-  EXPECT_TRUE(LoadedGpunoisePrograms().empty());
+  EXPECT_TRUE(LoadedGpunoisePrograms(rec.pid()).empty());
 }
 
 TEST(RecordIntegration, DiskFullKeepsWhatWasCapturedAndFails) {
@@ -291,7 +291,7 @@ TEST(RecordIntegration, DiskFullKeepsWhatWasCapturedAndFails) {
     EXPECT_TRUE(end_stats) << "closing metadata fits in the reserve";
   }
   umount2(dir.c_str(), MNT_DETACH);
-  EXPECT_TRUE(LoadedGpunoisePrograms().empty());
+  EXPECT_TRUE(LoadedGpunoisePrograms(rec.pid()).empty());
 }
 
 }  // namespace

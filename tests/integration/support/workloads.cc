@@ -180,17 +180,28 @@ std::string MakeTempDir() {
   return mkdtemp(tmpl);
 }
 
-std::vector<std::string> LoadedGpunoisePrograms() {
-  std::vector<std::string> lines;
+std::vector<std::string> LoadedGpunoisePrograms(pid_t owner) {
+  // `bpftool prog show` prints each program on a few lines; the first names
+  // it, a later "pids comm(PID)" line lists the processes holding it.
+  std::vector<std::string> found;
   FILE* p = popen("bpftool prog show 2>/dev/null", "r");
-  if (!p) return lines;
-  char buf[512];
-  while (fgets(buf, sizeof(buf), p)) {
-    std::string line = buf;
-    if (line.find(" name gn_") != std::string::npos) lines.push_back(line);
-  }
+  if (!p) return found;
+  std::vector<std::string> lines;
+  char buf[1024];
+  while (fgets(buf, sizeof(buf), p)) lines.emplace_back(buf);
   pclose(p);
-  return lines;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find(" name gn_") == std::string::npos) continue;
+    std::string pids;
+    for (size_t j = i + 1; j < lines.size() && (lines[j][0] == ' ' || lines[j][0] == '\t'); ++j)
+      if (lines[j].find("pids ") != std::string::npos) pids = lines[j];
+    bool orphan = pids.empty();
+    bool ours = owner > 0 && pids.find("(" + std::to_string(owner) + ")") != std::string::npos;
+    // Programs held by other live processes belong to someone else (another
+    // test run); unowned ones (pinned, leaked) or our own are what we check.
+    if (orphan || ours) found.push_back(lines[i]);
+  }
+  return found;
 }
 
 }  // namespace gpunoise::testing

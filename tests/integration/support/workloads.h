@@ -59,7 +59,8 @@ class ChildProcess {
 // The gpunoise binary under test (GPUNOISE_BIN, set by CMake).
 std::string GpunoiseBinary();
 std::string MakeTempDir();
-// `bpftool prog show` lines naming gpunoise's programs (prefix gn_).
-std::vector<std::string> LoadedGpunoisePrograms();
+// gpunoise programs (prefix gn_) still loaded that no live process holds
+// (leaked or pinned), or that `owner` still holds.
+std::vector<std::string> LoadedGpunoisePrograms(pid_t owner = 0);
 
 }  // namespace gpunoise::testing
