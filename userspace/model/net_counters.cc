@@ -18,7 +18,7 @@ std::string_view NetDirectionName(NetDirection dir) {
 std::string DeviceLabel(const NetDeviceKey& dev, const NetNames& names) {
   std::string base;
   if (dev.ifindex == 0) {
-    base = "(no device)";
+    base = "(no-device)";
   } else if (auto it = names.devices.find(dev); it != names.devices.end() && !it->second.empty()) {
     base = it->second;
   } else {

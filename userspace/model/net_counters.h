@@ -89,11 +89,10 @@ std::string DropReasonLabel(uint32_t reason, const NetNames& names);
 
 // "eth0" for a device in the recorder's own namespace, "eth0@4026532801"
 // for one in another, "if7@4026532801" when the name is unknown, and
-// "(no device)" (with "@NETNS" when known and not ours) for ifindex 0: NAPI
+// "(no-device)" (with "@NETNS" when known and not ours) for ifindex 0: NAPI
 // polls of the per-CPU backlog (netif_rx, RPS) and drops of packets that had
-// no device. Device names never contain spaces, so a label is the part of a
-// counter-track name before its first space, except "(no device)", which
-// callers match whole.
+// no device. Labels never contain spaces, so a label is the part of a
+// counter-track name before its first space.
 std::string DeviceLabel(const NetDeviceKey& dev, const NetNames& names);
 
 // Sums over queues and CPUs, per device.
