@@ -78,9 +78,10 @@ int gn_tp_napi_poll(struct trace_event_raw_napi_poll *ctx)
 	return 0;
 }
 
+/* `hist` is read with bpf_probe_read_kernel in both forms: the classic
+ * context may not be dereferenced through a derived pointer. */
 static __always_inline void gn_emit_dql_stall(__u16 thrs, __u32 len, __u64 last_reap,
-					      __u64 hist_head, __u64 now, const unsigned long *hist,
-					      bool hist_is_kernel_ptr)
+					      __u64 hist_head, __u64 now, const void *hist)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return;
@@ -93,13 +94,7 @@ static __always_inline void gn_emit_dql_stall(__u16 thrs, __u32 len, __u64 last_
 	rec->last_reap = last_reap;
 	rec->hist_head = hist_head;
 	rec->now = now;
-	if (hist_is_kernel_ptr) {
-		bpf_probe_read_kernel(rec->hist, sizeof(rec->hist), hist);
-	} else {
-#pragma unroll
-		for (int i = 0; i < 4; i++)
-			rec->hist[i] = hist[i];
-	}
+	bpf_probe_read_kernel(rec->hist, sizeof(rec->hist), hist);
 	gn_submit(rec, wake);
 }
 
@@ -107,14 +102,13 @@ SEC("tp_btf/dql_stall_detected")
 int BPF_PROG(gn_dql_stall, unsigned short thrs, unsigned int len, unsigned long last_reap,
 	     unsigned long hist_head, unsigned long now, unsigned long *hist)
 {
-	gn_emit_dql_stall(thrs, len, last_reap, hist_head, now, hist, true);
+	gn_emit_dql_stall(thrs, len, last_reap, hist_head, now, hist);
 	return 0;
 }
 
 SEC("tracepoint/napi/dql_stall_detected")
 int gn_tp_dql_stall(struct trace_event_raw_dql_stall_detected *ctx)
 {
-	gn_emit_dql_stall(ctx->thrs, ctx->len, ctx->last_reap, ctx->hist_head, ctx->now,
-			  (const unsigned long *)ctx->hist, false);
+	gn_emit_dql_stall(ctx->thrs, ctx->len, ctx->last_reap, ctx->hist_head, ctx->now, ctx->hist);
 	return 0;
 }

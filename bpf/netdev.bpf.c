@@ -4,7 +4,7 @@
  * its driver is in trouble.
  *
  *   net:netif_receive_skb     RX: every skb entering the stack (after GRO)
- *   net:net_dev_queue         handed to the qdisc layer (dev_queue_xmit)
+ *   net:net_dev_queue         handed to the qdisc layer (only with net-packets)
  *   net:net_dev_start_xmit    remembers the skb's TX queue and segments ...
  *   net:net_dev_xmit          ... counted here with the driver's return code
  *   net:net_dev_xmit_timeout  the TX watchdog fired (always recorded)
@@ -399,12 +399,14 @@ int gn_tp_retrans(struct trace_event_raw_tcp_retransmit_skb *ctx)
 	rec->family = ctx->family;
 	rec->sport = ctx->sport;
 	rec->dport = ctx->dport;
+	/* The address arrays sit at offsets a context load may not use
+	 * (unaligned), so they are copied with bpf_probe_read_kernel. */
 	if (rec->family == 2 /* AF_INET */) {
-		__builtin_memcpy(rec->saddr, ctx->saddr, 4);
-		__builtin_memcpy(rec->daddr, ctx->daddr, 4);
+		bpf_probe_read_kernel(rec->saddr, 4, ctx->saddr);
+		bpf_probe_read_kernel(rec->daddr, 4, ctx->daddr);
 	} else {
-		__builtin_memcpy(rec->saddr, ctx->saddr_v6, 16);
-		__builtin_memcpy(rec->daddr, ctx->daddr_v6, 16);
+		bpf_probe_read_kernel(rec->saddr, 16, ctx->saddr_v6);
+		bpf_probe_read_kernel(rec->daddr, 16, ctx->daddr_v6);
 	}
 	if (bpf_core_field_exists(ctx->err))
 		rec->err = BPF_CORE_READ(ctx, err);

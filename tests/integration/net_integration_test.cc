@@ -320,10 +320,105 @@ TEST(NetIntegration, IrqMapNamesTheDeviceAndQueueOfEachNicIrq) {
   EXPECT_TRUE(queue_seen);
 }
 
+TEST(NetIntegration, ClassicTracepointTwinsCountTheSame) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  Recording rec("classic", {"-d", "60", "-e", "net-packets", "--net-dev",
+                            pair->device(Side::kReceiver), "--attach", "tracepoint"});
+  ASSERT_TRUE(rec.WaitStarted());
+  auto rx0 = pair->LinkStatistics(Side::kReceiver);
+  auto tx0 = pair->LinkStatistics(Side::kSender);
+  auto udp0 = pair->SnmpCounters(Side::kReceiver, "Udp");
+  UdpFloodOptions flood;
+  flood.duration = 1000ms;
+  flood.receiver_reads = false;
+  flood.receive_buffer_bytes = 1;
+  RunUdpFlood(*pair, flood);
+  auto rx1 = pair->LinkStatistics(Side::kReceiver);
+  auto tx1 = pair->LinkStatistics(Side::kSender);
+  auto udp1 = pair->SnmpCounters(Side::kReceiver, "Udp");
+  std::string log;
+  auto trace = rec.Finish(&log);
+  ASSERT_TRUE(trace) << log;
+  auto session = TrackEventArgs(*trace, "gpunoise recording");
+  ASSERT_EQ(session.size(), 1u);
+  EXPECT_EQ(session[0]["collector.netdev.state"], "active") << session[0]["collector.netdev.reason"];
+  auto rx = DeviceTotals(*trace, Label(*pair, Side::kReceiver));
+  auto tx = DeviceTotals(*trace, Label(*pair, Side::kSender));
+  ASSERT_TRUE(rx && tx) << log;
+  const double rx_truth = static_cast<double>(rx1["rx_packets"] - rx0["rx_packets"]);
+  const double tx_truth = static_cast<double>(tx1["tx_packets"] - tx0["tx_packets"]);
+  const double drop_truth = static_cast<double>(udp1["RcvbufErrors"] - udp0["RcvbufErrors"]);
+  ASSERT_GT(rx_truth, 1000);
+  EXPECT_LT(RelativeError(ArgU64(*rx, "rx_packets"), rx_truth), 0.02);
+  EXPECT_LT(RelativeError(ArgU64(*tx, "tx_packets"), tx_truth), 0.02);
+  EXPECT_LT(RelativeError(ArgU64(*rx, "drops.SOCKET_RCVBUFF"), drop_truth), 0.05);
+  EXPECT_GT(ArgU64(*rx, "napi_polls"), 0u);
+  // Per-packet records come through the classic programs too.
+  uint64_t received = 0;
+  for (const auto* e : FtraceEvents(*trace))
+    if (e->has_netif_receive_skb() && e->netif_receive_skb().name() == pair->device(Side::kReceiver))
+      ++received;
+  EXPECT_GT(received, 0u);
+}
+
+TEST(NetIntegration, TcpRetransmissionsAreRecordedAsPerfettoRetransmitEvents) {
+  GN_REQUIRE_REAL_EBPF();
+  // An XDP program on the receiver drops 2% of frames at random, so the
+  // sender has to retransmit.
+  VethPairOptions options;
+  options.napi = VethNapiMode::kXdp;
+  options.xdp_drop_percent = 2;
+  std::string error;
+  auto pair = VethPair::Create(options, &error);
+  ASSERT_TRUE(pair) << error;
+  Recording rec("retransmit", {"-d", "60", "-e", "net"});
+  ASSERT_TRUE(rec.WaitStarted());
+  auto tcp0 = pair->SnmpCounters(Side::kSender, "Tcp");
+  TcpStreamOptions tcp;
+  tcp.duration = 1500ms;
+  TcpStreamResult r = RunTcpStream(*pair, tcp);
+  auto tcp1 = pair->SnmpCounters(Side::kSender, "Tcp");
+  std::string log;
+  auto trace = rec.Finish(&log);
+  ASSERT_TRUE(trace) << log;
+  ASSERT_TRUE(r.connected);
+  const uint64_t retrans_segs = tcp1["RetransSegs"] - tcp0["RetransSegs"];
+  ASSERT_GT(retrans_segs, 0u) << "no retransmissions were provoked";
+  uint64_t events = 0;
+  for (const auto* e : FtraceEvents(*trace))
+    if (e->has_tcp_retransmit_skb() && e->tcp_retransmit_skb().dport() == tcp.port) ++events;
+  // One event per retransmitted skb; RetransSegs counts segments, and an
+  // skb can carry several.
+  EXPECT_GT(events, 0u);
+  EXPECT_LE(events, retrans_segs);
+}
+
 TEST(NetIntegration, NetDevWithoutNetPacketsIsAUsageError) {
   ChildProcess p({GpunoiseBinary(), "record", "-d", "1", "--net-dev", "eth0"});
   EXPECT_EQ(p.Wait(10s), 2);
   EXPECT_NE(p.stderr_text().find("usage:"), std::string::npos);
+}
+
+TEST(NetIntegration, BadNetworkOptionsAreUsageErrors) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"-e", "net-packets", "--net-dev", "a-name-far-too-long-for-linux"},
+      {"-e", "net-packets", "--net-dev", "a,b,c,d,e"},
+      {"--net-interval", "0"},
+      {"--net-interval", "soon"},
+      {"-e", "net,bogus"},
+  };
+  for (const auto& extra : bad) {
+    std::vector<std::string> args = {GpunoiseBinary(), "record", "-d", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ChildProcess p(args);
+    EXPECT_EQ(p.Wait(10s), 2) << extra.back();
+    std::string err = p.stderr_text();
+    EXPECT_EQ(err.rfind("usage:", 0), 0u) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
 }
 
 }  // namespace

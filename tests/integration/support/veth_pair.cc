@@ -66,13 +66,26 @@ bool SetFeature(const std::string& dev, uint32_t cmd, bool on, std::string* erro
   return true;
 }
 
-// A two-instruction XDP program: r0 = XDP_PASS; exit.
-int LoadXdpPass(std::string* error) {
-  struct bpf_insn insns[] = {
+// XDP_PASS, or with `drop_percent` > 0: XDP_DROP when
+// bpf_get_prandom_u32() % 100 < drop_percent. Raw instructions, so the
+// harness needs no BPF object file.
+int LoadXdpPass(int drop_percent, std::string* error) {
+  struct bpf_insn pass[] = {
       {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
       {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
   };
-  int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "gnt_xdp_pass", "GPL", insns, 2, nullptr);
+  struct bpf_insn lossy[] = {
+      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_prandom_u32},
+      {BPF_ALU64 | BPF_MOD | BPF_K, BPF_REG_0, 0, 0, 100},
+      {BPF_JMP | BPF_JGE | BPF_K, BPF_REG_0, 0, 2, drop_percent},
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_DROP},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  int fd = drop_percent > 0
+               ? bpf_prog_load(BPF_PROG_TYPE_XDP, "gnt_xdp_lossy", "GPL", lossy, 7, nullptr)
+               : bpf_prog_load(BPF_PROG_TYPE_XDP, "gnt_xdp_pass", "GPL", pass, 2, nullptr);
   if (fd < 0) *error = std::string("failed to load the XDP program: ") + std::strerror(-fd);
   return fd;
 }
@@ -224,7 +237,7 @@ bool VethPair::Setup(const VethPairOptions& options, std::string* error) {
     RunIn(Side::kSender, [&] { tso = SetFeature(sender_dev_, ETHTOOL_STSO, false, error); });
     if (!tso) return false;
   } else if (options.napi == VethNapiMode::kXdp) {
-    xdp_prog_fd_ = LoadXdpPass(error);
+    xdp_prog_fd_ = LoadXdpPass(options.xdp_drop_percent, error);
     if (xdp_prog_fd_ < 0) return false;
     bool ok = false;
     RunIn(Side::kReceiver, [&] {

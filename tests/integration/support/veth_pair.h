@@ -38,6 +38,9 @@ struct VethPairOptions {
   // >= 0: Receive Packet Steering moves protocol processing of received
   // packets to this CPU. -1: off.
   int rps_cpu = -1;
+  // kXdp only: the XDP program drops this percentage of received frames at
+  // random (to provoke TCP retransmissions), passing the rest.
+  int xdp_drop_percent = 0;
 };
 
 class VethPair {
