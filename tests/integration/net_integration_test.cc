@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
@@ -49,6 +50,12 @@ class Recording {
     std::vector<std::string> args = {GpunoiseBinary(), "record", "-o", path_};
     args.insert(args.end(), extra.begin(), extra.end());
     child_ = std::make_unique<ChildProcess>(args);
+  }
+  // The recorder first (its destructor stops it), then its files.
+  ~Recording() {
+    child_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
   }
   bool WaitStarted() { return child_->WaitForStderr("recording", 30s); }
   // Stops with SIGINT and reads the trace back.
@@ -198,6 +205,40 @@ TEST(NetIntegration, NapiPollsRunOnTheSendingCpuWithoutThreadedNapi) {
   }
   EXPECT_GT(on_chosen, 0u) << log;
   EXPECT_EQ(elsewhere, 0u);
+}
+
+TEST(NetIntegration, RpsMovesReceiveProcessingToTheChosenCpu) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  // NAPI runs on the sending CPU 0; RPS hands each packet to CPU 1, where
+  // netif_receive_skb runs from the backlog.
+  VethPairOptions options;
+  options.rps_cpu = 1;
+  std::string error;
+  auto pair = VethPair::Create(options, &error);
+  ASSERT_TRUE(pair) << error;
+  Recording rec("rps", {"-d", "60", "-e", "net"});
+  ASSERT_TRUE(rec.WaitStarted());
+  UdpFloodOptions flood;
+  flood.duration = 1000ms;
+  flood.sender_cpu = 0;
+  flood.receiver_cpu = 1;
+  RunUdpFlood(*pair, flood);
+  std::string log;
+  auto trace = rec.Finish(&log);
+  ASSERT_TRUE(trace) << log;
+  const std::string label = Label(*pair, Side::kReceiver);
+  uint64_t rx_cpu1 = 0, rx_other = 0, napi_cpu0 = 0, napi_other = 0;
+  for (const auto& a : TrackEventArgs(*trace, "net queue"))
+    if (a.at("device") == label && a.at("direction") == "rx")
+      (ArgU64(a, "cpu") == 1 ? rx_cpu1 : rx_other) += ArgU64(a, "packets");
+  for (const auto& a : TrackEventArgs(*trace, "napi"))
+    if (a.at("device") == label) (ArgU64(a, "cpu") == 0 ? napi_cpu0 : napi_other) += ArgU64(a, "polls");
+  EXPECT_GT(rx_cpu1, 1000u) << log;
+  EXPECT_EQ(rx_other, 0u);
+  EXPECT_GT(napi_cpu0, 0u);
+  EXPECT_EQ(napi_other, 0u);
+  EXPECT_FALSE(CounterSamples(*trace, label + " cpu1 rx packets/s").empty());
 }
 
 TEST(NetIntegration, ProvokedSocketBufferDropsAppearWithTheirReasonAndTheKernelsCount) {

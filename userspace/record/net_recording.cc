@@ -102,7 +102,12 @@ std::string Count(uint64_t n) {
 }  // namespace
 
 std::string NetRecording::Summary() const {
-  if (!active_) return "network: not recorded (" + nic_->report().reason + ")";
+  if (!active_) {
+    std::string why;
+    for (const collect::NetCollector* c : collectors_)
+      why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", c->name(), c->report().reason);
+    return "network: not recorded (" + why + ")";
+  }
   auto totals = model::TotalsByDevice(model::Delta(baseline_, final_));
   uint64_t rx = 0, tx = 0, drops = 0, full = 0, timeouts = 0;
   std::map<uint32_t, uint64_t> by_reason;
