@@ -7,13 +7,7 @@
 
 #include "common.bpf.h"
 #include "net.h"
-
-/* Per-packet ring records are off unless `--events net-packets`; the
- * aggregates below are always kept. Set before load (rodata). */
-const volatile bool gn_net_packets = false;
-/* --net-dev: per-packet records only for these device names. */
-const volatile __u32 gn_net_dev_filter_count = 0;
-const volatile char gn_net_dev_filter[GN_NET_DEV_FILTER_MAX][GN_NET_NAME_LEN] = {};
+#include "net_packets.bpf.h"
 
 /* Aggregate updates that found their map full, per CPU: counted as lost. */
 __u64 gn_agg_full[GN_MAX_CPUS] = {};
@@ -74,32 +68,6 @@ static __always_inline void gn_remember_dev_name(const struct gn_net_dev *id,
 	struct gn_net_name name = {};
 	bpf_probe_read_kernel_str(name.name, sizeof(name.name), dev->name);
 	bpf_map_update_elem(&gn_net_names, id, &name, BPF_NOEXIST);
-}
-
-/* Whether per-packet records for a device with this name are wanted. The
- * loops have no early exit so that clang unrolls them. */
-static __always_inline bool gn_dev_name_selected(const char *name)
-{
-	if (!gn_net_packets)
-		return false;
-	if (gn_net_dev_filter_count == 0)
-		return true;
-	bool any = false;
-#pragma unroll
-	for (int f = 0; f < GN_NET_DEV_FILTER_MAX; f++) {
-		bool same = f < gn_net_dev_filter_count;
-		bool ended = false;
-#pragma unroll
-		for (int i = 0; i < GN_NET_NAME_LEN; i++) {
-			char want = gn_net_dev_filter[f][i];
-			if (!ended && name[i] != want)
-				same = false;
-			if (!want)
-				ended = true;
-		}
-		any |= same;
-	}
-	return any;
 }
 
 /* Reads `dev`'s name into `out` and says whether records for it are wanted. */

@@ -5,13 +5,12 @@
  * for a device-name field, and attaches this one program to every event with
  * the event's index as the BPF cookie. The program counts hits per event,
  * device and CPU (per-CPU map), and with `--events net-packets` records each
- * hit. */
+ * hit (for the --net-dev devices, when given). */
 #include "common.bpf.h"
 #include "net.h"
+#include "net_packets.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-const volatile bool gn_net_packets = false;
 
 /* Aggregate updates that found the map full, per CPU. */
 __u64 gn_agg_full[GN_MAX_CPUS] = {};
@@ -85,7 +84,7 @@ int gn_nic_event(void *ctx)
 	else
 		__sync_fetch_and_add(&gn_agg_full[cpu & (GN_MAX_CPUS - 1)], 1);
 
-	if (!gn_net_packets)
+	if (!gn_dev_name_selected(key.dev))
 		return 0;
 	__u64 wake;
 	struct gn_nic_event_rec *rec = GN_RESERVE(struct gn_nic_event_rec, GN_REC_NIC_EVENT, &wake);

@@ -316,7 +316,8 @@ TEST(NetIntegration, NicCollectorCountsAnyTracepointCategoryPerEventAndDevice) {
   std::string error;
   auto pair = VethPair::Create({}, &error);
   ASSERT_TRUE(pair) << error;
-  Recording rec("nic_generic", {"-d", "60", "-e", "net", "--nic-tracepoints", "net"});
+  Recording rec("nic_generic", {"-d", "60", "-e", "net-packets", "--net-dev",
+                                pair->device(Side::kSender), "--nic-tracepoints", "net"});
   ASSERT_TRUE(rec.WaitStarted());
   auto tx0 = pair->LinkStatistics(Side::kSender);
   UdpFloodOptions flood;
@@ -336,6 +337,15 @@ TEST(NetIntegration, NicCollectorCountsAnyTracepointCategoryPerEventAndDevice) {
   const double truth = static_cast<double>(tx1["tx_packets"] - tx0["tx_packets"]);
   ASSERT_GT(truth, 1000);
   EXPECT_LT(RelativeError(static_cast<double>(xmits), truth), 0.02) << xmits << " vs " << truth;
+  // Per-event records (net-packets) are generic events, filtered by --net-dev.
+  uint64_t records = 0, other_devices = 0;
+  for (const auto* e : FtraceEvents(*trace)) {
+    if (!e->has_generic() || e->generic().event_name() != "net_dev_xmit") continue;
+    for (const auto& f : e->generic().field())
+      if (f.name() == "dev") (f.str_value() == pair->device(Side::kSender) ? records : other_devices) += 1;
+  }
+  EXPECT_GT(records, 0u);
+  EXPECT_EQ(other_devices, 0u);
 }
 
 TEST(NetIntegration, IrqMapNamesTheDeviceAndQueueOfEachNicIrq) {

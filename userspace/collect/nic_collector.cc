@@ -62,7 +62,7 @@ void NicCollector::Start(const CollectorContext& context) {
     return;
   }
   ApplyCommonConfig(skel_, context);
-  skel_->rodata->gn_net_packets = options_.packets;
+  ApplyNetConfig(skel_, options_);
   if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
     Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
     return;
