@@ -273,13 +273,14 @@ TEST(RecordIntegration, DiskFullKeepsWhatWasCapturedAndFails) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   std::string dir = MakeTempDir();
-  // 4 MiB reserve + ~2 MiB of trace room.
-  ASSERT_EQ(mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=6m"), 0) << strerror(errno);
+  // 4 MiB reserve + ~1 MiB of trace room.
+  ASSERT_EQ(mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=5m"), 0) << strerror(errno);
   std::string out = dir + "/full.pftrace";
   ChildProcess rec(RecordArgs(out, {"-d", "20"}));
   ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
-  // Enough switches to fill 2 MiB at ~8 bytes each, bounded in time.
-  RunPingPong(0, 1, 2'000'000, 15s, "gn-fill-a", "gn-fill-b");
+  // Enough switches to fill 1 MiB at ~8 bytes each, bounded in time: both
+  // threads on one CPU switch far faster than across CPUs.
+  RunPingPong(1, 1, 2'000'000, 15s, "gn-fill-a", "gn-fill-b");
   int rc = rec.Wait(60s);
   std::string err = rec.stderr_text();
   EXPECT_EQ(rc, 1) << err;
@@ -288,7 +289,7 @@ TEST(RecordIntegration, DiskFullKeepsWhatWasCapturedAndFails) {
   auto trace = ReadTrace(out, &error);
   EXPECT_TRUE(trace) << error;
   if (trace) {
-    EXPECT_GT(CompactSwitches(*trace).size(), 10000u);
+    EXPECT_GT(CompactSwitches(*trace).size(), 5000u);
     bool end_stats = false;
     for (const auto& p : trace->packet())
       end_stats |= p.has_ftrace_stats() &&

@@ -18,7 +18,7 @@ namespace gpunoise::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "gpunoise record: record scheduling and interrupt activity of this node into a Perfetto\n"
+    "gpunoise record: record scheduling, interrupt and network activity of this node into a Perfetto\n"
     "trace (open it at ui.perfetto.dev, or read it with 'gpunoise report').\n\n"
     "USAGE: sudo gpunoise record [-d SECONDS] [-o FILE.pftrace] [options]\n";
 
@@ -30,12 +30,18 @@ constexpr const char* kExamples =
     "  sudo gpunoise record -d 5 --pid 4242 -o p.pftrace # scheduling of process 4242 (and its children)\n"
     "  sudo gpunoise record -d 5 --cgroup system.slice/train.service -o t.pftrace\n"
     "                                                    # scheduling of one cgroup-v2 subtree\n"
-    "  sudo gpunoise record -d 5 --events softirq -o s.pftrace  # softirqs only\n";
+    "  sudo gpunoise record -d 5 --events softirq -o s.pftrace  # softirqs only\n"
+    "  sudo gpunoise record -d 5 -e sched,irq,softirq,net-packets --net-dev eth0 -o p.pftrace\n"
+    "                                                    # also every packet, poll and drop of eth0\n"
+    "  sudo gpunoise record -d 5 -e net --nic-tracepoints mlx5 -o n.pftrace\n"
+    "                                                    # network counters; NIC tracepoints of mlx5 only\n";
 
 }  // namespace
 
 int RunRecord(int argc, char** argv) {
   std::string duration_text, output, cpus_text, cgroup, events_text, buffer_text, attach;
+  std::string net_interval_text = "100ms";
+  std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100;
   bool verbose = false, no_follow = false;
@@ -49,7 +55,14 @@ int RunRecord(int argc, char** argv) {
       ("pid,p", po::value(&pids)->multitoken(), "only tasks of these processes (and their children); irqs are kept")
       ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
-       "event groups: sched, irq, softirq")
+       "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
+       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates)")
+      ("net-dev", po::value(&net_devs)->multitoken(),
+       "with net-packets: records only for these devices (up to 4; counters cover all devices)")
+      ("nic-tracepoints", po::value(&nic_categories)->multitoken(),
+       "tracefs categories of NIC-driver tracepoints to count (default: mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
+      ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
+       "how often the network counters are sampled into counter tracks")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
@@ -105,7 +118,7 @@ int RunRecord(int argc, char** argv) {
     bool known = false;
     for (std::string_view k : record::kEventGroups) known |= (k == g);
     if (!known) {
-      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq)\n",
+      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets)\n",
                    static_cast<int>(g.size()), g.data());
       return 2;
     }
@@ -114,6 +127,40 @@ int RunRecord(int argc, char** argv) {
   if (options.event_groups.empty()) {
     std::fprintf(stderr, "usage: gpunoise record: --events is empty\n");
     return 2;
+  }
+  auto split_list = [](const std::vector<std::string>& values) {
+    std::vector<std::string> out;
+    for (const auto& v : values)
+      for (std::string_view item : Split(v, ','))
+        if (!Trim(item).empty()) out.emplace_back(Trim(item));
+    return out;
+  };
+  options.net.devices = split_list(net_devs);
+  for (const auto& dev : options.net.devices) {
+    if (dev.size() >= GN_NET_NAME_LEN || dev.find_first_of(" /:") != std::string::npos) {
+      std::fprintf(stderr, "usage: gpunoise record: --net-dev: '%s' is not a network device name\n",
+                   dev.c_str());
+      return 2;
+    }
+  }
+  if (options.net.devices.size() > GN_NET_DEV_FILTER_MAX) {
+    std::fprintf(stderr, "usage: gpunoise record: --net-dev takes at most %d devices\n",
+                 GN_NET_DEV_FILTER_MAX);
+    return 2;
+  }
+  if (!options.net.devices.empty() && !options.event_groups.count("net-packets")) {
+    std::fprintf(stderr, "usage: gpunoise record: --net-dev filters per-packet records; add net-packets to --events\n");
+    return 2;
+  }
+  options.net.nic_categories = split_list(nic_categories);
+  {
+    auto interval = ParseDuration(net_interval_text);
+    if (!interval.ok() || *interval < 1000000) {
+      std::fprintf(stderr, "usage: gpunoise record: invalid --net-interval '%s' (at least 1ms)\n",
+                   net_interval_text.c_str());
+      return 2;
+    }
+    options.net_interval_ms = *interval / 1000000;
   }
   if (!buffer_text.empty()) {
     auto b = ParseByteSize(buffer_text);

@@ -29,6 +29,7 @@ Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(const std::
 PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
     : writer_(std::move(writer)),
       track_events_(kTrackEventSequenceId, RandomSalt()),
+      net_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
       packet_(std::make_unique<perfetto::TracePacket>()) {}
 
 PerfettoTraceSink::~PerfettoTraceSink() = default;

@@ -24,6 +24,7 @@
 #include "common/strings.h"
 #include "common/unique_fd.h"
 #include "model/switch_chain.h"
+#include "record/net_recording.h"
 #include "record/perfetto_trace_sink.h"
 
 #ifndef GPUNOISE_VERSION
@@ -133,6 +134,12 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     irq_collector = irq.get();
     collectors.push_back(std::move(irq));
   }
+  std::unique_ptr<NetRecording> net;
+  if (wants("net") || wants("net-packets")) {
+    collect::NetOptions net_options = options.net;
+    net_options.packets = wants("net-packets");
+    net = std::make_unique<NetRecording>(net_options, options.net_interval_ms * 1000000, collectors);
+  }
 
   // Process names first, so tasks seen during the recording are named even
   // if the scan is slow on a big node.
@@ -158,6 +165,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   }
 
   model::IrqTable irqs = collect::ScanIrqs();
+  collect::MapNicIrqs(&irqs);
   sink->set_irq_table(irqs);
   if (irq_collector)
     sink->set_irq_name_fallback([irq_collector](int32_t irq) { return irq_collector->LookupIrqName(irq); });
@@ -166,6 +174,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   for (auto& c : collectors) session.collectors.push_back(c->report());
   GN_RETURN_IF_ERROR(sink->WriteHeader(collect::ReadHostInfo(), start_processes, session));
   start_processes = {};
+  if (net) {
+    GN_RETURN_IF_ERROR(sink->WriteNetIrqMap(session.start_ts));
+    net->Begin(*sink);
+  }
   if (options.on_started) options.on_started(session);
 
   UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
@@ -215,6 +227,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
         break;
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (deadline - now) / 1000000 + 1));
+    }
+    if (net) {
+      auto next = net->MaybeSample(*sink, now);
+      if (!next.ok()) {
+        result.late_error = next.error();
+        session.end_reason = sink->disk_full() ? "disk full" : "write error";
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
     }
     epoll_event events[2];
     int n = ::epoll_wait(epoll_fd.get(), events, 2, timeout_ms);
@@ -268,6 +289,13 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     for (uint64_t l : own) report.lost += l;
     session.collectors.push_back(std::move(report));
   }
+  if (net) {
+    // The network totals are written even after a disk-full error, like the
+    // footer: they are small and say what the recording saw.
+    Status st = net->Finish(*sink);
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
+    result.net_summary = net->Summary();
+  }
   result.parse_errors = parse_errors;
   if (parse_errors) log::Warning("{} malformed records were skipped", parse_errors);
 
@@ -300,9 +328,10 @@ std::string FormatSummary(const RecordResult& r) {
   double seconds = s.end_ts > s.start_ts ? static_cast<double>(s.end_ts - s.start_ts) / 1e9 : 0;
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
-  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}",
+  std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
+  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}{}",
                      seconds, s.cpus.size(), r.path, HumanBytes(r.bytes_written), per_collector,
-                     lost, unseen_text);
+                     lost, unseen_text, net_text);
 }
 
 }  // namespace gpunoise::record

@@ -11,20 +11,28 @@
 #include <vector>
 
 #include "collect/collector.h"
+#include "collect/net_collector.h"
 #include "common/result.h"
 #include "model/session_info.h"
 
 namespace gpunoise::record {
 
-// Event groups `--events` accepts.
-inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq"};
-inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq";
+// Event groups `--events` accepts. "net" keeps per-device, per-queue and
+// per-CPU counters in the kernel (cheap, on by default); "net-packets" adds a
+// record per packet, poll and drop (costly at high packet rates).
+inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq", "net",
+                                                    "net-packets"};
+inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net";
 
 struct RecordOptions {
   std::string output_path;
   uint64_t duration_ns = 0;  // 0: until stop_fd becomes readable
-  std::set<std::string> event_groups = {"sched", "irq", "softirq"};
+  std::set<std::string> event_groups = {"sched", "irq", "softirq", "net"};
   collect::FilterOptions filters;
+  // --net-dev, --nic-tracepoints (NetOptions::packets follows "net-packets").
+  collect::NetOptions net;
+  // How often the network counters become counter-track samples.
+  uint64_t net_interval_ms = 100;
   uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
   uint64_t drain_interval_ms = 100;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
@@ -42,6 +50,8 @@ struct RecordResult {
   std::string path;
   uint64_t bytes_written = 0;
   uint64_t parse_errors = 0;
+  // One line on the network counters ("" when net was not recorded).
+  std::string net_summary;
   // Set when the recording ended because of an error after data was
   // captured (disk full): the file holds what was captured, and the command
   // exits non-zero with this message.
