@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "common/strings.h"
@@ -97,9 +98,29 @@ DoctorSources LiveSources(const SystemView& view, const DoctorOptions& options, 
   DoctorSources s;
   s.sleep = [](uint64_t ns) { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); };
   if (view.IsLive()) s.self_pid = static_cast<int>(::getpid());
-  bool any_here = false;
-  for (const NetInterface* nic : inventory.PhysicalNics()) any_here |= view.IsLive() || SameInterfaceHere(*nic);
-  if (any_here) s.ethtool = MakeNetlinkEthtoolSource();
+  if (!inventory.PhysicalNics().empty()) {
+    EthtoolSource netlink = MakeNetlinkEthtoolSource();
+    if (view.IsLive()) {
+      s.ethtool = netlink;
+    } else {
+      // Netlink answers for this network namespace: only trust it for an
+      // interface of the viewed system that is also here (a container with
+      // the host's network, looking at the host's /sys through --root).
+      std::map<std::string, bool> here;
+      for (const NetInterface* nic : inventory.PhysicalNics()) here[nic->name] = SameInterfaceHere(*nic);
+      s.ethtool = [netlink, here](const std::string& ifname) {
+        auto it = here.find(ifname);
+        if (it != here.end() && it->second) return netlink(ifname);
+        EthtoolInfo info;
+        std::string why = "ethtool data comes over netlink from this network namespace, which does not have " +
+                          ifname + " of --root";
+        info.rings = Error{why};
+        info.coalesce = Error{why};
+        info.link_modes = Error{why};
+        return info;
+      };
+    }
+  }
   if (inventory.OfKind(PciKind::kGpu).empty()) return s;
   if (options.nvml_library.empty()) {
     s.gpu_health_unavailable = "NVML disabled (--nvml none)";
@@ -141,15 +162,11 @@ Result<DoctorInputs> GatherInputs(const SystemView& view, const DoctorOptions& o
   GN_ASSIGN_OR_RETURN(in.focus, ResolveFocus(options.focus, in.processes, in.isolation, in.inventory.online_cpus));
   in.self_pid = sources.self_pid;
 
-  for (const NetInterface* nic : in.inventory.PhysicalNics()) {
-    if (!sources.ethtool) break;
-    if (!view.IsLive() && !SameInterfaceHere(*nic)) continue;
-    in.ethtool.emplace(nic->name, sources.ethtool(nic->name));
+  if (sources.ethtool) {
+    for (const NetInterface* nic : in.inventory.PhysicalNics()) in.ethtool.emplace(nic->name, sources.ethtool(nic->name));
+  } else {
+    in.ethtool_unavailable = "no ethtool source";
   }
-  if (in.ethtool.empty())
-    in.ethtool_unavailable = view.IsLive() ? "ethtool netlink unavailable"
-                                           : "ethtool data comes over netlink from this network namespace, which "
-                                             "does not have the interfaces under --root";
 
   if (!in.inventory.OfKind(PciKind::kGpu).empty() && !sources.gpu_health)
     in.nvml_unavailable = sources.gpu_health_unavailable.empty() ? "NVML unavailable" : sources.gpu_health_unavailable;
