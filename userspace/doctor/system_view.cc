@@ -61,8 +61,22 @@ std::string SystemView::HostPath(std::string_view path) const {
   return out;
 }
 
+std::string SystemView::Contained(std::string_view path) const {
+  // The kernel would follow an absolute link from the root of *this*
+  // machine; resolving inside the root first keeps every read in the view.
+  if (IsLive()) return std::string(path);
+  auto resolved = Resolve(path);
+  return HostPath(resolved.ok() ? std::string_view(*resolved) : path);
+}
+
+std::string SystemView::ContainedLink(std::string_view path) const {
+  // Resolves the directories but not the last component, which is the link.
+  if (IsLive()) return std::string(path);
+  return JoinPath(Contained(DirName(path)), BaseName(path));
+}
+
 Result<std::string> SystemView::Read(std::string_view path) const {
-  return ReadFileToString(HostPath(path));
+  return ReadFileToString(Contained(path));
 }
 
 std::optional<std::string> SystemView::ReadTrimmed(std::string_view path) const {
@@ -78,21 +92,24 @@ std::optional<int64_t> SystemView::ReadInt(std::string_view path) const {
 }
 
 std::vector<std::string> SystemView::List(std::string_view path) const {
-  auto names = ListDirectory(HostPath(path));
+  auto names = ListDirectory(Contained(path));
   if (!names.ok()) return {};
   std::sort(names->begin(), names->end());
   return std::move(names).value();
 }
 
-bool SystemView::Exists(std::string_view path) const { return PathExists(HostPath(path)); }
+bool SystemView::Exists(std::string_view path) const { return PathExists(Contained(path)); }
 
-bool SystemView::IsSymlink(std::string_view path) const {
+bool SystemView::IsSymlink(std::string_view path) const { return IsHostSymlink(ContainedLink(path)); }
+
+Result<std::string> SystemView::ReadLink(std::string_view path) const { return ReadHostLink(ContainedLink(path)); }
+
+bool SystemView::IsHostSymlink(const std::string& host) {
   struct stat st;
-  return ::lstat(HostPath(path).c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+  return ::lstat(host.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
 }
 
-Result<std::string> SystemView::ReadLink(std::string_view path) const {
-  std::string host = HostPath(path);
+Result<std::string> SystemView::ReadHostLink(const std::string& host) {
   char buf[4096];
   ssize_t n = ::readlink(host.c_str(), buf, sizeof(buf) - 1);
   if (n < 0) return MakeError("failed to read link {}: {}", host, std::strerror(errno));
@@ -102,7 +119,7 @@ Result<std::string> SystemView::ReadLink(std::string_view path) const {
 Result<std::string> SystemView::Resolve(std::string_view path) const {
   std::vector<std::string> pending = Components(path);
   std::reverse(pending.begin(), pending.end());  // back() is the next component
-  std::vector<std::string> done;
+  std::vector<std::string> done;  // resolved components: no links among them
   int links = 0;
   while (!pending.empty()) {
     std::string part = std::move(pending.back());
@@ -113,10 +130,11 @@ Result<std::string> SystemView::Resolve(std::string_view path) const {
     }
     done.push_back(part);
     std::string current = "/";
-    for (size_t i = 0; i < done.size(); ++i) current = JoinPath(current, done[i]);
-    if (!IsSymlink(current)) continue;
+    for (const auto& d : done) current = JoinPath(current, d);
+    std::string host = HostPath(current);
+    if (!IsHostSymlink(host)) continue;
     if (++links > kMaxSymlinks) return MakeError("failed to resolve {}: too many links", path);
-    GN_ASSIGN_OR_RETURN(std::string target, ReadLink(current));
+    GN_ASSIGN_OR_RETURN(std::string target, ReadHostLink(host));
     done.pop_back();
     if (!target.empty() && target.front() == '/') done.clear();
     std::vector<std::string> target_parts = Components(target);
@@ -128,7 +146,7 @@ Result<std::string> SystemView::Resolve(std::string_view path) const {
 }
 
 Result<std::vector<std::string>> SystemView::ReadKernelLog() const {
-  std::string host = HostPath("/dev/kmsg");
+  std::string host = Contained("/dev/kmsg");
   UniqueFd fd(::open(host.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return MakeError("failed to open {}: {}", host, std::strerror(errno));
   struct stat st;

@@ -45,6 +45,13 @@ class SystemView {
   Result<std::vector<std::string>> ReadKernelLog() const;
 
  private:
+  // The host path for `path` with every link resolved inside the root
+  // (ContainedLink: all but the last component).
+  std::string Contained(std::string_view path) const;
+  std::string ContainedLink(std::string_view path) const;
+  static bool IsHostSymlink(const std::string& host);
+  static Result<std::string> ReadHostLink(const std::string& host);
+
   std::string root_;
 };
 
