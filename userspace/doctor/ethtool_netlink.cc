@@ -39,11 +39,40 @@ void ForEachNested(const nlattr* nest, Fn&& fn) {
 
 }  // namespace
 
-// Attributes of one reply, by type; nested attributes are parsed by the
+namespace {
+
+// A reply's top-level attributes by type; nested ones are parsed by the
 // callers that know their layout.
+std::vector<const nlattr*> ReplyAttrs(const nlmsghdr* msg) {
+  std::vector<const nlattr*> attrs(kMaxAttrType + 1, nullptr);
+  auto parse = [](const nlattr* attr, void* data) -> int {
+    auto* out = static_cast<std::vector<const nlattr*>*>(data);
+    uint16_t type = mnl_attr_get_type(attr);
+    if (type < out->size()) (*out)[type] = attr;
+    return MNL_CB_OK;
+  };
+  mnl_attr_parse(msg, sizeof(genlmsghdr), parse, &attrs);
+  return attrs;
+}
+
+std::optional<uint32_t> U32(const std::vector<const nlattr*>& attrs, int type) {
+  const nlattr* a = attrs[type];
+  if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0) return std::nullopt;
+  return mnl_attr_get_u32(a);
+}
+
+std::optional<uint8_t> U8(const std::vector<const nlattr*>& attrs, int type) {
+  const nlattr* a = attrs[type];
+  if (!a || mnl_attr_validate(a, MNL_TYPE_U8) < 0) return std::nullopt;
+  return mnl_attr_get_u8(a);
+}
+
+}  // namespace
+
+// The bytes of one reply message.
 struct EthtoolNetlink::Reply {
-  std::vector<const nlattr*> attrs;
-  std::vector<char> storage;  // owns the bytes the attrs point into
+  std::vector<char> storage;
+  const nlmsghdr* message() const { return reinterpret_cast<const nlmsghdr*>(storage.data()); }
 };
 
 EthtoolNetlink::~EthtoolNetlink() {
@@ -129,78 +158,52 @@ Status EthtoolNetlink::Get(uint8_t command, uint16_t header_attr, const std::str
   } while (ret > 0);
   if (ret < 0) return MakeError("{}", ReasonOf(errno));
   if (!collect.got) return MakeError("empty reply");
-
-  auto* msg = reinterpret_cast<const nlmsghdr*>(reply.storage.data());
-  reply.attrs.assign(kMaxAttrType + 1, nullptr);
-  auto parse = [](const nlattr* attr, void* data) -> int {
-    auto* attrs = static_cast<std::vector<const nlattr*>*>(data);
-    uint16_t type = mnl_attr_get_type(attr);
-    if (type < attrs->size()) (*attrs)[type] = attr;
-    return MNL_CB_OK;
-  };
-  mnl_attr_parse(msg, sizeof(genlmsghdr), parse, &reply.attrs);
   return OkStatus();
 }
 
-Result<RingSizes> EthtoolNetlink::Rings(const std::string& ifname) {
-  Reply reply;
-  GN_RETURN_IF_ERROR(Get(ETHTOOL_MSG_RINGS_GET, ETHTOOL_A_RINGS_HEADER, ifname, reply));
-  auto u32 = [&](int type) -> std::optional<uint32_t> {
-    const nlattr* a = reply.attrs[type];
-    if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0) return std::nullopt;
-    return mnl_attr_get_u32(a);
-  };
-  auto rx_max = u32(ETHTOOL_A_RINGS_RX_MAX), rx = u32(ETHTOOL_A_RINGS_RX);
+Result<RingSizes> EthtoolNetlink::ParseRingsReply(const nlmsghdr* msg) {
+  auto attrs = ReplyAttrs(msg);
+  auto rx_max = U32(attrs, ETHTOOL_A_RINGS_RX_MAX), rx = U32(attrs, ETHTOOL_A_RINGS_RX);
   if (!rx_max || !rx) return MakeError("the driver does not report it");
   RingSizes r;
   r.rx = *rx;
   r.rx_max = *rx_max;
-  r.tx = u32(ETHTOOL_A_RINGS_TX).value_or(0);
-  r.tx_max = u32(ETHTOOL_A_RINGS_TX_MAX).value_or(0);
+  r.tx = U32(attrs, ETHTOOL_A_RINGS_TX).value_or(0);
+  r.tx_max = U32(attrs, ETHTOOL_A_RINGS_TX_MAX).value_or(0);
   return r;
 }
 
-Result<Coalesce> EthtoolNetlink::CoalesceParams(const std::string& ifname) {
-  Reply reply;
-  GN_RETURN_IF_ERROR(Get(ETHTOOL_MSG_COALESCE_GET, ETHTOOL_A_COALESCE_HEADER, ifname, reply));
-  auto u32 = [&](int type) -> std::optional<uint32_t> {
-    const nlattr* a = reply.attrs[type];
-    if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0) return std::nullopt;
-    return mnl_attr_get_u32(a);
-  };
+Result<Coalesce> EthtoolNetlink::ParseCoalesceReply(const nlmsghdr* msg) {
+  auto attrs = ReplyAttrs(msg);
   auto flag = [&](int type) -> std::optional<bool> {
-    const nlattr* a = reply.attrs[type];
-    if (!a || mnl_attr_validate(a, MNL_TYPE_U8) < 0) return std::nullopt;
-    return mnl_attr_get_u8(a) != 0;
+    auto v = U8(attrs, type);
+    if (!v) return std::nullopt;
+    return *v != 0;
   };
   Coalesce c;
-  c.rx_usecs = u32(ETHTOOL_A_COALESCE_RX_USECS);
-  c.rx_max_frames = u32(ETHTOOL_A_COALESCE_RX_MAX_FRAMES);
-  c.tx_usecs = u32(ETHTOOL_A_COALESCE_TX_USECS);
-  c.tx_max_frames = u32(ETHTOOL_A_COALESCE_TX_MAX_FRAMES);
+  c.rx_usecs = U32(attrs, ETHTOOL_A_COALESCE_RX_USECS);
+  c.rx_max_frames = U32(attrs, ETHTOOL_A_COALESCE_RX_MAX_FRAMES);
+  c.tx_usecs = U32(attrs, ETHTOOL_A_COALESCE_TX_USECS);
+  c.tx_max_frames = U32(attrs, ETHTOOL_A_COALESCE_TX_MAX_FRAMES);
   c.adaptive_rx = flag(ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX);
   c.adaptive_tx = flag(ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX);
   return c;
 }
 
-Result<LinkModes> EthtoolNetlink::Modes(const std::string& ifname) {
-  Reply reply;
-  GN_RETURN_IF_ERROR(Get(ETHTOOL_MSG_LINKMODES_GET, ETHTOOL_A_LINKMODES_HEADER, ifname, reply));
+Result<LinkModes> EthtoolNetlink::ParseLinkModesReply(const nlmsghdr* msg) {
+  auto attrs = ReplyAttrs(msg);
   LinkModes m;
-  if (const nlattr* a = reply.attrs[ETHTOOL_A_LINKMODES_SPEED]; a && mnl_attr_validate(a, MNL_TYPE_U32) >= 0) {
-    uint32_t speed = mnl_attr_get_u32(a);
-    if (speed != 0 && speed != static_cast<uint32_t>(SPEED_UNKNOWN)) m.speed_mbps = speed;
+  if (auto speed = U32(attrs, ETHTOOL_A_LINKMODES_SPEED);
+      speed && *speed != 0 && *speed != static_cast<uint32_t>(SPEED_UNKNOWN))
+    m.speed_mbps = *speed;
+  if (auto duplex = U8(attrs, ETHTOOL_A_LINKMODES_DUPLEX)) {
+    if (*duplex == DUPLEX_FULL) m.full_duplex = true;
+    else if (*duplex == DUPLEX_HALF) m.full_duplex = false;
   }
-  if (const nlattr* a = reply.attrs[ETHTOOL_A_LINKMODES_DUPLEX]; a && mnl_attr_validate(a, MNL_TYPE_U8) >= 0) {
-    uint8_t duplex = mnl_attr_get_u8(a);
-    if (duplex == DUPLEX_FULL) m.full_duplex = true;
-    else if (duplex == DUPLEX_HALF) m.full_duplex = false;
-  }
-  if (const nlattr* a = reply.attrs[ETHTOOL_A_LINKMODES_AUTONEG]; a && mnl_attr_validate(a, MNL_TYPE_U8) >= 0)
-    m.autoneg = mnl_attr_get_u8(a) == AUTONEG_ENABLE;
+  if (auto autoneg = U8(attrs, ETHTOOL_A_LINKMODES_AUTONEG)) m.autoneg = *autoneg == AUTONEG_ENABLE;
   // ETHTOOL_A_LINKMODES_OURS is a bitset whose mask holds the supported
   // modes; in the verbose form each bit comes as a nest with its name.
-  if (const nlattr* ours = reply.attrs[ETHTOOL_A_LINKMODES_OURS]) {
+  if (const nlattr* ours = attrs[ETHTOOL_A_LINKMODES_OURS]) {
     ForEachNested(ours, [&](const nlattr* bitset_attr) {
       if (mnl_attr_get_type(bitset_attr) != ETHTOOL_A_BITSET_BITS) return;
       ForEachNested(bitset_attr, [&](const nlattr* bit) {
@@ -214,6 +217,24 @@ Result<LinkModes> EthtoolNetlink::Modes(const std::string& ifname) {
     });
   }
   return m;
+}
+
+Result<RingSizes> EthtoolNetlink::Rings(const std::string& ifname) {
+  Reply reply;
+  GN_RETURN_IF_ERROR(Get(ETHTOOL_MSG_RINGS_GET, ETHTOOL_A_RINGS_HEADER, ifname, reply));
+  return ParseRingsReply(reply.message());
+}
+
+Result<Coalesce> EthtoolNetlink::CoalesceParams(const std::string& ifname) {
+  Reply reply;
+  GN_RETURN_IF_ERROR(Get(ETHTOOL_MSG_COALESCE_GET, ETHTOOL_A_COALESCE_HEADER, ifname, reply));
+  return ParseCoalesceReply(reply.message());
+}
+
+Result<LinkModes> EthtoolNetlink::Modes(const std::string& ifname) {
+  Reply reply;
+  GN_RETURN_IF_ERROR(Get(ETHTOOL_MSG_LINKMODES_GET, ETHTOOL_A_LINKMODES_HEADER, ifname, reply));
+  return ParseLinkModesReply(reply.message());
 }
 
 EthtoolInfo EthtoolNetlink::Query(const std::string& ifname) {

@@ -11,6 +11,7 @@
 #include "doctor/ethtool_info.h"
 
 struct mnl_socket;
+struct nlmsghdr;
 
 namespace gpunoise::doctor {
 
@@ -27,6 +28,11 @@ class EthtoolNetlink {
   Result<RingSizes> Rings(const std::string& ifname);
   Result<Coalesce> CoalesceParams(const std::string& ifname);
   Result<LinkModes> Modes(const std::string& ifname);
+
+  // Reply parsers, public for tests that build replies by hand.
+  static Result<RingSizes> ParseRingsReply(const nlmsghdr* msg);
+  static Result<Coalesce> ParseCoalesceReply(const nlmsghdr* msg);
+  static Result<LinkModes> ParseLinkModesReply(const nlmsghdr* msg);
 
  private:
   EthtoolNetlink() = default;
