@@ -56,6 +56,22 @@ TEST(Focus, IsolatedCpusAreTheFocusWithoutGpuProcesses) {
   EXPECT_EQ(run->inputs->focus.cpus, (std::vector<int>{2, 3, 6, 7}));
 }
 
+TEST(Focus, GpuManagementDaemonsAreNotTraining) {
+  FixtureTree tree;
+  BuildGoodNode(tree);
+  // nvidia-persistenced and DCGM hold the device files on every GPU node.
+  tree.AddProcess({.pid = 80, .comm = "nvidia-persiste", .cpus = "0-7", .fd_targets = {"/dev/nvidia0"}});
+  tree.AddProcess({.pid = 81, .comm = "nv-hostengine", .cpus = "0-7", .fd_targets = {"/dev/nvidiactl"}});
+  auto run = Gather(tree);
+  EXPECT_EQ(run->inputs->focus.source, FocusSource::kGpuProcesses);
+  EXPECT_EQ(run->inputs->focus.cpus, (std::vector<int>{2, 3}));
+  EXPECT_EQ(run->inputs->focus.pids, (std::vector<int>{500}));
+  // ... but they are daemons that may run on the focus CPUs.
+  CheckResult r = RunOne(*run->inputs, "cpu.daemons");
+  EXPECT_EQ(r.verdict, Verdict::kWarn);
+  EXPECT_SAW(r, "2 process(es) outside the focus set may run on focus CPUs 2-3: nvidia-persiste (80) and nv-hostengine (81)");
+}
+
 TEST(Focus, GivenCpusOrPidsWin) {
   FixtureTree tree;
   BuildGoodNode(tree);

@@ -65,7 +65,7 @@ Result<Focus> ResolveFocus(const FocusRequest& request, const std::vector<Proces
   }
   std::vector<std::string> names;
   for (const auto& p : processes) {
-    if (!p.UsesGpu() || !p.cpus_allowed) continue;
+    if (!p.RunsGpuWork() || !p.cpus_allowed) continue;
     // Children that inherited the parent's device fds (data loader workers)
     // are the same job; list the top-most GPU user only.
     f.cpus = Union(f.cpus, *p.cpus_allowed);

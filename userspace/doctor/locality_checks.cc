@@ -136,7 +136,7 @@ CheckResult CheckProcessLocality(const DoctorInputs& in) {
   std::vector<const ProcessInfo*> procs;
   for (const auto& p : in.processes) {
     bool focus_pid = std::find(in.focus.pids.begin(), in.focus.pids.end(), p.pid) != in.focus.pids.end();
-    if (p.UsesGpu() || (focus_pid && in.focus.source == FocusSource::kPids)) procs.push_back(&p);
+    if (p.RunsGpuWork() || (focus_pid && in.focus.source == FocusSource::kPids)) procs.push_back(&p);
   }
   if (procs.empty()) return Unknown(id, "no process uses a GPU (no /dev/nvidia* in /proc/*/fd or maps)", why);
   std::vector<const PciDevice*> gpus = in.inventory.OfKind(PciKind::kGpu);

@@ -30,6 +30,21 @@ void ReadGpuUsage(const SystemView& view, const std::string& dir, ProcessInfo& p
 
 }  // namespace
 
+bool IsGpuManagementDaemon(std::string_view comm) {
+  static constexpr std::string_view kDaemons[] = {
+      "nvidia-persiste",  // nvidia-persistenced
+      "nv-hostengine",    // DCGM
+      "dcgm-exporter", "dcgmi", "nvidia-smi",
+      "nvidia-device-p",  // nvidia-device-plugin (Kubernetes)
+      "nvidia-cuda-mps",  // MPS control daemon and server
+      "nvidia-fabricma",  // nvidia-fabricmanager (NVSwitch)
+      "nvidia-powerd", "Xorg", "Xwayland",
+  };
+  for (std::string_view d : kDaemons)
+    if (comm == d) return true;
+  return false;
+}
+
 std::vector<int> ProcessInfo::GpuMinors() const {
   std::vector<int> minors;
   for (const auto& f : nvidia_files) {

@@ -15,6 +15,10 @@ namespace gpunoise::doctor {
 // PF_KTHREAD in /proc/PID/stat's flags (include/linux/sched.h).
 constexpr unsigned kPfKthread = 0x00200000;
 
+// nvidia-persistenced, DCGM's nv-hostengine, nvidia-smi, the Kubernetes
+// device plugin and friends, by comm (the kernel cuts it at 15 characters).
+bool IsGpuManagementDaemon(std::string_view comm);
+
 struct ProcessInfo {
   int pid = 0;
   int ppid = 0;
@@ -25,6 +29,9 @@ struct ProcessInfo {
   std::set<std::string> nvidia_files;  // "/dev/nvidia0", "/dev/nvidiactl", ... from fds and maps
 
   bool UsesGpu() const { return !nvidia_files.empty(); }
+  // Uses a GPU and is not one of the driver's management daemons, which
+  // hold the device files open on every GPU node without running GPU work.
+  bool RunsGpuWork() const { return UsesGpu() && !IsGpuManagementDaemon(comm); }
   // GPU minor numbers of /dev/nvidiaN files (not nvidiactl, nvidia-uvm).
   std::vector<int> GpuMinors() const;
 };
