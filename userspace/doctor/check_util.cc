@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/cpu_list.h"
 #include "doctor/cpu_set.h"
 
@@ -19,6 +21,16 @@ std::string JoinLimited(const std::vector<std::string>& items, size_t limit) {
     out += items[i];
   }
   if (items.size() > shown) out += fmt::format(" and {} more", items.size() - shown);
+  return out;
+}
+
+std::string JoinCommands(const std::vector<std::string>& commands, size_t limit) {
+  std::vector<std::string> unique;
+  for (const auto& c : commands)
+    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+  std::string out;
+  for (size_t i = 0; i < unique.size() && i < limit; ++i) out += (i ? "; " : "") + unique[i];
+  if (unique.size() > limit) out += fmt::format(" (and {} more like these)", unique.size() - limit);
   return out;
 }
 

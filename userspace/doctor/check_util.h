@@ -11,6 +11,9 @@ namespace gpunoise::doctor {
 
 // "a, b, c and 4 more"
 std::string JoinLimited(const std::vector<std::string>& items, size_t limit = 4);
+// Shell commands joined with "; " (duplicates dropped), the first `limit`
+// of them, then "(and N more like these)".
+std::string JoinCommands(const std::vector<std::string>& commands, size_t limit = 4);
 std::string CpuListText(const std::vector<int>& cpus);  // "2-7" or "none"
 // The fix prefix for moving things off the focus CPUs: names the
 // housekeeping CPUs, or says to pin the training first when there are none.

@@ -232,7 +232,7 @@ CheckResult CheckPacketSteering(const DoctorInputs& in) {
   if (!problems.empty()) {
     r.verdict = Verdict::kWarn;
     r.saw = fmt::format("steering onto focus CPUs {}: {}", CpuListText(in.focus.cpus), JoinLimited(problems, 3));
-    r.fix = JoinLimited(fixes, 3);
+    r.fix = JoinCommands(fixes);
     return r;
   }
   if (in.focus.empty() && (any_rps || rfs)) {

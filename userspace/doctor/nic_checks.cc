@@ -129,7 +129,7 @@ CheckResult CheckNicLink(const DoctorInputs& in) {
       good.push_back(fmt::format("{} at {} Mb/s{} (its maximum)", nic->name, *speed, duplex == 1 ? " full duplex" : ""));
     }
   }
-  return Combine(id, why, problems, good, unknown, JoinLimited(fixes, 3));
+  return Combine(id, why, problems, good, unknown, JoinCommands(fixes));
 }
 
 CheckResult CheckPcieLink(const DoctorInputs& in) {
@@ -177,7 +177,7 @@ CheckResult CheckPcieLink(const DoctorInputs& in) {
     }
   }
   if (devices == 0) return Unknown(id, "no NIC or NVIDIA GPU under /sys/bus/pci/devices", why);
-  return Combine(id, why, problems, good, unknown, JoinLimited(fixes, 2));
+  return Combine(id, why, problems, good, unknown, JoinCommands(fixes));
 }
 
 CheckResult CheckTxTimeouts(const DoctorInputs& in) {
@@ -297,7 +297,7 @@ CheckResult CheckMtu(const DoctorInputs& in) {
       }
     }
   }
-  return Combine(id, why, problems, good, unknown, JoinLimited(fixes, 3));
+  return Combine(id, why, problems, good, unknown, JoinCommands(fixes));
 }
 
 CheckResult CheckRings(const DoctorInputs& in) {
@@ -327,7 +327,7 @@ CheckResult CheckRings(const DoctorInputs& in) {
       good.push_back(state);
     }
   }
-  return Combine(id, why, problems, good, unknown, JoinLimited(fixes, 3));
+  return Combine(id, why, problems, good, unknown, JoinCommands(fixes));
 }
 
 CheckResult CheckCoalesce(const DoctorInputs& in) {
@@ -377,7 +377,7 @@ CheckResult CheckCoalesce(const DoctorInputs& in) {
       good.push_back(state);
     }
   }
-  return Combine(id, why, problems, good, unknown, JoinLimited(fixes, 3));
+  return Combine(id, why, problems, good, unknown, JoinCommands(fixes));
 }
 
 }  // namespace gpunoise::doctor

@@ -19,6 +19,9 @@ void ReadGpuUsage(const SystemView& view, const std::string& dir, ProcessInfo& p
   }
   if (!p.nvidia_files.empty()) return;
   // A process can map a device and close the fd; maps still names it.
+  // Reading maps takes the process's mmap lock: a task in uninterruptible
+  // sleep may hold it, and the read would hang doctor with it.
+  if (p.state == 'D') return;
   auto maps = view.Read(dir + "/maps");
   if (!maps.ok()) return;
   for (std::string_view line : Split(*maps, '\n')) {
