@@ -66,8 +66,8 @@ Result<Focus> ResolveFocus(const FocusRequest& request, const std::vector<Proces
   std::vector<std::string> names;
   for (const auto& p : processes) {
     if (!p.RunsGpuWork() || !p.cpus_allowed) continue;
-    // Children that inherited the parent's device fds (data loader workers)
-    // are the same job; list the top-most GPU user only.
+    // Every GPU user counts (a launcher and its ranks may all hold the
+    // device files); their descendants count through DescendsFrom.
     f.cpus = Union(f.cpus, *p.cpus_allowed);
     f.pids.push_back(p.pid);
     if (names.size() < 4) names.push_back(fmt::format("{} ({})", p.pid, p.comm));
