@@ -67,7 +67,7 @@ Status PerfettoTraceSink::WriteHeader(const model::HostInfo& host,
 Status PerfettoTraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events,
                                         bool lost_events) {
   if (events.empty() && !lost_events) return OkStatus();
-  if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, 0);
+  if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, data_start_);
   perfetto::FtraceBundleEncoder::BundleInfo info;
   info.cpu = cpu;
   info.lost_events = lost_events;

@@ -35,6 +35,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
 
   void set_irq_table(model::IrqTable irqs) { irqs_ = std::move(irqs); }
   void set_irq_name_fallback(IrqNameFallback fallback) { irq_fallback_ = std::move(fallback); }
+  // When the collectors were attached: every CPU's data is complete from here.
+  void set_data_start(uint64_t ts) { data_start_ = ts; }
 
   Status WriteHeader(const model::HostInfo& host, const model::ProcessSnapshot& processes,
                      const model::SessionInfo& session);
@@ -59,6 +61,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   perfetto::TrackEventWriter track_events_;
   std::unique_ptr<perfetto::TracePacket> packet_;
   std::vector<uint64_t> last_bundle_end_;  // per CPU
+  uint64_t data_start_ = 0;
   std::map<uint32_t, uint64_t> vector_tracks_;
   uint64_t vector_parent_track_ = 0;
   model::IrqTable irqs_;

@@ -138,6 +138,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // if the scan is slow on a big node.
   model::ProcessSnapshot start_processes = collect::ScanProcesses();
 
+  // Data is complete from the first attach on (the trace processor crops
+  // anything before the latest per-CPU start it is told of).
+  session.start_ts = BoottimeNs();
+  sink->set_data_start(session.start_ts);
   for (auto& c : collectors) c->Start(context);
   bool any_active = false;
   for (size_t i = 0; i < collectors.size(); ++i) {
@@ -158,7 +162,6 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (irq_collector)
     sink->set_irq_name_fallback([irq_collector](int32_t irq) { return irq_collector->LookupIrqName(irq); });
 
-  session.start_ts = BoottimeNs();
   for (int cpu : cpus) session.cpus.push_back({static_cast<uint32_t>(cpu), 0, 0, 0});
   for (auto& c : collectors) session.collectors.push_back(c->report());
   GN_RETURN_IF_ERROR(sink->WriteHeader(collect::ReadHostInfo(), start_processes, session));

@@ -122,7 +122,6 @@ void FtraceBundleEncoder::Encode(const BundleInfo& info, std::span<const model::
         ev.payload);
   }
   if (!compact_.empty()) compact_.FlushTo(bundle->mutable_compact_sched());
-  if (!events.empty()) bundle->set_last_read_event_timestamp(events.back().ts);
 }
 
 }  // namespace gpunoise::perfetto

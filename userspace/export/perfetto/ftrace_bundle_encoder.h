@@ -31,7 +31,11 @@ class FtraceBundleEncoder {
   struct BundleInfo {
     uint32_t cpu = 0;
     bool lost_events = false;                 // the kernel dropped records since the last bundle
-    uint64_t previous_bundle_end_timestamp = 0;  // 0: first bundle of this CPU
+    // The trace processor reads this on a CPU's first bundle as "this CPU's
+    // data is complete from here" and drops anything earlier on every CPU
+    // (ftrace_latest_data_start_ns); on later bundles it marks where the
+    // previous one ended. 0: not set.
+    uint64_t previous_bundle_end_timestamp = 0;
   };
 
   // `events` belong to one CPU and are sorted by timestamp.
