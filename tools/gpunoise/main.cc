@@ -19,6 +19,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"record", gpunoise::cli::RunRecord, "record a Perfetto trace of this node (eBPF, and CUPTI with -- CMD)"},
+    {"doctor", gpunoise::cli::RunDoctor, "check that this node is configured to be quiet (exit 0 ok, 1 warn, 2 fail)"},
 };
 
 void PrintUsage(FILE* out) {
@@ -32,7 +33,8 @@ void PrintUsage(FILE* out) {
                  static_cast<int>(c.summary.size()), c.summary.data());
   std::fprintf(out,
                "\nEXAMPLES:\n"
-               "  sudo gpunoise record -d 10 -o node.pftrace   # 10 s of scheduling and interrupts\n");
+               "  sudo gpunoise record -d 10 -o node.pftrace   # 10 s of scheduling and interrupts\n"
+               "  sudo gpunoise doctor --focus-cpus 8-63       # is this node quiet for training on CPUs 8-63?\n");
 }
 
 }  // namespace
