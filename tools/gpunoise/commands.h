@@ -4,5 +4,7 @@
 namespace gpunoise::cli {
 
 int RunRecord(int argc, char** argv);
+int RunMerge(int argc, char** argv);
+int RunEnv(int argc, char** argv);
 
 }  // namespace gpunoise::cli

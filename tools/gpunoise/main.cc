@@ -19,6 +19,8 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"record", gpunoise::cli::RunRecord, "record a Perfetto trace of this node (eBPF, and CUPTI with -- CMD)"},
+    {"merge", gpunoise::cli::RunMerge, "merge Perfetto traces (processes, nodes) into one file"},
+    {"env", gpunoise::cli::RunEnv, "print the environment that turns GPU capture on for jobs started elsewhere"},
 };
 
 void PrintUsage(FILE* out) {
@@ -32,7 +34,10 @@ void PrintUsage(FILE* out) {
                  static_cast<int>(c.summary.size()), c.summary.data());
   std::fprintf(out,
                "\nEXAMPLES:\n"
-               "  sudo gpunoise record -d 10 -o node.pftrace   # 10 s of scheduling and interrupts\n");
+               "  sudo gpunoise record -d 10 -o node.pftrace   # 10 s of scheduling and interrupts\n"
+               "  sudo gpunoise record -d 30 -o run.pftrace -- python train.py\n"
+               "                                               # kernel and GPU side of a training job\n"
+               "  gpunoise merge a.pftrace b.pftrace -o all.pftrace  # one timeline from several traces\n");
 }
 
 }  // namespace
