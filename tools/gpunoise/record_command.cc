@@ -212,6 +212,8 @@ int RunRecord(int argc, char** argv) {
 
   options.on_started = [&](const model::SessionInfo& session) {
     (*gpu)->Begin();
+    if (!(*gpu)->workload_env().empty())
+      log::Info("GPU fragments go to {}", (*gpu)->fragment_dir());
     std::string states;
     for (const auto& c : session.collectors)
       states += fmt::format("{}{} {}", states.empty() ? "" : ", ", c.name, model::CollectorStateName(c.state));
