@@ -53,8 +53,10 @@ CheckReport CheckGpuTrace(const perfetto::Trace& trace, const std::string& manif
   std::vector<KernelLine> kernels;
   std::vector<CopyLine> copies;
   std::vector<RangeLine> ranges;
+  bool expect_nvml = false;
   std::istringstream lines(manifest);
   for (std::string line; std::getline(lines, line);) {
+    if (line == "expect nvml") expect_nvml = true;
     std::string head;
     std::vector<std::string> tail;
     if (line.rfind("kernel ", 0) == 0 && SplitTail(line.substr(7), 3, &head, &tail)) {
@@ -176,6 +178,19 @@ CheckReport CheckGpuTrace(const perfetto::Trace& trace, const std::string& manif
            ", expected " + std::to_string(r.count));
     else
       pass("NVTX range '" + r.name + "': " + std::to_string(r.count) + " on thread " + std::to_string(r.tid));
+  }
+  if (expect_nvml) {
+    // NVML's SM clock sits under a GPU group, beside that GPU's streams.
+    size_t clock_tracks = 0, points = 0;
+    for (const auto& [uuid, d] : view.tracks()) {
+      if (d->name() != "SM clock" || !d->has_counter()) continue;
+      const auto* gpu = view.Track(d->parent_uuid());
+      if (!gpu || gpu->name().rfind("GPU ", 0) != 0) continue;
+      ++clock_tracks;
+      points += view.Counter(uuid).size();
+    }
+    if (!clock_tracks || !points) fail("no NVML SM clock counter under a GPU group");
+    else pass("NVML: " + std::to_string(clock_tracks) + " GPUs with SM clock counters (" + std::to_string(points) + " samples)");
   }
   if (view.unmatched_ends()) fail(std::to_string(view.unmatched_ends()) + " slice ends without a begin");
   return report;

@@ -22,6 +22,7 @@ struct CheckReport {
 //   kernel NAME COUNT LAUNCHING_TID STREAM_LABEL
 //   copy KIND BYTES COUNT
 //   range NAME COUNT TID
+//   expect nvml        (NVML counters must be there)
 // NAME may contain spaces; the fields after it do not.
 CheckReport CheckGpuTrace(const perfetto::Trace& trace, const std::string& manifest);
 

@@ -186,3 +186,14 @@ TEST(GpuTraceCheck, ThreadMissingFromKernelSideFails) {
 
 }  // namespace
 }  // namespace gpunoise::testing
+
+namespace gpunoise::testing {
+namespace {
+
+TEST(GpuTraceCheck, ExpectedNvmlCountersMustBeThere) {
+  CheckReport r = CheckGpuTrace(BuildTrace(GoodLaunches()), Manifest() + "expect nvml\n");
+  EXPECT_NE(Failures(r).find("no NVML SM clock counter under a GPU group"), std::string::npos) << Failures(r);
+}
+
+}  // namespace
+}  // namespace gpunoise::testing

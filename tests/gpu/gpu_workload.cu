@@ -45,7 +45,6 @@ bool Check(cudaError_t e, const char* what) {
 // iteration inside an NVTX range on the launching thread.
 bool Feed(cudaStream_t stream, bool a, int iterations, float* host, float* device, long* tid) {
   *tid = Tid();
-  nvtxNameOsThreadA(static_cast<uint32_t>(*tid), a ? "feeder-a" : "feeder-b");
   const size_t bytes = kElements * sizeof(float);
   bool ok = Check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream), "copy in");
   for (int i = 0; i < iterations && ok; ++i) {
