@@ -189,6 +189,7 @@ int RunRecord(int argc, char** argv) {
     log::Error("{}", gpu.error().message);
     return 1;
   }
+  for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
   workload_spec.env = (*gpu)->workload_env();
   std::unique_ptr<record::Workload> workload;
   options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) {
@@ -212,6 +213,7 @@ int RunRecord(int argc, char** argv) {
 
   options.on_started = [&](const model::SessionInfo& session) {
     (*gpu)->Begin();
+    for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
     if (!(*gpu)->workload_env().empty())
       log::Info("GPU fragments go to {}", (*gpu)->fragment_dir());
     std::string states;
@@ -227,7 +229,7 @@ int RunRecord(int argc, char** argv) {
   auto result = record::RunRecord(options);
   bool workload_running = workload && !workload->Poll();
   (*gpu)->Finish(workload_running);
-  for (const auto& w : (*gpu)->warnings()) log::Warning("{}", w);
+  for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
   if (!result.ok()) {
     log::Error("{}", result.error().message);
     return 1;

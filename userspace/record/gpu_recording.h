@@ -61,8 +61,9 @@ class GpuRecording {
 
   // One line for the end of the recording: "GPU: 3 processes, 41 fragments, ...".
   std::string Summary() const;
-  // Lines for stderr, each said once (no injection library, no NVML, a bad fragment).
-  const std::vector<std::string>& warnings() const { return warnings_; }
+  // Lines for stderr not yet said (no injection library, no NVML, a bad
+  // fragment); each is handed out once.
+  std::vector<std::string> TakeWarnings() { return std::exchange(warnings_, {}); }
 
  private:
   GpuRecording() = default;
