@@ -214,6 +214,7 @@ int RunRecord(int argc, char** argv) {
   options.on_started = [&](const model::SessionInfo& session) {
     (*gpu)->Begin();
     for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
+    for (const auto& i : (*gpu)->TakeInfos()) log::Info("{}", i);
     if (!(*gpu)->workload_env().empty())
       log::Info("GPU fragments go to {}", (*gpu)->fragment_dir());
     std::string states;

@@ -100,8 +100,13 @@ void GpuRecording::Begin() {
       sampler_->Start(options_.sample_interval_ns);
     }
   }
-  if (!nvml_unavailable_.empty() && options_.counters_requested)
-    warnings_.push_back("no GPU counters: NVML unavailable: " + nvml_unavailable_);
+  if (!nvml_unavailable_.empty()) {
+    std::string line = "no GPU counters: NVML unavailable: " + nvml_unavailable_;
+    // Worth a warning when GPU data was asked for; on a node without GPUs
+    // it is only information.
+    if (options_.counters_requested) warnings_.push_back(line);
+    else infos_.push_back(line);
+  }
 }
 
 Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::SessionInfo& session) {

@@ -64,6 +64,9 @@ class GpuRecording {
   // Lines for stderr not yet said (no injection library, no NVML, a bad
   // fragment); each is handed out once.
   std::vector<std::string> TakeWarnings() { return std::exchange(warnings_, {}); }
+  // Lines for stderr that are information, not warnings (no NVML on a
+  // recording that did not ask for GPU data).
+  std::vector<std::string> TakeInfos() { return std::exchange(infos_, {}); }
 
  private:
   GpuRecording() = default;
@@ -79,6 +82,7 @@ class GpuRecording {
   uint64_t packets_ = 0;
   size_t nvml_gpus_ = 0, nvml_samples_ = 0;
   std::vector<std::string> warnings_;
+  std::vector<std::string> infos_;
 };
 
 }  // namespace gpunoise::record
