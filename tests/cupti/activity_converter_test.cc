@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "cupti/trace_view.h"
+#include "export/perfetto/trace_view.h"
 #include "model/gpu_tracks.h"
 
 namespace gpunoise::cupti {

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "cupti/trace_view.h"
+#include "export/perfetto/trace_view.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::cupti {

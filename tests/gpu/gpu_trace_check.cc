@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "cupti/trace_view.h"
+#include "export/perfetto/trace_view.h"
 
 namespace gpunoise::testing {
 namespace {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cupti/trace_view.h"
+#include "export/perfetto/trace_view.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "gpu/gpu_counter_packets.h"

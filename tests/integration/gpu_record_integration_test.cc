@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-#include "cupti/trace_view.h"
+#include "export/perfetto/trace_view.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_reader.h"
 #include "integration/support/workloads.h"
@@ -159,6 +159,23 @@ TEST(GpuRecordIntegration, GpuActivityAndKernelSideShareOneTimeline) {
   EXPECT_FALSE(seq_of_gpu.count(*seq_of_recorder.begin()));
   EXPECT_TRUE(v.InstantNamed("gpunoise GPU capture"));
   EXPECT_TRUE(v.InstantNamed("NVML unavailable"));
+
+  // Perfetto's own importer, where installed, must see the same: a flow
+  // from each launch on the program's thread (the thread its scheduling
+  // data belongs to) to a kernel, and no import errors.
+  const char* tp = "/usr/local/bin/trace_processor_shell";
+  if (access(tp, X_OK) != 0) return;
+  std::string query = dir + "/q.sql";
+  std::ofstream(query) << "select count(*) as n from flow f join slice s on f.slice_out = s.id "
+                          "join thread_track tt on s.track_id = tt.id join thread t using(utid) "
+                          "where t.tid = " << pid << " and exists (select 1 from sched where sched.utid = t.utid);\n"
+                          "select count(*) as errors from stats where severity in ('error', 'data_loss') "
+                          "and value > 0 and name not like 'ftrace%' and name not like '%sched%';\n";
+  ChildProcess shell({tp, "-q", query, out});
+  ASSERT_EQ(shell.Wait(120s), 0) << shell.stderr_text();
+  std::string result = shell.stdout_text();
+  EXPECT_NE(result.find("\"n\"\n" + std::to_string(kernels.size()) + "\n"), std::string::npos) << result;
+  EXPECT_NE(result.find("\"errors\"\n0\n"), std::string::npos) << result;
 }
 
 TEST(GpuRecordIntegration, GpuDirCollectsProcessesStartedElsewhere) {
