@@ -36,8 +36,14 @@ void RemoveAll(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
+struct RemoveWhenDone {
+  std::string dir;
+  ~RemoveWhenDone() { RemoveAll(dir); }
+};
+
 TEST(FragmentWriter, EachChunkIsACompleteFileUnderItsFinalName) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   FragmentWriter w(dir, 77, 0);
   std::string error;
   ASSERT_TRUE(w.Write("abc", 1000, &error)) << error;
@@ -52,28 +58,27 @@ TEST(FragmentWriter, EachChunkIsACompleteFileUnderItsFinalName) {
   EXPECT_EQ(ss.str(), "defg");
   EXPECT_EQ(w.chunks_written(), 2u);
   EXPECT_EQ(w.bytes_written(), 7u);
-  RemoveAll(dir);
 }
 
 TEST(FragmentWriter, SameFlushTimeStillGetsANewName) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   FragmentWriter w(dir, 77, 0);
   std::string error;
   ASSERT_TRUE(w.Write("a", 1000, &error));
   ASSERT_TRUE(w.Write("b", 1000, &error));
   EXPECT_EQ(List(dir).size(), 2u);
-  RemoveAll(dir);
 }
 
 TEST(FragmentWriter, OldChunksAreDeletedPastTheKeepWindow) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   FragmentWriter w(dir, 77, 1500);
   std::string error;
   for (uint64_t ts : {1000, 2000, 3000, 4000}) ASSERT_TRUE(w.Write("x", ts, &error));
   auto files = List(dir);
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0], model::FragmentFileName(77, 3000));
-  RemoveAll(dir);
 }
 
 TEST(FragmentWriter, UnwritableDirectoryIsAnErrorNotACrash) {

@@ -63,6 +63,12 @@ void RemoveAll(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
+// Removes a test's directory when the test ends, failed or not.
+struct RemoveWhenDone {
+  std::string dir;
+  ~RemoveWhenDone() { RemoveAll(dir); }
+};
+
 struct ChildResult {
   int status = 0;
   std::string stderr_text;
@@ -107,6 +113,7 @@ bool SigtermIsDefault() {
 
 TEST(Injection, WithoutAGpuReturnsCleanlyWithOneLine) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   ChildResult r = RunChild([&] {
     setenv(model::kGpuDirEnv, dir.c_str(), 1);
     unsetenv(model::kCuptiPathEnv);
@@ -120,7 +127,6 @@ TEST(Injection, WithoutAGpuReturnsCleanlyWithOneLine) {
   EXPECT_EQ(Lines(r.stderr_text), 1) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("GPU capture off:"), std::string::npos) << r.stderr_text;
   EXPECT_TRUE(Fragments(dir).empty());
-  RemoveAll(dir);
 }
 
 TEST(Injection, WithoutTheFragmentDirectoryReturnsCleanlyWithOneLine) {
@@ -136,6 +142,7 @@ TEST(Injection, WithoutTheFragmentDirectoryReturnsCleanlyWithOneLine) {
 
 TEST(Injection, MissingOrOldCuptiReturnsCleanlyWithOneLine) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   ChildResult r = RunChild([&] {
     setenv(model::kGpuDirEnv, dir.c_str(), 1);
     setenv(model::kCuptiPathEnv, "/nonexistent/libcupti.so.13", 1);
@@ -145,7 +152,6 @@ TEST(Injection, MissingOrOldCuptiReturnsCleanlyWithOneLine) {
   EXPECT_EQ(WEXITSTATUS(r.status), 0) << r.stderr_text;
   EXPECT_EQ(Lines(r.stderr_text), 1) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("failed to load libcupti"), std::string::npos) << r.stderr_text;
-  RemoveAll(dir);
 }
 
 void SetFakeCaptureEnv(const std::string& dir) {
@@ -189,6 +195,7 @@ void ExpectCapturedKernelsWithFlows(const TraceView& v, pid_t child) {
 
 TEST(Injection, FlushesPeriodicallyAndAtExit) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   pid_t child = 0;
   ChildResult r = RunChild([&] {
     SetFakeCaptureEnv(dir);
@@ -216,11 +223,11 @@ TEST(Injection, FlushesPeriodicallyAndAtExit) {
   ASSERT_NE(summary->Arg("dropped_records"), nullptr);
   EXPECT_EQ(summary->Arg("dropped_records")->uint_value(), 5u);
   EXPECT_GE(summary->Arg("kernels")->uint_value(), 2u);
-  RemoveAll(dir);
 }
 
 TEST(Injection, FatalSignalFlushesThenTheProgramStillDiesOfIt) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   ChildResult r = RunChild([&] {
     SetFakeCaptureEnv(dir);
     setenv(model::kGpuFlushMsEnv, "60000", 1);  // only the signal flushes
@@ -236,7 +243,6 @@ TEST(Injection, FatalSignalFlushesThenTheProgramStillDiesOfIt) {
   TraceView v(ReadAll(files[0]));
   EXPECT_TRUE(v.InstantNamed("gpunoise GPU capture"));
   EXPECT_TRUE(v.SliceNamed("busy()"));
-  RemoveAll(dir);
 }
 
 std::atomic<int> g_handled{0};
@@ -244,6 +250,7 @@ void CountingHandler(int) { ++g_handled; }
 
 TEST(Injection, ProgramsOwnSignalHandlerStillRunsAndDecides) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   ChildResult r = RunChild([&] {
     signal(SIGTERM, CountingHandler);
     SetFakeCaptureEnv(dir);
@@ -258,11 +265,11 @@ TEST(Injection, ProgramsOwnSignalHandlerStillRunsAndDecides) {
   auto files = Fragments(dir);
   ASSERT_FALSE(files.empty());
   EXPECT_TRUE(TraceView(ReadAll(files.back())).InstantNamed("gpunoise GPU capture"));
-  RemoveAll(dir);
 }
 
 TEST(Injection, IgnoredSignalStaysIgnored) {
   std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
   ChildResult r = RunChild([&] {
     signal(SIGINT, SIG_IGN);
     SetFakeCaptureEnv(dir);
@@ -275,7 +282,6 @@ TEST(Injection, IgnoredSignalStaysIgnored) {
   });
   ASSERT_TRUE(WIFEXITED(r.status));
   EXPECT_EQ(WEXITSTATUS(r.status), 0);
-  RemoveAll(dir);
 }
 
 TEST(Injection, NvtxIsHandedToCupti) {

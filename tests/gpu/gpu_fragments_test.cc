@@ -105,6 +105,10 @@ TEST(InjectionEnv, NamesTheLibraryForCudaAndNvtxAndTheDirectory) {
 TEST(InjectionEnv, LibraryIsFoundBesideTheBinaryOrNamedInTheEnvironment) {
   char tmpl[] = "/tmp/gpunoise-env-test-XXXXXX";
   std::string dir = mkdtemp(tmpl);
+  struct RemoveWhenDone {
+    std::string dir;
+    ~RemoveWhenDone() { std::system(("rm -rf '" + dir + "'").c_str()); }
+  } cleanup{dir};
   auto missing = FindInjectionLibrary(dir + "/gpunoise");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("libgpunoise_cupti.so not found beside"), std::string::npos);
@@ -112,7 +116,6 @@ TEST(InjectionEnv, LibraryIsFoundBesideTheBinaryOrNamedInTheEnvironment) {
   auto found = FindInjectionLibrary(dir + "/gpunoise");
   ASSERT_TRUE(found.ok());
   EXPECT_EQ(*found, dir + "/libgpunoise_cupti.so");
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

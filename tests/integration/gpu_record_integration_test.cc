@@ -51,6 +51,12 @@ std::string SessionArg(const TraceView& v, const std::string& name) {
   return a->has_string_value() ? a->string_value() : std::to_string(a->uint_value());
 }
 
+// Removes a test's directory when the test ends, failed or not.
+struct RemoveWhenDone {
+  std::string dir;
+  ~RemoveWhenDone() { std::system(("rm -rf '" + dir + "'").c_str()); }
+};
+
 // Sets environment variables for the lifetime of a test, for the processes
 // it starts.
 class ScopedEnv {
@@ -71,6 +77,7 @@ class ScopedEnv {
 TEST(GpuRecordIntegration, CudaProgramWithoutAGpuStillGetsItsKernelSideTrace) {
   GN_REQUIRE_REAL_EBPF();
   std::string dir = MakeTempDir();
+  RemoveWhenDone cleanup{dir};
   std::string out = dir + "/nogpu.pftrace";
   ChildProcess rec({GpunoiseBinary(), "record", "-d", "20", "-o", out, "--", GPU_WORKLOAD_BIN});
   int rc = rec.Wait(60s);
@@ -101,6 +108,7 @@ TEST(GpuRecordIntegration, CudaProgramWithoutAGpuStillGetsItsKernelSideTrace) {
 TEST(GpuRecordIntegration, GpuActivityAndKernelSideShareOneTimeline) {
   GN_REQUIRE_REAL_EBPF();
   std::string dir = MakeTempDir();
+  RemoveWhenDone cleanup{dir};
   std::string out = dir + "/gpu.pftrace";
   ScopedEnv env;
   env.Set(model::kCuptiPathEnv, FAKE_CUPTI_LIB);
@@ -181,6 +189,7 @@ TEST(GpuRecordIntegration, GpuActivityAndKernelSideShareOneTimeline) {
 TEST(GpuRecordIntegration, GpuDirCollectsProcessesStartedElsewhere) {
   GN_REQUIRE_REAL_EBPF();
   std::string dir = MakeTempDir();
+  RemoveWhenDone cleanup{dir};
   std::string frag_dir = dir + "/fragments";
   std::string out = dir + "/dir.pftrace";
   // What `gpunoise env` prints is what the job gets.
@@ -212,12 +221,12 @@ TEST(GpuRecordIntegration, GpuDirCollectsProcessesStartedElsewhere) {
   EXPECT_NE(thread_track, 0u);
   // The directory belongs to the jobs: nothing is removed from it.
   EXPECT_EQ(access((frag_dir + "/" + model::FragmentFileName(1, 1)).c_str(), F_OK), 0);
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(GpuRecordIntegration, CtrlCReachesBothAndTheCommandsLastDataIsKept) {
   GN_REQUIRE_REAL_EBPF();
   std::string dir = MakeTempDir();
+  RemoveWhenDone cleanup{dir};
   std::string out = dir + "/int.pftrace";
   ScopedEnv env;
   env.Set(model::kCuptiPathEnv, FAKE_CUPTI_LIB);
