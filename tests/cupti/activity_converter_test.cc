@@ -255,6 +255,31 @@ TEST(ActivityConverter, MemcpyCarriesKindBytesAndAchievedBandwidth) {
   EXPECT_EQ(c.stats().memcpys, 1u);
 }
 
+TEST(ActivityConverter, CopyLaunchedByTheRuntimeFlowsFromTheRuntimeCall) {
+  ActivityConverter c(Options());
+  auto api = Api(CUPTI_ACTIVITY_KIND_RUNTIME, kMemcpyCbid, 50000, 60000, 61);
+  c.Convert(AsRecord(&api));
+  auto m = Zeroed<CUpti_ActivityMemcpy6>();
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  m.bytes = 64;
+  m.start = 100000;
+  m.end = 100100;
+  m.streamId = 13;
+  m.correlationId = 60;  // the driver call's, not recorded here
+  m.runtimeCorrelationId = 61;
+  c.Convert(AsRecord(&m));
+  TraceView v(c.TakeChunk(Now(300000), false));
+  auto call = v.SliceNamed("cudaMemcpyAsync");
+  auto copy = v.SliceNamed("Memcpy DtoH");
+  ASSERT_TRUE(call && copy);
+  ASSERT_EQ(call->flows.size(), 1u);
+  EXPECT_NE(std::find(copy->terminating_flows.begin(), copy->terminating_flows.end(), call->flows[0]),
+            copy->terminating_flows.end());
+  EXPECT_EQ(copy->begin->correlation_id_str(), call->begin->correlation_id_str());
+  EXPECT_EQ(UintArg(*copy, "runtime_correlation_id"), 61u);
+}
+
 TEST(ActivityConverter, PeerCopyNamesBothDevices) {
   ActivityConverter c(Options());
   auto m = Zeroed<CUpti_ActivityMemcpyPtoP4>();

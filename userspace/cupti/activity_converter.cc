@@ -289,10 +289,16 @@ void ActivityConverter::OnMemcpy(const CUpti_ActivityMemcpy6& m) {
         .Arg("correlation_id", m.correlationId)
         .Arg("device", m.deviceId)
         .Arg("stream", m.streamId);
-    if (m.correlationId) {
-      e.TerminatingFlow(FlowId(m.correlationId));
-      e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(m.correlationId));
+    // A copy carries the driver call's correlation id and, when the runtime
+    // launched it, the runtime call's too; whichever call was recorded
+    // starts the flow (a flow ending with no start is ignored).
+    if (m.correlationId) e.TerminatingFlow(FlowId(m.correlationId));
+    if (m.runtimeCorrelationId && m.runtimeCorrelationId != m.correlationId) {
+      e.Arg("runtime_correlation_id", m.runtimeCorrelationId);
+      e.TerminatingFlow(FlowId(m.runtimeCorrelationId));
     }
+    uint32_t shown = m.runtimeCorrelationId ? m.runtimeCorrelationId : m.correlationId;
+    if (shown) e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(shown));
   }
   builder_.SliceEnd(m.end, track);
 }
