@@ -267,6 +267,31 @@ TEST(Injection, ProgramsOwnSignalHandlerStillRunsAndDecides) {
   EXPECT_TRUE(TraceView(ReadAll(files.back())).InstantNamed("gpunoise GPU capture"));
 }
 
+TEST(Injection, ForkedChildDiesOfItsSignalAtOnce) {
+  std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
+  ChildResult r = RunChild([&] {
+    SetFakeCaptureEnv(dir);
+    int rc = LoadAndInitialize();
+    if (rc) return rc;
+    // A worker forked after CUDA started (a data loader): it has the
+    // handler but no flusher, and must not wait for one.
+    pid_t worker = fork();
+    if (worker == 0) {
+      raise(SIGTERM);
+      _exit(70);
+    }
+    auto start = std::chrono::steady_clock::now();
+    int status = 0;
+    waitpid(worker, &status, 0);
+    auto waited = std::chrono::steady_clock::now() - start;
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM) return 71;
+    return waited < std::chrono::milliseconds(1000) ? 0 : 72;
+  });
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.stderr_text;
+  EXPECT_EQ(WEXITSTATUS(r.status), 0) << r.stderr_text;
+}
+
 TEST(Injection, IgnoredSignalStaysIgnored) {
   std::string dir = TempDir();
   RemoveWhenDone cleanup{dir};

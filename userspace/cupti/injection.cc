@@ -89,14 +89,16 @@ class Capture {
   void RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records);
   void CompleteBuffer(uint8_t* buffer, size_t valid_size);
 
-  // Async-signal-safe.
+  // Async-signal-safe. A child forked after capture started inherits our
+  // handlers but not our flusher; for it these do nothing.
   void RequestFlush(bool final) {
+    if (::getpid() != owner_pid_) return;
     if (final) final_requested_.store(true);
     uint64_t one = 1;
     if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
   }
   void WaitFinalFlush(int timeout_ms) {
-    if (!running_.load() || final_done_.load()) return;
+    if (::getpid() != owner_pid_ || !running_.load() || final_done_.load()) return;
     timespec deadline;
     ::clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += timeout_ms / 1000;
