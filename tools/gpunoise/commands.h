@@ -6,4 +6,7 @@ namespace gpunoise::cli {
 int RunRecord(int argc, char** argv);
 int RunDoctor(int argc, char** argv);
 
+int RunMerge(int argc, char** argv);
+int RunEnv(int argc, char** argv);
+
 }  // namespace gpunoise::cli

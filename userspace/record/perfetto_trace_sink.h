@@ -65,6 +65,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   }
   Status Commit();
 
+  // For appending packets after the footer (record_session.h append_extra).
+  perfetto::TraceFileWriter& writer() { return writer_; }
   uint64_t bytes_written() const { return writer_.bytes_written(); }
   bool disk_full() const { return writer_.disk_full(); }
   const std::string& path() const { return writer_.path(); }

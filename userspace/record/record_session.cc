@@ -179,6 +179,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     net->Begin(*sink);
   }
   if (options.on_started) options.on_started(session);
+  int workload_fd = -1;
+  if (options.start_workload) {
+    GN_ASSIGN_OR_RETURN(workload_fd, options.start_workload());
+  }
 
   UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
   {
@@ -189,6 +193,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     if (options.stop_fd >= 0) {
       ev.data.u32 = 1;
       ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, options.stop_fd, &ev);
+    }
+    if (workload_fd >= 0) {
+      ev.data.u32 = 2;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, workload_fd, &ev);
     }
   }
 
@@ -216,14 +224,16 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     return OkStatus();
   };
 
-  const uint64_t deadline = options.duration_ns ? session.start_ts + options.duration_ns : 0;
+  uint64_t deadline = options.duration_ns ? session.start_ts + options.duration_ns : 0;
   session.end_reason = "stopped";
+  bool stopping = false;  // a stop signal came; waiting for the workload to exit
+  std::string stop_reason;
   while (true) {
     int timeout_ms = static_cast<int>(options.drain_interval_ms);
     uint64_t now = BoottimeNs();
     if (deadline) {
       if (now >= deadline) {
-        session.end_reason = "duration";
+        session.end_reason = stopping ? stop_reason : "duration";
         break;
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (deadline - now) / 1000000 + 1));
@@ -237,13 +247,14 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
     }
-    epoll_event events[2];
-    int n = ::epoll_wait(epoll_fd.get(), events, 2, timeout_ms);
+    epoll_event events[3];
+    int n = ::epoll_wait(epoll_fd.get(), events, 3, timeout_ms);
     if (n < 0 && errno != EINTR) {
       result.late_error = MakeError("failed to wait for events: {}", std::strerror(errno));
       break;
     }
-    bool stop = Readable(options.stop_fd);
+    bool stop = !stopping && Readable(options.stop_fd);
+    bool workload_done = Readable(workload_fd);
     auto drained = transport->DrainAll();
     if (!drained.ok()) {
       result.late_error = drained.error();
@@ -254,9 +265,21 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       session.end_reason = sink->disk_full() ? "disk full" : "write error";
       break;
     }
-    if (stop) {
-      session.end_reason = options.stop_reason ? options.stop_reason() : "stopped";
+    if (workload_done) {
+      session.end_reason = options.workload_end_reason ? options.workload_end_reason() : "command exited";
       break;
+    }
+    if (stop) {
+      stop_reason = options.stop_reason ? options.stop_reason() : "stopped";
+      if (workload_fd < 0 || options.workload_grace_ns == 0) {
+        session.end_reason = stop_reason;
+        break;
+      }
+      // Keep recording a little while the workload winds down.
+      stopping = true;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, options.stop_fd, nullptr);
+      uint64_t grace_end = BoottimeNs() + options.workload_grace_ns;
+      deadline = deadline ? std::min(deadline, grace_end) : grace_end;
     }
   }
 
@@ -301,6 +324,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
 
   Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
   if (!footer.ok() && !result.late_error) result.late_error = footer.error();
+  if (options.append_extra) {
+    Status extra = options.append_extra(sink->writer(), session);
+    if (!extra.ok() && !result.late_error) result.late_error = extra.error();
+  }
   Status committed = sink->Commit();
   if (!committed.ok() && !result.late_error) result.late_error = committed.error();
   result.path = sink->path();

@@ -12,6 +12,8 @@
 
 #include "collect/collector.h"
 #include "collect/net_collector.h"
+
+#include "export/perfetto/trace_file_writer.h"
 #include "common/result.h"
 #include "model/session_info.h"
 
@@ -43,6 +45,20 @@ struct RecordOptions {
   std::function<std::string()> stop_reason;
   // Called once every collector is attached and the trace header is written.
   std::function<void(const model::SessionInfo&)> on_started;
+
+  // `-- CMD`: called right after on_started; starts the workload and
+  // returns a descriptor that becomes readable when it has exited (a
+  // pidfd), which ends the recording. An error aborts the recording.
+  std::function<Result<int>()> start_workload;
+  // Why the workload ended, for the summary ("command exited with status 0").
+  std::function<std::string()> workload_end_reason;
+  // On a stop signal, how long to keep recording while the workload is
+  // still running: Ctrl-C in a terminal reaches it too, and its last GPU
+  // data is written as it exits.
+  uint64_t workload_grace_ns = 3000000000ull;
+  // After the kernel side's closing metadata, before the file is
+  // committed: appends more packets (GPU fragments, NVML counters).
+  std::function<Status(perfetto::TraceFileWriter&, const model::SessionInfo&)> append_extra;
 };
 
 struct RecordResult {
