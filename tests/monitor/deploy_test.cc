@@ -21,13 +21,13 @@ namespace {
 
 const std::string kDeploy = std::string(GPUNOISE_SOURCE_DIR) + "/docs/deploy";
 
-struct Run {
+struct ShellRun {
   int rc = -1;
   std::string out;
 };
 
-Run Shell(const std::string& cmd) {
-  Run r;
+ShellRun Shell(const std::string& cmd) {
+  ShellRun r;
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (!p) return r;
   char buf[1024];
@@ -54,10 +54,10 @@ Result<MonitorOptions> OptionsFromArgs(const std::vector<std::string>& args, con
 
 TEST(DeployPrometheus, AlertRulesPassPromtoolCheckAndUnitTests) {
   if (!Have("promtool")) GTEST_SKIP() << "promtool is not installed (Debian package prometheus)";
-  Run check = Shell("promtool check rules " + kDeploy + "/prometheus/gpunoise-rules.yml");
+  ShellRun check = Shell("promtool check rules " + kDeploy + "/prometheus/gpunoise-rules.yml");
   EXPECT_EQ(check.rc, 0) << check.out;
   EXPECT_NE(check.out.find("SUCCESS"), std::string::npos) << check.out;
-  Run test = Shell("promtool test rules " + kDeploy + "/prometheus/gpunoise-rules.test.yml");
+  ShellRun test = Shell("promtool test rules " + kDeploy + "/prometheus/gpunoise-rules.test.yml");
   EXPECT_EQ(test.rc, 0) << test.out;
   EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << test.out;
 }
@@ -71,9 +71,9 @@ TEST(DeployPrometheus, RulesCoverEveryDetector) {
 
 TEST(DeployPrometheus, ScrapeConfigPassesPromtool) {
   if (!Have("promtool")) GTEST_SKIP() << "promtool is not installed";
-  Run check = Shell("promtool check config " + kDeploy + "/prometheus/prometheus-scrape.yml");
+  ShellRun check = Shell("promtool check config " + kDeploy + "/prometheus/prometheus-scrape.yml");
   EXPECT_EQ(check.rc, 0) << check.out;
-  Run k8s = Shell("promtool check config " + kDeploy + "/prometheus/prometheus-scrape-kubernetes.yml");
+  ShellRun k8s = Shell("promtool check config " + kDeploy + "/prometheus/prometheus-scrape-kubernetes.yml");
   if (k8s.out.find("kubernetes_sd_configs not found") != std::string::npos) {
     std::cerr << "this promtool has no Kubernetes discovery: the Kubernetes scrape config was not checked\n";
   } else {
@@ -107,7 +107,7 @@ TEST(DeploySystemd, UnitRunsTheMonitorWithValidOptionsAndReloadsWithSighup) {
 
 TEST(DeployKubernetes, DaemonSetIsPrivilegedWithHostPidAndTheMounts) {
   if (Shell("python3 -c 'import yaml'").rc != 0) GTEST_SKIP() << "python3 with PyYAML is needed to read the manifest";
-  Run r = Shell("python3 " + std::string(GPUNOISE_SOURCE_DIR) + "/tests/monitor/check_daemonset.py " + kDeploy +
+  ShellRun r = Shell("python3 " + std::string(GPUNOISE_SOURCE_DIR) + "/tests/monitor/check_daemonset.py " + kDeploy +
                 "/kubernetes/gpunoise-monitor-daemonset.yaml");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("hostPID True\n"), std::string::npos) << r.out;

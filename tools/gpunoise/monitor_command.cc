@@ -59,6 +59,9 @@ int RunMonitor(int argc, char** argv) {
       ("max-dump-bytes", po::value<std::string>(), "keep at most this many bytes of traces; the oldest are deleted (default 1G)")
       ("dump-interval", po::value<std::string>(), "at most one trace per this long (default 5m)")
       ("stale-after", po::value<std::string>(), "forget devices and sampled comms idle this long (default 10m)")
+      ("net-packet-counters", po::value<std::string>(),
+       "on: count packets per device, queue and CPU with a program on every packet (all namespaces; "
+       "costly at high packet rates); off: the kernel's device statistics (default off)")
       ("threshold", po::value<std::vector<std::string>>()->multitoken(),
        "detector threshold NAME=VALUE (docs/report.md), e.g. softirq.share=40%; repeatable")
       ("attach", po::value<std::string>(), "auto (tp_btf, else tracepoint) or tracepoint")

@@ -32,6 +32,11 @@ struct NetOptions {
   // A ring record per TCP retransmission (always on for `record`; the
   // monitor, which keeps no per-event records in steady state, turns it off).
   bool retransmits = true;
+  // Packets and bytes per device, queue, direction and CPU from a program
+  // on every packet (netif_receive_skb, net_dev_xmit). The monitor turns it
+  // off by default (it reads device statistics instead); TX timeouts are
+  // counted either way.
+  bool device_counters = true;
 };
 
 class NetCollector : public Collector {

@@ -37,6 +37,7 @@ void NetdevCollector::Start(const CollectorContext& context) {
   // per packet), so it is counted only when packets are recorded anyway.
   auto wanted = [this](std::string_view event) {
     if (event == "tcp_retransmit_skb") return options_.retransmits;
+    if (!options_.device_counters && event != "net_dev_xmit_timeout") return false;
     return options_.packets || !(StartsWith(event, "napi_gro_receive_") || event == "net_dev_queue");
   };
   Status st = SelectLoadAttach(skel_->obj, context, kRequired,

@@ -1,6 +1,7 @@
 #include "collect/runqlat_collector.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include <cerrno>
 #include <cstring>
@@ -38,15 +39,23 @@ void RunqlatCollector::Start(const CollectorContext& context) {
     Disable(fmt::format("failed to share the focus map: {}", std::strerror(errno)));
     return;
   }
+  // Task-local storage (Linux 5.11+) keeps the tp_btf programs' enqueue
+  // times; without it only the classic twins (hash by tid) can run.
+  CollectorContext ctx = context;
+  if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) <= 0) {
+    bpf_map__set_autocreate(skel_->maps.gn_rq_task, false);
+    ctx.attach_mode = AttachMode::kClassicOnly;
+  }
   static constexpr std::string_view kRequired[] = {"sched_switch"};
-  Status st = SelectLoadAttach(skel_->obj, context, kRequired, [&] { return runqlat_bpf__load(skel_); });
+  Status st = SelectLoadAttach(skel_->obj, ctx, kRequired, [&] { return runqlat_bpf__load(skel_); });
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void RunqlatCollector::AddLostPerCpu(std::vector<uint64_t>& /*lost*/) const {
-  // Nothing is lost to full maps here: the arrays are fixed and the LRU
-  // hash of enqueue times evicts (a wait whose start was evicted is not
-  // counted, like a wait that began before the monitor started).
+// Enqueue times the classic twins could not store (their hash was full).
+void RunqlatCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const {
+  if (!skel_ || !skel_->bss) return;
+  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
+    lost[cpu] += __atomic_load_n(&skel_->bss->gn_rq_full[cpu], __ATOMIC_RELAXED);
 }
 
 void RunqlatCollector::SetFocusEnabled(bool enabled) {

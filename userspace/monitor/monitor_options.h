@@ -13,7 +13,7 @@
 // One "key = value" per line; '#' starts a comment; blank lines are
 // ignored; a key the command line does not know is an error. SIGHUP reads
 // the file again and applies it (the command line still wins), except
-// listen and attach, which need a restart.
+// listen, attach and net-packet-counters, which need a restart.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,11 @@ struct MonitorOptions {
   // Series of devices, IRQs and sampled comms that stopped changing this
   // long ago are dropped (and their kernel map entries deleted).
   uint64_t stale_after_ns = 600'000'000'000;
+  // Per-device packet counters from a program on every packet (per queue,
+  // with devices in every network namespace). Off: the kernel's device
+  // statistics of this namespace, read once per interval (no per-packet
+  // cost).
+  bool net_packet_counters = false;
   std::vector<std::string> thresholds;  // "softirq.share=40%"
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
   std::string config_path;

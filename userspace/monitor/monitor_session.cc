@@ -20,6 +20,7 @@
 #include "collect/irq_scanner.h"
 #include "collect/irqtime_collector.h"
 #include "collect/kernel_health.h"
+#include "collect/link_stats.h"
 #include "collect/napi_collector.h"
 #include "collect/netdev_collector.h"
 #include "collect/nic_collector.h"
@@ -55,7 +56,8 @@ namespace {
 // How often the IRQ table (names, NIC devices and queues) is read again:
 // devices come and go, and their IRQs with them.
 constexpr uint64_t kIrqRescanNs = 30'000'000'000;
-// How often stale series are looked for.
+// How often stale series are looked for (at most; more often when
+// stale-after is short).
 constexpr uint64_t kPruneEveryNs = 10'000'000'000;
 // The flight recorder's drain period when no ring asks sooner.
 constexpr int kDrainMs = 100;
@@ -114,6 +116,7 @@ class Monitor {
   void ReconcileSampler();
   void RescanIrqs(uint64_t now);
   void RefreshNames(const model::AggregateSnapshot& s);
+  void ReadDeviceStatistics(model::NetSnapshot* net);
   void TrackActivity(const model::AggregateSnapshot& snapshot, const model::AggregateSnapshot& delta, uint64_t now);
   void Prune(uint64_t now);
   void HandleChanges(const FindingTracker::Changes& changes, uint64_t now);
@@ -152,6 +155,7 @@ class Monitor {
   uint64_t intervals_ = 0;
   double start_time_seconds_ = 0;
   bool stopped_ = false;
+  bool link_stats_warned_ = false;
 };
 
 std::vector<collect::Collector*> Monitor::AggregateCollectors() const {
@@ -212,6 +216,7 @@ Status Monitor::Start(MonitorOptions options) {
   context.wakeup_bytes = net_transport_->wakeup_bytes();
   collect::NetOptions net_options;
   net_options.retransmits = false;
+  net_options.device_counters = options_.net_packet_counters;
   net_.push_back(std::make_unique<collect::NapiCollector>(net_options));
   net_.push_back(std::make_unique<collect::NetdevCollector>(net_options));
   auto drops = std::make_unique<collect::DropsCollector>(net_options);
@@ -285,12 +290,30 @@ model::AggregateSnapshot Monitor::Read() {
   runqlat_->Read(&s);
   if (sampler_) sampler_->Read(&s);
   for (const auto& c : net_) c->ReadCounters(&s.net);
+  if (!options_.net_packet_counters) ReadDeviceStatistics(&s.net);
   s.net.ts = s.ts;
   s.kernel = collect::ReadKernelHealth();
   std::vector<uint64_t> lost(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())), 0);
   for (collect::Collector* c : AggregateCollectors()) c->AddLostPerCpu(lost);
   for (uint64_t l : lost) s.lost += l;
   return s;
+}
+
+// Without per-packet programs, packets and bytes per device come from the
+// kernel's device statistics (this network namespace only).
+void Monitor::ReadDeviceStatistics(model::NetSnapshot* net) {
+  auto links = collect::ReadLinkStats();
+  if (!links.ok()) {
+    if (!link_stats_warned_) log::Warning("monitor: {}", links.error().message);
+    link_stats_warned_ = true;
+    return;
+  }
+  for (const collect::LinkStats& l : *links) {
+    model::NetDeviceKey dev{names_.own_netns, static_cast<uint32_t>(l.ifindex)};
+    names_.devices[dev] = l.name;
+    net->devices.push_back({dev, -1, model::NetDirection::kRx, 0, l.rx_packets, l.rx_bytes, l.rx_errors});
+    net->devices.push_back({dev, -1, model::NetDirection::kTx, 0, l.tx_packets, l.tx_bytes, l.tx_errors});
+  }
 }
 
 void Monitor::RefreshNames(const model::AggregateSnapshot& s) {
@@ -362,7 +385,7 @@ void Monitor::TrackActivity(const model::AggregateSnapshot& snapshot, const mode
 // we can check). The per-CPU backlog (ifindex 0 here) is never forgotten.
 void Monitor::Prune(uint64_t now) {
   if (now < next_prune_) return;
-  next_prune_ = now + kPruneEveryNs;
+  next_prune_ = now + std::clamp<uint64_t>(options_.stale_after_ns / 2, 1'000'000'000, kPruneEveryNs);
   std::set<model::NetDeviceKey> gone;
   for (const auto& [dev, last] : device_active_) {
     if (now - last < options_.stale_after_ns) continue;
@@ -496,8 +519,11 @@ void Monitor::Reload() {
     log::Warning("monitor: listen changed to {}: that needs a restart; still listening on {}", next.listen,
                  http_->address());
   if (next.attach_mode != options_.attach_mode) log::Warning("monitor: attach changes need a restart");
+  if (next.net_packet_counters != options_.net_packet_counters)
+    log::Warning("monitor: net-packet-counters changes need a restart");
   next.listen = options_.listen;
   next.attach_mode = options_.attach_mode;
+  next.net_packet_counters = options_.net_packet_counters;
   detection_ = std::move(detection).value();
 
   if (next.flight_recorder() && !recorder_) {
