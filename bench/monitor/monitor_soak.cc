@@ -3,7 +3,8 @@
 // namespaces, and every interval this reports its resident memory and CPU
 // time as the kernel counts them, so that growth shows. A summary at the
 // end compares the first and the last minute and fits a line through the
-// resident memory.
+// resident memory. Rows are --report-every seconds apart (CPU time comes in
+// 10 ms ticks, so shorter rows are coarse).
 //
 //   sudo build/bench/monitor/monitor_soak                    # 10 min under the flood
 //   sudo build/bench/monitor/monitor_soak --duration 120 --flight-recorder
@@ -66,14 +67,20 @@ std::string SetBpfStats(const std::string& value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int duration = 600, interval_ms = 1000;
+  int duration = 600, interval_ms = 1000, report_every = 10;
   bool no_flood = false, flight = false, bpf_stats = false;
+  std::string log_path, keep_dir;
+  std::vector<std::string> extra;
   po::options_description opts("monitor_soak");
   opts.add_options()("help,h", "help")("duration", po::value(&duration), "seconds (default 600)")(
       "interval-ms", po::value(&interval_ms), "monitor interval (default 1000)")(
+      "report-every", po::value(&report_every), "seconds per reported row (default 10)")(
       "no-flood", po::bool_switch(&no_flood), "an idle node")(
       "flight-recorder", po::bool_switch(&flight), "with --flight-recorder 20s")(
-      "bpf-stats", po::bool_switch(&bpf_stats), "turn kernel.bpf_stats_enabled on to count program time");
+      "bpf-stats", po::bool_switch(&bpf_stats), "turn kernel.bpf_stats_enabled on to count program time")(
+      "dump-dir", po::value(&keep_dir), "with --flight-recorder: keep the dumps here (default: a temporary directory)")(
+      "monitor-log", po::value(&log_path), "write the monitor's log (stderr) here at the end")(
+      "monitor-arg", po::value(&extra)->multitoken(), "extra monitor arguments, e.g. --monitor-arg=--focus=comm:x");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
@@ -95,13 +102,14 @@ int main(int argc, char** argv) {
     }
   }
   std::string old_stats = bpf_stats ? SetBpfStats("1") : "";
-  std::string dump_dir = MakeTempDir();
+  std::string dump_dir = keep_dir.empty() ? MakeTempDir() : keep_dir;
   std::vector<std::string> args = {GpunoiseBinary(), "monitor", "--listen", "127.0.0.1:0", "--interval",
                                    std::to_string(interval_ms) + "ms"};
   if (flight) {
     for (const char* a : {"--flight-recorder", "20s", "--dump-dir"}) args.push_back(a);
     args.push_back(dump_dir);
   }
+  for (const auto& a : extra) args.push_back(a);
   ChildProcess monitor(args);
   if (!monitor.WaitForStderr("listening", 60s)) {
     std::fprintf(stderr, "monitor_soak: the monitor did not start:\n%s\n", monitor.stderr_text().c_str());
@@ -128,23 +136,29 @@ int main(int argc, char** argv) {
   double cpu0 = gpunoise::bench::CpuSeconds(monitor.pid());
   Series prev = ParseExposition(HttpGet(address, "/metrics").body);
   auto t_prev = start;
-  std::printf("%8s %9s %8s %8s %12s %12s\n", "t_s", "rss_MiB", "cpu_%", "bpf_%", "rx_pkt/s", "max_net_rx_%");
+  std::printf("%8s %9s %8s %8s %12s %12s\n", "t_s", "rss_MiB", "cpu_%", "bpf_%", "napi_pkt/s", "max_net_rx_%");
   for (int i = 1; std::chrono::steady_clock::now() - start < std::chrono::seconds(duration); ++i) {
-    std::this_thread::sleep_until(start + std::chrono::milliseconds(static_cast<int64_t>(i) * interval_ms));
+    std::this_thread::sleep_until(start + std::chrono::seconds(static_cast<int64_t>(i) * report_every));
     auto now = std::chrono::steady_clock::now();
     double dt = std::chrono::duration<double>(now - t_prev).count();
     double cpu = gpunoise::bench::CpuSeconds(monitor.pid());
     Series cur = ParseExposition(HttpGet(address, "/metrics").body);
+    // Counter rates over the intervals the monitor published in between
+    // (a scrape sees the last completed interval).
+    double published = (SumOf(cur, "gpunoise_monitor_intervals_total") - SumOf(prev, "gpunoise_monitor_intervals_total")) *
+                       interval_ms / 1000.0;
+    double rate_dt = published > 0 ? published : dt;
     Row r;
     r.t = std::chrono::duration<double>(now - start).count();
     r.rss_mib = static_cast<double>(gpunoise::bench::ResidentBytes(monitor.pid())) / (1 << 20);
     r.cpu_pct = (cpu - cpu0) / dt * 100;
-    r.bpf_pct = (SumOf(cur, "gpunoise_bpf_program_seconds_total") - SumOf(prev, "gpunoise_bpf_program_seconds_total")) / dt * 100;
-    r.rx_pps = (SumOf(cur, "gpunoise_net_packets_total", {{"direction", "rx"}}) -
-                SumOf(prev, "gpunoise_net_packets_total", {{"direction", "rx"}})) / dt;
+    r.bpf_pct = (SumOf(cur, "gpunoise_bpf_program_seconds_total") - SumOf(prev, "gpunoise_bpf_program_seconds_total")) / rate_dt * 100;
+    // The flood's receiver lives in its own network namespace: its packets
+    // show as NAPI work (veth polls once per packet in GRO mode).
+    r.rx_pps = (SumOf(cur, "gpunoise_napi_packets_total") - SumOf(prev, "gpunoise_napi_packets_total")) / rate_dt;
     for (const char* c : {"0", "1"}) {
       double share = (SumOf(cur, "gpunoise_softirq_seconds_total", {{"cpu", c}, {"vector", "net_rx"}}) -
-                      SumOf(prev, "gpunoise_softirq_seconds_total", {{"cpu", c}, {"vector", "net_rx"}})) / dt * 100;
+                      SumOf(prev, "gpunoise_softirq_seconds_total", {{"cpu", c}, {"vector", "net_rx"}})) / rate_dt * 100;
       r.net_rx_share = std::max(r.net_rx_share, share);
     }
     rows.push_back(r);
@@ -162,13 +176,22 @@ int main(int argc, char** argv) {
     flood_thread.join();
   }
   if (bpf_stats) SetBpfStats(old_stats.empty() ? "0" : old_stats);
+  if (!log_path.empty()) std::ofstream(log_path) << monitor.stderr_text();
   std::error_code ec;
-  std::filesystem::remove_all(dump_dir, ec);
+  if (flight) {
+    size_t dumps = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dump_dir, ec)) {
+      (void)e;
+      ++dumps;
+    }
+    std::printf("# flight-recorder dumps written: %zu\n", dumps);
+  }
+  if (keep_dir.empty()) std::filesystem::remove_all(dump_dir, ec);
 
   // Summary: first and last minute (or fifth of the run), and the slope
   // after the first minute (start-up allocations settle by then).
   size_t n = rows.size();
-  size_t window = std::max<size_t>(1, std::min<size_t>(n / 5, 60000 / std::max(1, interval_ms)));
+  size_t window = std::max<size_t>(1, std::min<size_t>(n / 5, 60 / std::max(1, report_every)));
   auto mean = [&](size_t from, size_t to, double Row::*field) {
     double s = 0;
     for (size_t i = from; i < to; ++i) s += rows[i].*field;

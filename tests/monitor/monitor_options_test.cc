@@ -65,6 +65,9 @@ TEST(MonitorOptions, BadValuesAreRejected) {
   EXPECT_FALSE(ResolveOptions({}, {{"max-dumps", {"0"}}}).ok());
   EXPECT_FALSE(ResolveOptions({}, {{"listen", {"localhost"}}}).ok());
   EXPECT_FALSE(ResolveOptions({}, {{"focus-cpus", {"3-1"}}}).ok());
+  EXPECT_FALSE(ResolveOptions({}, {{"threshold", {"softirq.share=140%"}}}).ok());
+  EXPECT_FALSE(ResolveOptions({}, {{"threshold", {"no.such=1"}}}).ok());
+  EXPECT_FALSE(ResolveOptions({}, {{"net-packet-counters", {"maybe"}}}).ok());
   auto no_dir = ResolveOptions({}, {{"flight-recorder", {"20s"}}});
   ASSERT_FALSE(no_dir.ok());
   EXPECT_NE(no_dir.error().message.find("dump-dir"), std::string::npos);

@@ -89,13 +89,33 @@ TEST(RecordRing, LossMarksAreKeptInPlace) {
   EXPECT_EQ(seen[2].second, sizeof(gn_softirq));
 }
 
-TEST(RecordRing, SnapshotIsAnIndependentCopy) {
+TEST(RecordRing, TakeAllHandsOverEverythingAndStartsEmpty) {
   RecordRing ring(1 << 20, UINT64_MAX / 2);
   ring.Append(0, Record(1, 3));
-  RecordRing copy = ring.Snapshot();
   ring.Append(0, Record(2, 3));
-  EXPECT_EQ(Timestamps(copy), (std::vector<uint64_t>{1}));
-  EXPECT_EQ(Timestamps(ring), (std::vector<uint64_t>{1, 2}));
+  RecordRing taken = ring.TakeAll();
+  EXPECT_EQ(Timestamps(taken), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(ring.records(), 0u);
+  EXPECT_TRUE(Timestamps(ring).empty());
+  // What comes next is complete only from after the handed-over records.
+  EXPECT_EQ(ring.complete_from(), 2u);
+  ring.Append(1, Record(3, 3));
+  EXPECT_EQ(Timestamps(ring), (std::vector<uint64_t>{3}));
+}
+
+TEST(RecordRing, ConsumeAllVisitsInOrderAndEmpties) {
+  RecordRing ring(1 << 20, UINT64_MAX / 2);
+  for (uint64_t ts = 1; ts <= 10000; ++ts) ring.Append(0, Record(ts, 3));
+  uint64_t expect = 1;
+  bool ordered = true;
+  ring.ConsumeAll([&](const RecordRing::Entry& e) {
+    uint64_t ts;
+    std::memcpy(&ts, e.record.data(), sizeof(ts));
+    ordered = ordered && ts == expect++;
+  });
+  EXPECT_TRUE(ordered);
+  EXPECT_EQ(expect, 10001u);
+  EXPECT_EQ(ring.records(), 0u);
 }
 
 }  // namespace

@@ -106,6 +106,7 @@ AggregateSnapshot Delta(const AggregateSnapshot& earlier, const AggregateSnapsho
     auto it = earlier.kernel.find(name);
     d.kernel[name] = Sub(value, it == earlier.kernel.end() ? 0 : it->second);
   }
+  d.dql_stalls = Sub(later.dql_stalls, earlier.dql_stalls);
   d.lost = Sub(later.lost, earlier.lost);
   return d;
 }

@@ -92,6 +92,7 @@ struct AggregateSnapshot {
   std::vector<SampleCounter> samples;
   NetSnapshot net;
   KernelHealthCounters kernel;
+  uint64_t dql_stalls = 0;  // napi:dql_stall_detected (TX byte queue limits saw a stall)
   // Per-CPU counts of updates the kernel side could not make (a full map),
   // summed over collectors: lost data, reported as such.
   uint64_t lost = 0;

@@ -156,9 +156,9 @@ DumpOutcome FlightRecorder::RequestDump(DumpRequest request) {
   dumped_once_ = true;
   last_dump_ts_ = request.now;
   writing_.store(true);
-  // The copy holds only the bytes in use; it is freed when the dump is
-  // written, so memory stays within twice the ring while a dump runs.
-  writer_ = std::thread([this, snapshot = ring_->Snapshot(), request = std::move(request), path]() mutable {
+  // The records move to the writer (no copy) and are freed as it goes;
+  // the live ring refills meanwhile, so memory stays within two rings.
+  writer_ = std::thread([this, snapshot = ring_->TakeAll(), request = std::move(request), path]() mutable {
     WriteDump(std::move(snapshot), std::move(request), path);
     writing_.store(false);
   });
@@ -200,24 +200,6 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
   if (!data_start) data_start = snapshot.oldest_ts();
   sink->set_data_start(data_start);
 
-  std::map<uint32_t, std::vector<model::Event>> by_cpu;
-  std::map<uint32_t, bool> loss;
-  uint64_t parse_errors = 0;
-  snapshot.ForEach([&](const RecordRing::Entry& e) {
-    if (e.record.empty()) {
-      if (e.loss_before) loss[e.cpu] = true;
-      return;
-    }
-    model::Event ev;
-    if (collect::DecodeRecord(e.record, e.cpu, &ev) != collect::DecodeResult::kOk) {
-      ++parse_errors;
-      return;
-    }
-    if (ev.ts < data_start) return;
-    by_cpu[e.cpu].push_back(std::move(ev));
-  });
-  snapshot = RecordRing(1, 1);  // free the raw copy before encoding
-
   model::SessionInfo session;
   session.tool_version = GPUNOISE_VERSION;
   session.hostname = Hostname();
@@ -226,22 +208,60 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
   session.end_ts = request.now;
   session.end_reason = "flight recorder: " + request.title;
   for (const auto& c : collectors_) session.collectors.push_back(c->report());
-  for (auto& [cpu, events] : by_cpu) {
-    std::stable_sort(events.begin(), events.end(), [](const model::Event& a, const model::Event& b) { return a.ts < b.ts; });
+  Status st = sink->WriteHeader(collect::ReadHostInfo(), collect::ScanProcesses(), session);
+
+  // One pass over the records, freeing them as it goes: decoded events are
+  // staged per CPU and written (sorted, in bundles) whenever the stage
+  // holds kStageEvents, so memory stays small whatever the ring held. A
+  // CPU's records are in time order in the ring but for the rare pair that
+  // one program's interrupting another swapped (bpf/common.bpf.h), which
+  // sorting a stage puts right.
+  constexpr size_t kStageEvents = 65536;
+  std::map<uint32_t, std::vector<model::Event>> stage;
+  std::map<uint32_t, bool> loss;
+  std::map<uint32_t, uint64_t> written;
+  size_t staged = 0;
+  uint64_t parse_errors = 0;
+  auto flush = [&]() {
+    for (auto& [cpu, events] : stage) {
+      std::stable_sort(events.begin(), events.end(),
+                       [](const model::Event& a, const model::Event& b) { return a.ts < b.ts; });
+      for (size_t i = 0; st.ok() && i < events.size(); i += kBatch) {
+        size_t n = std::min(kBatch, events.size() - i);
+        st = sink->WriteCpuBatch(cpu, std::span<const model::Event>(events.data() + i, n), loss[cpu]);
+        loss[cpu] = false;
+      }
+      written[cpu] += events.size();
+      events.clear();
+    }
+    staged = 0;
+  };
+  snapshot.ConsumeAll([&](const RecordRing::Entry& e) {
+    if (!st.ok()) return;
+    if (e.record.empty()) {
+      if (e.loss_before) loss[e.cpu] = true;
+      return;
+    }
+    std::vector<model::Event>& events = stage[e.cpu];
+    events.emplace_back();
+    if (collect::DecodeRecord(e.record, e.cpu, &events.back()) != collect::DecodeResult::kOk) {
+      ++parse_errors;
+      events.pop_back();
+      return;
+    }
+    if (events.back().ts < data_start) {
+      events.pop_back();
+      return;
+    }
+    if (++staged >= kStageEvents) flush();
+  });
+  flush();
+  stage.clear();
+  for (const auto& [cpu, n] : written) {
     model::CpuLoss l;
     l.cpu = cpu;
-    l.events = events.size();
+    l.events = n;
     session.cpus.push_back(l);
-  }
-
-  Status st = sink->WriteHeader(collect::ReadHostInfo(), collect::ScanProcesses(), session);
-  for (auto& [cpu, events] : by_cpu) {
-    bool lost = loss.count(cpu) > 0;
-    for (size_t i = 0; st.ok() && i < events.size(); i += kBatch) {
-      size_t n = std::min(kBatch, events.size() - i);
-      st = sink->WriteCpuBatch(cpu, std::span<const model::Event>(events.data() + i, n), lost && i == 0);
-    }
-    events = {};
   }
   Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
   if (st.ok()) st = footer;

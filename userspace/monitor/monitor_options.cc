@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyze/thresholds.h"
 #include "common/cpu_list.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -95,6 +96,9 @@ Status Apply(MonitorOptions& o, std::string_view key, const std::vector<std::str
     else if (v == "off" || v == "false" || v == "0") o.net_packet_counters = false;
     else return MakeError("net-packet-counters: '{}' is not on or off", v);
   } else if (key == "threshold") {
+    analyze::Thresholds check;
+    for (const std::string& t : values)
+      if (Status st = check.Set(t); !st.ok()) return MakeError("threshold: {}", st.error().message);
     o.thresholds = values;
   } else if (key == "attach") {
     if (v == "auto") o.attach_mode = collect::AttachMode::kPreferBtf;

@@ -293,6 +293,7 @@ model::AggregateSnapshot Monitor::Read() {
   if (!options_.net_packet_counters) ReadDeviceStatistics(&s.net);
   s.net.ts = s.ts;
   s.kernel = collect::ReadKernelHealth();
+  s.dql_stalls = dql_stalls_;
   std::vector<uint64_t> lost(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())), 0);
   for (collect::Collector* c : AggregateCollectors()) c->AddLostPerCpu(lost);
   for (uint64_t l : lost) s.lost += l;

@@ -99,26 +99,22 @@ void RecordRing::Trim(uint64_t now_ns) {
   while (used_ > 1 && chunks_[first_].max_ts < cutoff) DropOldest();
 }
 
-RecordRing RecordRing::Snapshot() const {
-  RecordRing copy(max_bytes(), window_ns_);
-  copy.chunk_bytes_ = chunk_bytes_;
-  copy.max_chunks_ = max_chunks_;
-  copy.chunks_.reserve(used_);
-  for (size_t i = 0; i < used_; ++i) {
-    const Chunk& c = chunks_[(first_ + i) % chunks_.size()];
-    Chunk k;
-    k.data.assign(c.data.begin(), c.data.end());  // exactly the bytes in use
-    k.min_ts = c.min_ts;
-    k.max_ts = c.max_ts;
-    k.records = c.records;
-    copy.chunks_.push_back(std::move(k));
-  }
-  copy.first_ = 0;
-  copy.used_ = used_;
-  copy.complete_from_ = complete_from_;
-  copy.newest_ts_ = newest_ts_;
-  copy.records_ = records_;
-  return copy;
+RecordRing RecordRing::TakeAll() {
+  RecordRing out(max_bytes(), window_ns_);
+  out.chunk_bytes_ = chunk_bytes_;
+  out.max_chunks_ = max_chunks_;
+  out.chunks_ = std::move(chunks_);
+  out.first_ = first_;
+  out.used_ = used_;
+  out.complete_from_ = complete_from_;
+  out.newest_ts_ = newest_ts_;
+  out.records_ = records_;
+  chunks_.clear();
+  first_ = 0;
+  used_ = 0;
+  records_ = 0;
+  complete_from_ = newest_ts_;
+  return out;
 }
 
 }  // namespace gpunoise::monitor

@@ -38,9 +38,15 @@ class RecordRing {
   // Calls fn(entry) for every entry, oldest first.
   template <typename Fn>
   void ForEach(Fn fn) const;
+  // Frees the oldest chunks as it goes: for a ring that is read once.
+  template <typename Fn>
+  void ConsumeAll(Fn fn);
 
-  // A copy that owns its bytes (for a dump written on another thread).
-  RecordRing Snapshot() const;
+  // Hands every record over to the returned ring (for a dump written on
+  // another thread) and starts empty, without copying: memory peaks at two
+  // rings while the dump is written and the live ring refills. What this
+  // ring records next is complete from the newest record handed over.
+  RecordRing TakeAll();
 
   // Data is complete on every CPU from here on: later than any record
   // that was dropped (0 when nothing was dropped yet).
@@ -97,6 +103,30 @@ void RecordRing::ForEach(Fn fn) const {
       off += (h.size + 7) & ~size_t{7};
     }
   }
+}
+
+template <typename Fn>
+void RecordRing::ConsumeAll(Fn fn) {
+  while (used_) {
+    Chunk& c = chunks_[first_];
+    size_t off = 0;
+    while (off + sizeof(EntryHeader) <= c.data.size()) {
+      EntryHeader h;
+      __builtin_memcpy(&h, c.data.data() + off, sizeof(h));
+      off += sizeof(h);
+      Entry e;
+      e.cpu = h.cpu;
+      e.loss_before = h.flags & kLossMark;
+      e.record = std::span<const uint8_t>(c.data.data() + off, h.size);
+      fn(e);
+      off += (h.size + 7) & ~size_t{7};
+    }
+    std::vector<uint8_t>().swap(c.data);  // give the memory back now
+    c.records = 0;
+    first_ = (first_ + 1) % chunks_.size();
+    --used_;
+  }
+  records_ = 0;
 }
 
 }  // namespace gpunoise::monitor
