@@ -240,6 +240,32 @@ TEST(MonitorIntegration, PerPacketCountersMatchDeviceStatistics) {
   EXPECT_EQ(m.Stop(), 0) << m.log();
 }
 
+TEST(MonitorIntegration, FocusThreadsPreemptedByAHogAreCountedAndSampled) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  // Two busy loops share CPU 1 (bounded by timeout): the first is the
+  // focus process, the second its competitor.
+  ChildProcess focus({"timeout", "30", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"});
+  ChildProcess hog({"timeout", "30", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"});
+  Monitor m({"--interval", "500ms", "--focus", std::to_string(focus.pid()), "--focus-refresh", "500ms"});
+  ASSERT_TRUE(m.WaitListening()) << m.log();
+  Series before = m.ScrapeAfterIntervals(2);
+  Series after = m.ScrapeAfterIntervals(6);
+  EXPECT_GE(SumOf(after, "gpunoise_focus_processes"), 1);
+  auto grew = [&](const std::string& name, const std::vector<std::pair<std::string, std::string>>& match) {
+    return SumOf(after, name, match) - SumOf(before, name, match);
+  };
+  EXPECT_GT(grew("gpunoise_focus_oncpu_seconds_total", {{"cpu", "1"}}), 0.5) << m.log();
+  EXPECT_GT(grew("gpunoise_focus_preemptions_total", {{"cpu", "1"}, {"culprit", "task"}, {"task_class", "other"}}), 5);
+  EXPECT_GT(grew("gpunoise_focus_runqueue_wait_seconds_total", {{"cpu", "1"}, {"after", "preemption"}}), 0.3);
+  EXPECT_GT(grew("gpunoise_runqueue_latency_seconds_count", {{"threads", "focus"}}), 5);
+  EXPECT_GT(grew("gpunoise_cpu_samples_total", {{"cpu", "1"}, {"context", "task"}, {"class", "focus"}, {"who", "sh"}}), 20);
+  EXPECT_GT(grew("gpunoise_cpu_samples_total", {{"cpu", "1"}, {"context", "task"}, {"class", "other"}, {"who", "sh"}}), 20);
+  // Half of CPU 1 went to the hog: that is interference.
+  EXPECT_GE(SumOf(after, "gpunoise_findings_total", {{"detector", "interference"}}), 1) << m.log();
+  EXPECT_EQ(m.Stop(), 0) << m.log();
+}
+
 TEST(MonitorIntegration, SigtermDetachesEveryProgram) {
   GN_REQUIRE_REAL_EBPF();
   Monitor m({"--interval", "500ms", "--flight-recorder", "5s", "--dump-dir", MakeTempDir()});

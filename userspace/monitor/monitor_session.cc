@@ -335,7 +335,7 @@ void Monitor::RefreshFocus(uint64_t now) {
     log::Warning("monitor: {} focus threads did not fit the focus map and are not focus", *left_out);
   }
   if (r.processes.size() != focus_processes_ && !options_.focus.empty())
-    log::Info("monitor: focus: {} processes, {} threads", r.processes.size(), r.ids.size() - std::min(r.ids.size(), r.processes.size()));
+    log::Info("monitor: focus: {} processes, {} threads", r.processes.size(), r.ids.size());
   focus_processes_ = r.processes.size();
   bool enabled = !focus_map_->ids().empty();
   irqtime_->SetFocusEnabled(enabled);
