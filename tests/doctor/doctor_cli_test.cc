@@ -62,7 +62,7 @@ TEST_F(DoctorCli, NvmlThroughTheFakeLibrary) {
   setenv("GN_FAKE_NVML_REPLAY_STEP", "3", 1);
   CommandResult r = Doctor({});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_TRUE(Contains(r.out, "fail     gpu.throttle        GPU 0000:03:00.0: hardware slowdown: hw_thermal_slowdown"))
+  EXPECT_TRUE(Contains(r.out, "fail     gpu.throttle        GPU 0000:03:00.0: hardware slowdown: HW thermal slowdown"))
       << r.out;
   EXPECT_TRUE(Contains(r.out, "warn     gpu.pcie_replay     GPU 0000:03:00.0: 3 replays (+3 during sampling)")) << r.out;
 

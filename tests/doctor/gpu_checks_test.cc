@@ -58,12 +58,12 @@ TEST(Throttle, FailsForHardwareSlowdownAndWarnsForSoftwareCaps) {
   h.throttle_reasons = kThrottleHwSlowdown | kThrottleHwThermal;
   CheckResult r = Check(tree, "gpu.throttle", WithGpu(h));
   EXPECT_EQ(r.verdict, Verdict::kFail);
-  EXPECT_SAW(r, "hardware slowdown: hw_slowdown,hw_thermal_slowdown");
+  EXPECT_SAW(r, "hardware slowdown: HW slowdown, HW thermal slowdown");
   EXPECT_EQ(ExitFor(r), 2);
   h.throttle_reasons = kThrottleSwPowerCap;
   r = Check(tree, "gpu.throttle", WithGpu(h));
   EXPECT_EQ(r.verdict, Verdict::kWarn);
-  EXPECT_SAW(r, "slowed: sw_power_cap");
+  EXPECT_SAW(r, "slowed: SW power cap");
   h.throttle_reasons = kThrottleGpuIdle | kThrottleSyncBoost;
   EXPECT_EQ(Check(tree, "gpu.throttle", WithGpu(h)).verdict, Verdict::kOk);
 }

@@ -8,19 +8,22 @@
 #include <string>
 
 #include "common/result.h"
+#include "gpu/nvml_api.h"
 
 namespace gpunoise::doctor {
 
-// nvmlClocksEventReasons / nvmlClocksThrottleReasons bits (nvml.h).
-inline constexpr uint64_t kThrottleGpuIdle = 0x1;
-inline constexpr uint64_t kThrottleApplicationsClocks = 0x2;
-inline constexpr uint64_t kThrottleSwPowerCap = 0x4;
-inline constexpr uint64_t kThrottleHwSlowdown = 0x8;
-inline constexpr uint64_t kThrottleSyncBoost = 0x10;
-inline constexpr uint64_t kThrottleSwThermal = 0x20;
-inline constexpr uint64_t kThrottleHwThermal = 0x40;
-inline constexpr uint64_t kThrottleHwPowerBrake = 0x80;
-inline constexpr uint64_t kThrottleDisplayClocks = 0x100;
+// Throttle reason bits and their names are NVML's, shared with the
+// recorder's GPU counters.
+using gpu::kThrottleApplicationsClocks;
+using gpu::kThrottleDisplayClocks;
+using gpu::kThrottleGpuIdle;
+using gpu::kThrottleHwPowerBrake;
+using gpu::kThrottleHwSlowdown;
+using gpu::kThrottleHwThermal;
+using gpu::kThrottleSwPowerCap;
+using gpu::kThrottleSwThermal;
+using gpu::kThrottleSyncBoost;
+using gpu::ThrottleReasonNames;
 
 struct RemappedRows {
   unsigned correctable = 0;
@@ -45,8 +48,5 @@ struct GpuHealth {
 
 // Reads one GPU by PCI address ("0000:17:00.0").
 using GpuHealthSource = std::function<Result<GpuHealth>(const std::string& pci_bdf)>;
-
-// The throttle reasons that slow a busy GPU down, by name.
-std::string ThrottleReasonNames(uint64_t mask);
 
 }  // namespace gpunoise::doctor

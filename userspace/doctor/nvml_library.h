@@ -18,17 +18,15 @@ class NvmlLibrary {
   // dlopen()s `path`, binds the entry points and calls nvmlInit. Fails with
   // the loader's or NVML's reason (no driver, no library, no permission).
   static Result<std::unique_ptr<NvmlLibrary>> Load(const std::string& path);
-  ~NvmlLibrary();  // nvmlShutdown, dlclose
+  ~NvmlLibrary();  // nvmlShutdown
   NvmlLibrary(const NvmlLibrary&) = delete;
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;
 
   Result<GpuHealth> Query(const std::string& pci_bdf) const;
 
  private:
-  struct Api;
-  NvmlLibrary();
-  void* handle_ = nullptr;
-  std::unique_ptr<Api> api_;
+  NvmlLibrary() = default;
+  gpu::NvmlApi api_;
   bool initialized_ = false;
 };
 

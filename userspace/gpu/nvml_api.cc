@@ -62,8 +62,19 @@ Result<NvmlApi> LoadNvml(const std::string& path) {
   Bind(handle, "nvmlDeviceGetCurrentClocksEventReasons", &api.DeviceGetThrottleReasons);
   if (!api.DeviceGetThrottleReasons)
     Bind(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", &api.DeviceGetThrottleReasons);
-  if (!api.Init || !api.DeviceGetCount || !api.DeviceGetHandleByIndex)
-    return MakeError("{} lacks nvmlInit_v2/nvmlDeviceGetCount_v2 (driver too old)", path);
+  Bind(handle, "nvmlDeviceGetHandleByPciBusId_v2", &api.DeviceGetHandleByPciBusId);
+  if (!api.DeviceGetHandleByPciBusId)
+    Bind(handle, "nvmlDeviceGetHandleByPciBusId", &api.DeviceGetHandleByPciBusId);
+  Bind(handle, "nvmlDeviceGetPersistenceMode", &api.DeviceGetPersistenceMode);
+  Bind(handle, "nvmlDeviceGetEccMode", &api.DeviceGetEccMode);
+  Bind(handle, "nvmlDeviceGetTotalEccErrors", &api.DeviceGetTotalEccErrors);
+  Bind(handle, "nvmlDeviceGetRetiredPages", &api.DeviceGetRetiredPages);
+  Bind(handle, "nvmlDeviceGetRetiredPagesPendingStatus", &api.DeviceGetRetiredPagesPendingStatus);
+  Bind(handle, "nvmlDeviceGetRemappedRows", &api.DeviceGetRemappedRows);
+  Bind(handle, "nvmlDeviceGetPcieReplayCounter", &api.DeviceGetPcieReplayCounter);
+  if (!api.Init) Bind(handle, "nvmlInit", &api.Init);
+  // Each user checks the optional entries it needs; these every user needs.
+  if (!api.Init || !api.Shutdown) return MakeError("{} is missing nvmlInit/nvmlShutdown", path);
   return api;
 }
 

@@ -1,4 +1,5 @@
-// The few NVML functions gpunoise samples, as a table of function pointers:
+// The NVML functions gpunoise uses (record's counters, doctor's health
+// checks), as a table of function pointers:
 // NVML is opened with dlopen at run time (no link-time dependency, and a
 // node without the NVIDIA driver simply has no GPU counters), and tests
 // fill the table with fakes.
@@ -17,6 +18,7 @@ namespace gpunoise::gpu {
 using NvmlReturn = int;
 using NvmlDevice = struct NvmlDeviceOpaque*;
 inline constexpr NvmlReturn kNvmlSuccess = 0;
+inline constexpr NvmlReturn kNvmlErrorInsufficientSize = 7;
 inline constexpr unsigned kNvmlClockSm = 1;         // nvmlClockType_t NVML_CLOCK_SM
 inline constexpr unsigned kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 inline constexpr unsigned kNvmlNameBuffer = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
@@ -60,6 +62,19 @@ struct NvmlApi {
   NvmlReturn (*DeviceGetTemperature)(NvmlDevice, unsigned, unsigned int*) = nullptr;
   NvmlReturn (*DeviceGetPowerUsage)(NvmlDevice, unsigned int*) = nullptr;  // milliwatts
   NvmlReturn (*DeviceGetThrottleReasons)(NvmlDevice, unsigned long long*) = nullptr;
+
+  // Health (doctor). Optional: older drivers lack some; nullptr then.
+  NvmlReturn (*DeviceGetHandleByPciBusId)(const char*, NvmlDevice*) = nullptr;
+  NvmlReturn (*DeviceGetPersistenceMode)(NvmlDevice, int*) = nullptr;
+  NvmlReturn (*DeviceGetEccMode)(NvmlDevice, int* current, int* pending) = nullptr;
+  // (device, nvmlMemoryErrorType_t, nvmlEccCounterType_t, count)
+  NvmlReturn (*DeviceGetTotalEccErrors)(NvmlDevice, int, int, unsigned long long*) = nullptr;
+  // (device, nvmlPageRetirementCause_t, page count in/out, addresses or null)
+  NvmlReturn (*DeviceGetRetiredPages)(NvmlDevice, int, unsigned*, unsigned long long*) = nullptr;
+  NvmlReturn (*DeviceGetRetiredPagesPendingStatus)(NvmlDevice, int*) = nullptr;
+  // (device, correctable, uncorrectable, pending, failure)
+  NvmlReturn (*DeviceGetRemappedRows)(NvmlDevice, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+  NvmlReturn (*DeviceGetPcieReplayCounter)(NvmlDevice, unsigned*) = nullptr;
 
   std::string Error(NvmlReturn r) const;
 };

@@ -7,6 +7,8 @@
 namespace gpunoise::gpu {
 
 Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Create(const NvmlApi& api) {
+  if (!api.DeviceGetCount || !api.DeviceGetHandleByIndex)
+    return MakeError("NVML lacks nvmlDeviceGetCount_v2/nvmlDeviceGetHandleByIndex_v2 (driver too old)");
   NvmlReturn r = api.Init();
   if (r != kNvmlSuccess) return MakeError("failed to initialize NVML: {}", api.Error(r));
   std::unique_ptr<NvmlSampler> s(new NvmlSampler(api));
