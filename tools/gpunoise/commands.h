@@ -4,5 +4,6 @@
 namespace gpunoise::cli {
 
 int RunRecord(int argc, char** argv);
+int RunReport(int argc, char** argv);
 
 }  // namespace gpunoise::cli

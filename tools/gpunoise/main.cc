@@ -19,6 +19,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"record", gpunoise::cli::RunRecord, "record a Perfetto trace of this node (eBPF, and CUPTI with -- CMD)"},
+    {"report", gpunoise::cli::RunReport, "name what slowed the focus threads in a trace (text, JSON, annotated trace)"},
 };
 
 void PrintUsage(FILE* out) {
@@ -32,7 +33,8 @@ void PrintUsage(FILE* out) {
                  static_cast<int>(c.summary.size()), c.summary.data());
   std::fprintf(out,
                "\nEXAMPLES:\n"
-               "  sudo gpunoise record -d 10 -o node.pftrace   # 10 s of scheduling and interrupts\n");
+               "  sudo gpunoise record -d 10 -o node.pftrace   # 10 s of scheduling and interrupts\n"
+               "  gpunoise report node.pftrace                 # what delayed the busiest (or GPU) threads\n");
 }
 
 }  // namespace
