@@ -11,7 +11,7 @@
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/softirq_storm_detector.h"
 #include "model/events.h"
-#include "model/net_events.h"
+#include "model/net_trace_event.h"
 
 namespace gpunoise::analyze {
 
@@ -106,28 +106,45 @@ std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
     if (name.empty()) name = "(unknown device)";
     DeviceStats& d = devices[name];
     d.device = name;
-    switch (static_cast<model::NetEventKind>(e.kind)) {
-      case model::NetEventKind::kRxPacket:
+    switch (static_cast<model::NetTraceKind>(e.kind)) {
+      case model::NetTraceKind::kRxPacket:
         ++d.rx_packets;
         d.rx_bytes += static_cast<uint64_t>(std::max<int64_t>(0, e.value));
         break;
-      case model::NetEventKind::kTxPacket:
+      case model::NetTraceKind::kTxPacket:
         ++d.tx_packets;
         d.tx_bytes += static_cast<uint64_t>(std::max<int64_t>(0, e.value));
         break;
-      case model::NetEventKind::kNapiPoll:
+      case model::NetTraceKind::kNapiPoll:
         ++d.napi_polls;
         if (e.budget > 0 && e.value >= e.budget) ++d.full_budget_polls;
         break;
-      case model::NetEventKind::kDrop: {
+      case model::NetTraceKind::kDrop: {
         ++d.drops;
         std::string reason(t.net.Name(e.reason));
         d.drops_by_reason[reason.empty() ? "unknown" : reason]++;
         break;
       }
-      case model::NetEventKind::kTxTimeout: ++d.tx_timeouts; break;
-      case model::NetEventKind::kDqlStall: ++d.dql_stalls; break;
-      case model::NetEventKind::kRetransmit: break;
+      case model::NetTraceKind::kTxTimeout: ++d.tx_timeouts; break;
+      case model::NetTraceKind::kDqlStall: ++d.dql_stalls; break;
+      case model::NetTraceKind::kRetransmit: break;
+    }
+  }
+  // The network collectors' totals cover every packet, not just the ones
+  // with a record of their own.
+  for (const DeviceTotals& n : ctx.net.devices) {
+    DeviceStats& d = devices[n.device];
+    d.device = n.device;
+    d.rx_packets = std::max(d.rx_packets, n.rx_packets);
+    d.rx_bytes = std::max(d.rx_bytes, n.rx_bytes);
+    d.tx_packets = std::max(d.tx_packets, n.tx_packets);
+    d.tx_bytes = std::max(d.tx_bytes, n.tx_bytes);
+    d.napi_polls = std::max(d.napi_polls, n.napi_polls);
+    d.full_budget_polls = std::max(d.full_budget_polls, n.napi_full_budget_polls);
+    d.tx_timeouts = std::max(d.tx_timeouts, n.tx_timeouts);
+    if (n.drops > d.drops) {
+      d.drops = n.drops;
+      d.drops_by_reason = n.drops_by_reason;
     }
   }
   for (const auto& [irq, q] : ctx.nic_irqs) {
@@ -208,7 +225,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   a.kernel = t.host.release;
   a.recorder = t.session ? "gpunoise " + t.session->tool_version : "not gpunoise (no session summary)";
   for (const auto& c : t.cpus) a.num_cpus += c.has_data() ? 1 : 0;
-  a.has_network_data = !t.net.events.empty();
+
 
   AnalysisContext ctx;
   ctx.timeline = &t;
@@ -216,7 +233,9 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   ctx.from = from;
   ctx.to = to;
   ctx.gpu = BuildGpuModel(t);
-  ctx.nic_irqs = NicIrqs(t);
+  ctx.net = ReadNetMetadata(t);
+  ctx.nic_irqs = NicIrqs(t, ctx.net);
+  a.has_network_data = !t.net.events.empty() || !ctx.net.empty();
   a.has_gpu_data = ctx.gpu.present();
   GN_ASSIGN_OR_RETURN(a.focus, SelectFocus(t, ctx.gpu, a.thresholds, options.focus, options.cgroups, from, to));
   ctx.focus = a.focus.tids;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analyze/gpu_model.h"
+#include "analyze/net_metadata.h"
 #include "analyze/nic_irqs.h"
 #include "analyze/thread_activity.h"
 #include "analyze/thresholds.h"
@@ -25,6 +26,7 @@ struct AnalysisContext {
   uint64_t focus_observed_ns = 0;  // sum of the focus threads' observed time
   GpuModel gpu;
   std::map<int32_t, NicQueueIrq> nic_irqs;
+  NetMetadata net;  // the network collectors' counters and metadata
 
   const Timeline& t() const { return *timeline; }
   const Thresholds& th() const { return *thresholds; }

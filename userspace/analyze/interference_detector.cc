@@ -47,6 +47,8 @@ InterferenceTotals MeasureInterference(const AnalysisContext& ctx) {
           c.by_focus_tid[tid] += ns;
           c.by_cpu[w.cpu] += ns;
           c.by_window[index] += ns;
+          c.first = std::min(c.first, a);
+          c.last = std::max(c.last, b);
           if (!seen[who]) {
             ++c.waits;
             seen[who] = true;
@@ -65,6 +67,8 @@ InterferenceTotals MeasureInterference(const AnalysisContext& ctx) {
           c.by_focus_tid[tid] += ns;
           c.by_cpu[r.cpu] += ns;
           c.by_window[index] += ns;
+          c.first = std::min(c.first, a);
+          c.last = std::max(c.last, b);
           totals.interrupt_ns += ns;
         }
       });
@@ -136,11 +140,8 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
     // Worst windows.
     std::vector<std::pair<uint64_t, uint64_t>> windows(c.by_window.begin(), c.by_window.end());
     std::sort(windows.begin(), windows.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    f.start = UINT64_MAX;
-    for (const auto& [index, ns] : c.by_window) {
-      f.start = std::min(f.start, ctx.from + index * window);
-      f.end = std::max(f.end, std::min(ctx.to, ctx.from + (index + 1) * window));
-    }
+    f.start = c.first;
+    f.end = c.last;
     for (size_t i = 0; i < windows.size() && i < 3; ++i) {
       uint64_t ws = ctx.from + windows[i].first * window;
       uint64_t we = std::min(ctx.to, ws + window);

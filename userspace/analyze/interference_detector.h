@@ -23,6 +23,7 @@ struct InterferenceTotals {
     std::map<int32_t, uint64_t> by_focus_tid;
     std::map<uint32_t, uint64_t> by_cpu;
     std::map<uint64_t, uint64_t> by_window;  // window index -> ns
+    uint64_t first = UINT64_MAX, last = 0;   // span of the time it took
     uint64_t total() const { return wait_ns + interrupt_ns; }
   };
   std::map<Culprit, PerCulprit> culprits;

@@ -53,13 +53,13 @@ std::optional<NicQueueIrq> ParseNicIrqName(std::string_view name) {
     if (lower.find("-input.") == std::string::npos && lower.find("-output.") == std::string::npos)
       return std::nullopt;
     size_t dash = base.find('-');
-    return NicQueueIrq{std::string(base.substr(0, dash)), TrailingNumber(base)};
+    return NicQueueIrq{std::string(base.substr(0, dash)), TrailingNumber(base), {}};
   }
   // mlx5: mlx5_compN@pci:BDF
   if (StartsWith(lower, "mlx5_comp") || StartsWith(lower, "mlx4-")) {
     std::string dev = "mlx5";
     if (!pci.empty()) dev += "@" + std::string(pci.substr(pci.find(':') == std::string_view::npos ? 0 : pci.find(':') + 1));
-    return NicQueueIrq{dev, TrailingNumber(base)};
+    return NicQueueIrq{dev, TrailingNumber(base), {}};
   }
   if (!ContainsQueueWord(lower)) return std::nullopt;
   // DRIVER-DEV-TxRx-N (i40e, ice, iavf, igb), DEV-TxRx-N (ixgbe, bnxt,
@@ -76,7 +76,7 @@ std::optional<NicQueueIrq> ParseNicIrqName(std::string_view name) {
   std::string dev_lower = Lower(device);
   if (dev_lower == "tx" || dev_lower == "rx" || dev_lower == "txrx" || dev_lower == "ntfy" || device.empty())
     device = parts[0];
-  return NicQueueIrq{std::string(device), queue};
+  return NicQueueIrq{std::string(device), queue, {}};
 }
 
 std::set<std::string> NetDevices(const Timeline& t) {
@@ -86,8 +86,10 @@ std::set<std::string> NetDevices(const Timeline& t) {
   return devices;
 }
 
-std::map<int32_t, NicQueueIrq> NicIrqs(const Timeline& t) {
+std::map<int32_t, NicQueueIrq> NicIrqs(const Timeline& t, const NetMetadata& net) {
   std::map<int32_t, NicQueueIrq> out;
+  for (const NetIrq& irq : net.irqs) out[irq.irq] = NicQueueIrq{irq.device, irq.queue, irq.effective_affinity};
+  if (!out.empty()) return out;
   std::set<std::string> devices = NetDevices(t);
   for (const auto& [irq, name] : t.irq_names) {
     if (auto parsed = ParseNicIrqName(name)) {
@@ -97,7 +99,7 @@ std::map<int32_t, NicQueueIrq> NicIrqs(const Timeline& t) {
     // An IRQ named after a device the network events mention serves it.
     for (const auto& dev : devices) {
       if (dev.size() >= 3 && name.find(dev) != std::string::npos) {
-        out[irq] = NicQueueIrq{dev, TrailingNumber(name)};
+        out[irq] = NicQueueIrq{dev, TrailingNumber(name), {}};
         break;
       }
     }

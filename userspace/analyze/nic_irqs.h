@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyze/net_metadata.h"
 #include "analyze/timeline.h"
 
 namespace gpunoise::analyze {
@@ -18,13 +19,15 @@ namespace gpunoise::analyze {
 struct NicQueueIrq {
   std::string device;
   int32_t queue = -1;
+  std::vector<uint32_t> effective_affinity;  // empty when unknown
 };
 
 // Driver naming conventions only; nullopt for IRQs that are not a NIC's.
 std::optional<NicQueueIrq> ParseNicIrqName(std::string_view name);
 
-// IRQ number -> device/queue for every IRQ of the trace that serves a NIC.
-std::map<int32_t, NicQueueIrq> NicIrqs(const Timeline& t);
+// IRQ number -> device/queue for every IRQ of the trace that serves a NIC:
+// the network collectors' IRQ map when the trace has one, else the names.
+std::map<int32_t, NicQueueIrq> NicIrqs(const Timeline& t, const NetMetadata& net);
 
 // Devices the network events and NIC IRQs of the trace mention.
 std::set<std::string> NetDevices(const Timeline& t);

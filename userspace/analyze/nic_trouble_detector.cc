@@ -9,8 +9,9 @@
 
 #include "analyze/attribution.h"
 #include "analyze/format_util.h"
+#include "analyze/net_metadata.h"
 #include "model/events.h"
-#include "model/net_events.h"
+#include "model/net_trace_event.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -76,14 +77,14 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   for (const NetRecord& e : t.net.events) {
     if (e.ts < ctx.from || e.ts >= ctx.to) continue;
     std::string dev(t.net.Name(e.device));
-    switch (static_cast<model::NetEventKind>(e.kind)) {
-      case model::NetEventKind::kTxTimeout: timeouts[{dev, e.queue}].push_back(e.ts); break;
-      case model::NetEventKind::kDqlStall: stalls[{dev, e.queue}].push_back(e.ts); break;
-      case model::NetEventKind::kNapiPoll:
+    switch (static_cast<model::NetTraceKind>(e.kind)) {
+      case model::NetTraceKind::kTxTimeout: timeouts[{dev, e.queue}].push_back(e.ts); break;
+      case model::NetTraceKind::kDqlStall: stalls[{dev, e.queue}].push_back(e.ts); break;
+      case model::NetTraceKind::kNapiPoll:
         polls[{dev, e.cpu}]++;
         if (e.budget > 0 && e.value >= e.budget) full_polls[{dev, e.cpu}].push_back(e.ts);
         break;
-      case model::NetEventKind::kDrop: {
+      case model::NetTraceKind::kDrop: {
         std::string reason(t.net.Name(e.reason));
         if (reason.empty()) reason = "unknown reason";
         drops[{reason, dev}].push_back(e.ts);
@@ -93,17 +94,49 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     }
   }
 
+  // TX timeouts per device: events (always recorded), the cumulative
+  // "tx timeouts" counter, or the end-of-recording totals.
+  std::map<std::string, uint64_t> timeout_count;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> timeout_span;
+  std::map<std::string, std::set<int32_t>> timeout_queues;
   for (const auto& [key, times] : timeouts) {
-    Finding f = Base("tx_timeout", key.first);
-    f.queue = key.second;
-    f.start = times.front();
-    f.end = times.back();
-    f.title = fmt::format("TX watchdog fired {} times on {}{}: the NIC or its driver stopped sending",
-                          times.size(), key.first.empty() ? "a device" : key.first,
-                          key.second >= 0 ? fmt::format(" queue {}", key.second) : "");
-    f.metrics = {{"count", static_cast<double>(times.size())}};
-    f.evidence.push_back(fmt::format("net_dev_xmit_timeout at {} (first) and {} (last)",
-                                     FormatOffset(times.front(), t.start_ts), FormatOffset(times.back(), t.start_ts)));
+    timeout_count[key.first] += times.size();
+    auto& span = timeout_span[key.first];
+    span.first = span.first ? std::min(span.first, times.front()) : times.front();
+    span.second = std::max(span.second, times.back());
+    if (key.second >= 0) timeout_queues[key.first].insert(key.second);
+  }
+  for (const NetCounter& c : ctx.net.counters) {
+    if (c.metric != "tx timeouts") continue;
+    auto n = static_cast<uint64_t>(Increase(*c.samples, ctx.from, ctx.to));
+    if (n > timeout_count[c.device]) {
+      timeout_count[c.device] = n;
+      for (const auto& sample : *c.samples)
+        if (sample.value > 0) {
+          timeout_span[c.device] = {sample.ts, c.samples->back().ts};
+          break;
+        }
+    }
+  }
+  for (const DeviceTotals& d : ctx.net.devices)
+    if (d.tx_timeouts > timeout_count[d.device]) timeout_count[d.device] = d.tx_timeouts;
+  for (const auto& [device, count] : timeout_count) {
+    if (!count) continue;
+    Finding f = Base("tx_timeout", device);
+    const auto& queues = timeout_queues[device];
+    if (queues.size() == 1) f.queue = *queues.begin();
+    auto span = timeout_span[device];
+    f.start = span.first ? span.first : ctx.from;
+    f.end = span.second ? span.second : ctx.to;
+    f.title = fmt::format("TX watchdog fired {} time{} on {}{}: the NIC or its driver stopped sending", count,
+                          count == 1 ? "" : "s", device.empty() ? "a device" : device,
+                          queues.size() == 1 ? fmt::format(" queue {}", *queues.begin()) : "");
+    f.metrics = {{"count", static_cast<double>(count)}};
+    if (span.first)
+      f.evidence.push_back(fmt::format("net_dev_xmit_timeout at {} (first) and {} (last)",
+                                       FormatOffset(span.first, t.start_ts), FormatOffset(span.second, t.start_ts)));
+    for (int32_t q : queues) f.evidence.push_back(fmt::format("queue {} timed out", q));
+    f.evidence.push_back("the kernel log has a 'NETDEV WATCHDOG' line for each; a NIC reset usually follows");
     out.push_back(std::move(f));
   }
   for (const auto& [key, times] : stalls) {
@@ -111,15 +144,46 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     f.queue = key.second;
     f.start = times.front();
     f.end = times.back();
-    f.title = fmt::format("{} DQL stalls{}{}: a TX queue stopped completing", times.size(),
-                          key.first.empty() ? "" : " on " + key.first,
+    f.title = fmt::format("{} DQL stall{}{}{}: a TX queue stopped completing", times.size(),
+                          times.size() == 1 ? "" : "s", key.first.empty() ? "" : " on " + key.first,
                           key.second >= 0 ? fmt::format(" queue {}", key.second) : "");
     f.metrics = {{"count", static_cast<double>(times.size())}};
-    f.evidence.push_back(fmt::format("dql_stall_detected first at {}", FormatOffset(times.front(), t.start_ts)));
+    f.evidence.push_back(fmt::format("dql_stall_detected first at {}, last at {}", FormatOffset(times.front(), t.start_ts),
+                                     FormatOffset(times.back(), t.start_ts)));
     out.push_back(std::move(f));
   }
+
+  // Full-budget NAPI polls: the collectors' per-device rate counters, else
+  // per-poll records.
   const double full_rate = ctx.th().Get("nic.full_budget_rate");
+  std::set<std::string> counted_full;
+  for (const NetCounter& c : ctx.net.counters) {
+    if (c.metric != "napi full-budget polls/s") continue;
+    counted_full.insert(c.device);
+    CounterPeak peak = PeakRate(*c.samples, ctx.from, ctx.to);
+    if (peak.value < full_rate) continue;
+    Finding f = Base("napi_full_budget", c.device);
+    double total = IntegrateRate(*c.samples, ctx.from, ctx.to);
+    f.start = c.samples->front().ts;
+    f.end = c.samples->back().ts;
+    for (const NapiInstance& n : ctx.net.napi)
+      if (n.device == c.device && n.full_budget_polls) {
+        f.cpus.push_back(n.cpu);
+        f.evidence.push_back(fmt::format("CPU {}{}: {} of {} polls used the full budget ({} packets)", n.cpu,
+                                         n.queue >= 0 ? fmt::format(" queue {}", n.queue) : "", n.full_budget_polls,
+                                         n.polls, n.packets));
+      }
+    std::sort(f.cpus.begin(), f.cpus.end());
+    f.cpus.erase(std::unique(f.cpus.begin(), f.cpus.end()), f.cpus.end());
+    f.title = fmt::format("NAPI on {} used its whole budget {:.0f} times (peak {:.0f}/s): more packets arrive than one "
+                          "softirq pass takes, so the rest spills to ksoftirqd",
+                          c.device, total, peak.value);
+    f.metrics = {{"full_budget_polls", total}, {"peak_rate", peak.value}};
+    f.windows.push_back({peak.start, peak.end, 0, fmt::format("{:.0f} full-budget polls/s", peak.value)});
+    out.push_back(std::move(f));
+  }
   for (const auto& [key, times] : full_polls) {
+    if (counted_full.count(key.first)) continue;
     RateWindow w = WorstWindow(times, window);
     double rate = static_cast<double>(w.count) / window_s;
     if (rate < full_rate || w.count == 0) continue;
@@ -127,8 +191,8 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     f.cpus = {key.second};
     f.start = times.front();
     f.end = times.back();
-    f.title = fmt::format("NAPI on {} used its whole budget {} times on CPU {} (peak {:.0f}/s): more packets than "
-                          "one softirq pass can take",
+    f.title = fmt::format("NAPI on {} used its whole budget {} times on CPU {} (peak {:.0f}/s): more packets arrive "
+                          "than one softirq pass takes",
                           key.first.empty() ? "a device" : key.first, times.size(), key.second, rate);
     f.metrics = {{"full_budget_polls", static_cast<double>(times.size())},
                  {"polls", static_cast<double>(polls[key])},
@@ -138,8 +202,32 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
                                      key.second));
     out.push_back(std::move(f));
   }
+
+  // Drops by reason: the collectors' "drops/s <reason>" counters, else
+  // per-drop records.
   const double drop_rate = ctx.th().Get("nic.drop_rate");
+  bool drop_counters = false;
+  for (const NetCounter& c : ctx.net.counters) {
+    if (c.metric.rfind("drops/s ", 0) != 0) continue;
+    drop_counters = true;
+    std::string reason = c.metric.substr(8);
+    CounterPeak peak = PeakRate(*c.samples, ctx.from, ctx.to);
+    if (peak.value < drop_rate) continue;
+    double total = IntegrateRate(*c.samples, ctx.from, ctx.to);
+    Finding f = Base("drops", c.device);
+    f.culprit = fmt::format("{} ({})", c.device, reason);
+    f.start = c.samples->front().ts;
+    f.end = c.samples->back().ts;
+    f.title = fmt::format("{:.0f} packets dropped on {} for {} (peak {:.0f}/s)", total, c.device, reason, peak.value);
+    f.metrics = {{"drops", total}, {"peak_rate", peak.value}};
+    f.windows.push_back({peak.start, peak.end, 0, fmt::format("{:.0f} drops/s", peak.value)});
+    for (const DropSite& d : ctx.net.drops)
+      if (d.device == c.device && d.reason == reason)
+        f.evidence.push_back(fmt::format("{} drops at {}", d.packets, d.location.empty() ? "?" : d.location));
+    out.push_back(std::move(f));
+  }
   for (const auto& [key, times] : drops) {
+    if (drop_counters) break;
     RateWindow w = WorstWindow(times, window);
     double rate = static_cast<double>(w.count) / window_s;
     if (rate < drop_rate) continue;
@@ -217,6 +305,9 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     }
     f.cost_ns = cost;
     f.cost_share = static_cast<double>(cost) / static_cast<double>(std::max<uint64_t>(1, ctx.focus_observed_ns));
+    // A few hundred interrupts a second that cost nothing measurable are
+    // how a NIC works, not trouble.
+    if (f.cost_share < ctx.th().Get("nic.irq_overlap_share")) continue;
     f.start = ctx.from;
     f.end = ctx.to;
     std::string irq_list;
@@ -236,25 +327,22 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     auto track = t.tracks.tracks.find(uuid);
     if (track == t.tracks.tracks.end() || samples.empty()) continue;
     std::string kind = KernelHealthCounterKind(track->second.name);
-    bool timeouts_counter = Lower(track->second.name).find("timeout") != std::string::npos;
-    if (kind.empty() && !timeouts_counter) continue;
-    double first = samples.front().value, peak = first;
-    uint64_t when = 0;
-    for (const auto& s : samples)
-      if (s.value > peak) {
-        peak = s.value;
-        if (!when) when = s.ts;
-      }
-    if (peak <= first) continue;
-    Finding f = Base(kind.empty() ? "tx_timeout" : "kernel_health", "");
-    f.culprit = kind.empty() ? t.tracks.TrackPath(uuid) : "kernel";
-    f.culprit_kind = kind.empty() ? "device" : "kernel";
-    f.start = when;
+    if (kind.empty()) continue;
+    double rise = RiseOverBaseline(samples, ctx.from, ctx.to);
+    if (rise <= 0) continue;
+    Finding f = Base("kernel_health", "");
+    f.culprit = "kernel";
+    f.culprit_kind = "kernel";
+    f.start = samples.front().ts;
     f.end = samples.back().ts;
-    f.title = fmt::format("counter '{}' rose from {:g} to {:g} during the recording", t.tracks.TrackPath(uuid), first, peak);
-    f.metrics = {{"increase", peak - first}};
-    f.evidence.push_back(kind.empty() ? "a rising TX-timeout counter means the TX watchdog fired"
-                                      : "the kernel counted a " + kind + " event: see dmesg for the report");
+    for (const auto& s2 : samples)
+      if (s2.value > samples.front().value) {
+        f.start = s2.ts;
+        break;
+      }
+    f.title = fmt::format("the kernel's {} counter rose by {:g} during the recording", track->second.name, rise);
+    f.metrics = {{"increase", rise}};
+    f.evidence.push_back("the kernel counted a " + kind + " event: its report is in the kernel log (dmesg)");
     out.push_back(std::move(f));
   }
   return out;

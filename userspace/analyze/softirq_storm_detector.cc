@@ -8,9 +8,10 @@
 #include "analyze/attribution.h"
 #include "analyze/format_util.h"
 #include "analyze/interval_index.h"
+#include "analyze/net_metadata.h"
 #include "common/strings.h"
 #include "model/events.h"
-#include "model/net_events.h"
+#include "model/net_trace_event.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -74,14 +75,14 @@ Drivers FindDrivers(const AnalysisContext& ctx, uint32_t cpu, uint32_t vec, uint
   std::map<std::string, DevStats> devices;
   for (const NetRecord& e : t.net.events) {
     if (e.cpu != cpu || e.ts < a || e.ts >= b || !e.device) continue;
-    auto kind = static_cast<model::NetEventKind>(e.kind);
+    auto kind = static_cast<model::NetTraceKind>(e.kind);
     DevStats& s = devices[std::string(t.net.Name(e.device))];
-    if (kind == model::NetEventKind::kNapiPoll) {
+    if (kind == model::NetTraceKind::kNapiPoll) {
       ++s.polls;
       s.work += static_cast<uint64_t>(std::max<int64_t>(0, e.value));
       if (e.budget > 0 && e.value >= e.budget) ++s.full;
-    } else if (kind == model::NetEventKind::kRxPacket ||
-               (kind == model::NetEventKind::kTxPacket && vec == static_cast<uint32_t>(model::SoftirqVec::kNetTx))) {
+    } else if (kind == model::NetTraceKind::kRxPacket ||
+               (kind == model::NetTraceKind::kTxPacket && vec == static_cast<uint32_t>(model::SoftirqVec::kNetTx))) {
       ++s.packets;
     } else {
       continue;
@@ -112,6 +113,39 @@ Drivers FindDrivers(const AnalysisContext& ctx, uint32_t cpu, uint32_t vec, uint
         d.queue = q;
       }
   }
+  int32_t napi_irq = -1;
+  if (best.empty() && !ctx.net.counters.empty()) {
+    // Without per-packet records: the per-CPU packet counters of the
+    // network collectors, integrated over the episode.
+    const std::string napi_metric = fmt::format("cpu{} napi packets/s", cpu);
+    const std::string rx_metric = fmt::format("cpu{} rx packets/s", cpu);
+    std::map<std::string, std::pair<double, double>> per_dev;  // napi, rx packets
+    for (const NetCounter& c : ctx.net.counters) {
+      if (c.metric == napi_metric) per_dev[c.device].first += IntegrateRate(*c.samples, a, b);
+      if (c.metric == rx_metric) per_dev[c.device].second += IntegrateRate(*c.samples, a, b);
+    }
+    double best_packets = 0;
+    for (const auto& [dev, pk] : per_dev) {
+      double packets = pk.first > 0 ? pk.first : pk.second;
+      if (packets > best_packets) {
+        best_packets = packets;
+        best = dev;
+      }
+      if (packets >= 1)
+        d.evidence.push_back(fmt::format("{}: {:.0f} packets through NAPI on CPU {} ({:.0f}/s; network counters)",
+                                         dev, packets, cpu, packets * 1e9 / static_cast<double>(b - a)));
+    }
+    if (!best.empty()) {
+      d.device = best;
+      uint64_t top = 0;
+      for (const NapiInstance& n : ctx.net.napi)
+        if (n.device == best && n.cpu == cpu && n.packets > top) {
+          top = n.packets;
+          d.queue = n.queue;
+          napi_irq = n.irq;
+        }
+    }
+  }
   // Hard IRQs on this CPU in the episode, NIC queues first.
   std::map<int32_t, std::pair<uint64_t, uint64_t>> irqs;  // id -> count, ns
   const CpuTimeline& c = t.cpus[cpu];
@@ -133,10 +167,14 @@ Drivers FindDrivers(const AnalysisContext& ctx, uint32_t cpu, uint32_t vec, uint
       top_irq = id;
     }
   }
+  if (napi_irq >= 0) top_irq = napi_irq;
   if (top_irq >= 0) {
     d.irq = top_irq;
-    d.evidence.push_back(fmt::format("{} fired {} times on CPU {} ({})", t.IrqName(top_irq),
-                                     irqs[top_irq].first, cpu, FormatNs(irqs[top_irq].second)));
+    if (irqs.count(top_irq))
+      d.evidence.push_back(fmt::format("{} fired {} times on CPU {} ({})", t.IrqName(top_irq),
+                                       irqs[top_irq].first, cpu, FormatNs(irqs[top_irq].second)));
+    else
+      d.evidence.push_back(fmt::format("its NAPI instance is served by {}", t.IrqName(top_irq)));
     if (ctx.nic_irqs.count(top_irq)) {
       const auto& q = ctx.nic_irqs.at(top_irq);
       if (d.device.empty()) d.device = q.device;
@@ -203,8 +241,27 @@ std::vector<Finding> DetectSoftirqStorms(const AnalysisContext& ctx) {
       if (!merged) candidates.push_back({e, vec, true});
     }
 
-    for (const Candidate& cand : candidates) {
-      const Episode& e = cand.e;
+    for (Candidate& cand : candidates) {
+      // Windows reach a window's length past the activity that flagged
+      // them: trim the episode to the first and last slice inside it.
+      Episode& e = cand.e;
+      uint64_t first = UINT64_MAX, last = 0;
+      auto trim = [&](uint64_t s, uint64_t end) {
+        if (end <= e.start || s >= e.end) return;
+        first = std::min(first, std::max(s, e.start));
+        last = std::max(last, std::min(end, e.end));
+      };
+      if (cand.by_ksoftirqd) {
+        for (const RunSlice& r : c.runs)
+          if (r.tid > 0 && IsKsoftirqdOf(t, r.tid, cpu)) trim(r.start, r.end);
+      } else {
+        for (const IntrSlice& s : c.softirqs)
+          if (static_cast<uint32_t>(s.id) == cand.vec) trim(s.start, s.end);
+      }
+      if (first < last) {
+        e.start = first;
+        e.end = last;
+      }
       const uint32_t vec = cand.vec;
       std::string vec_name(model::SoftirqName(vec));
       uint64_t span = e.end - e.start;

@@ -93,7 +93,7 @@ struct ProcessInfo {
 struct NetRecord {
   uint64_t ts = 0;
   uint32_t cpu = 0;
-  uint8_t kind = 0;       // model::NetEventKind
+  uint8_t kind = 0;       // model::NetTraceKind
   uint16_t device = 0;    // index into NetData::names; 0: unknown
   uint16_t reason = 0;    // index into NetData::names; 0: none
   int32_t queue = -1;
@@ -138,6 +138,21 @@ struct TrackData {
   std::string TrackPath(uint64_t uuid) const;
 };
 
+// An instant with args on gpunoise's "gpunoise network" metadata track
+// ("irq", "napi", "net device", "net drop", ...): the network collectors'
+// IRQ map and end-of-recording totals (analyze/net_metadata.h reads them).
+inline constexpr std::string_view kNetMetadataTrack = "gpunoise network";
+struct MetaInstant {
+  uint64_t ts = 0;
+  std::string name;
+  std::vector<model::TrackArg> args;
+  const model::TrackArg* Find(std::string_view arg) const {
+    for (const auto& a : args)
+      if (a.name == arg) return &a;
+    return nullptr;
+  }
+};
+
 struct RecorderCpuStats {
   uint64_t lost = 0;
   uint64_t read = 0;
@@ -152,6 +167,7 @@ class Timeline {
   std::map<int32_t, std::string> irq_names;
   NetData net;
   TrackData tracks;
+  std::vector<MetaInstant> net_metadata;
   std::optional<model::SessionInfo> session;
   model::HostInfo host;
   std::map<uint32_t, RecorderCpuStats> recorder_stats;

@@ -20,6 +20,12 @@ void SortByStart(std::vector<T>& v) {
   if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
 }
 
+// The network collectors' metadata instants (docs/network.md, "Trace format").
+bool IsNetMetadata(const TrackData& tracks, const model::TrackEventRecord& e) {
+  auto it = tracks.tracks.find(e.track_uuid);
+  return it != tracks.tracks.end() && it->second.name == kNetMetadataTrack;
+}
+
 }  // namespace
 
 CpuTimeline& TimelineBuilder::Cpu(uint32_t cpu) {
@@ -146,6 +152,8 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
             o.softirq = -1;
           },
           [&](const model::SoftirqRaise&) {},
+          // Events the timeline does not use (and any the model gains later).
+          [&](const auto&) {},
       },
       ev.payload);
 }
@@ -174,14 +182,14 @@ uint16_t TimelineBuilder::NetName(std::string_view s) {
   return id;
 }
 
-void TimelineBuilder::OnNetEvent(const model::NetEvent& e) {
+void TimelineBuilder::OnNetEvent(const model::NetTraceEvent& e) {
   NetRecord r;
   r.ts = e.ts;
   r.cpu = e.cpu;
   r.kind = static_cast<uint8_t>(e.kind);
   r.device = NetName(e.device);
   r.reason = NetName(e.reason);
-  if (!r.reason && e.kind == model::NetEventKind::kDrop && e.value)
+  if (!r.reason && e.kind == model::NetTraceKind::kDrop && e.value)
     r.reason = NetName("reason " + std::to_string(e.value));
   r.queue = e.queue;
   r.value = e.value;
@@ -278,6 +286,10 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       break;
     }
     case model::TrackEventType::kInstant: {
+      if (IsNetMetadata(t_.tracks, e)) {
+        t_.net_metadata.push_back({e.ts, std::string(e.name), e.args});
+        break;
+      }
       // Instants with flows or a correlation id (a launch recorded as a
       // point) take part in GPU attribution as zero-length slices.
       if (e.flow_ids.empty() && e.terminating_flow_ids.empty() && !correlation) break;

@@ -15,7 +15,7 @@ class TimelineBuilder : public model::TraceSink {
   TimelineBuilder() = default;
 
   void OnEvent(const model::Event& event) override;
-  void OnNetEvent(const model::NetEvent& event) override;
+  void OnNetEvent(const model::NetTraceEvent& event) override;
   void OnCpuLoss(uint32_t cpu, uint64_t from_ts, uint64_t to_ts) override;
   void OnProcess(int32_t pid, int32_t ppid, std::string_view name, bool is_kthread) override;
   void OnThread(int32_t tid, int32_t tgid, std::string_view name) override;

@@ -73,7 +73,7 @@ void FtraceBundleReader::Emit(model::Event& ev) {
   sink_.OnEvent(ev);
 }
 
-void FtraceBundleReader::EmitNet(model::NetEvent& ev) {
+void FtraceBundleReader::EmitNet(model::NetTraceEvent& ev) {
   ++stats_.net_events;
   sink_.OnNetEvent(ev);
 }
@@ -523,16 +523,16 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
     case f::ftrace_event::kNetDevXmit:
     case f::ftrace_event::kKfreeSkb:
     case f::ftrace_event::kTcpRetransmitSkb: {
-      model::NetEvent n;
+      model::NetTraceEvent n;
       n.ts = ts;
       n.cpu = cpu;
       n.tid = common_pid;
       switch (payload.id) {
-        case f::ftrace_event::kNetifReceiveSkb: n.kind = model::NetEventKind::kRxPacket; break;
-        case f::ftrace_event::kNapiGroReceiveEntry: n.kind = model::NetEventKind::kRxPacket; break;
-        case f::ftrace_event::kNetDevXmit: n.kind = model::NetEventKind::kTxPacket; break;
-        case f::ftrace_event::kKfreeSkb: n.kind = model::NetEventKind::kDrop; break;
-        default: n.kind = model::NetEventKind::kRetransmit; break;
+        case f::ftrace_event::kNetifReceiveSkb: n.kind = model::NetTraceKind::kRxPacket; break;
+        case f::ftrace_event::kNapiGroReceiveEntry: n.kind = model::NetTraceKind::kRxPacket; break;
+        case f::ftrace_event::kNetDevXmit: n.kind = model::NetTraceKind::kTxPacket; break;
+        case f::ftrace_event::kKfreeSkb: n.kind = model::NetTraceKind::kDrop; break;
+        default: n.kind = model::NetTraceKind::kRetransmit; break;
       }
       while (pr.Next(&pf)) {
         if (payload.id == f::ftrace_event::kNetifReceiveSkb) {
@@ -591,44 +591,45 @@ void FtraceBundleReader::DecodeGeneric(uint32_t cpu, uint64_t ts, int32_t tid,
       g.values[g.count++] = v;
     }
   }
-  model::NetEvent n;
+  model::NetTraceEvent n;
   n.ts = ts;
   n.cpu = cpu;
   n.tid = tid;
   int64_t num = 0;
   if (name == "napi_poll") {
-    n.kind = model::NetEventKind::kNapiPoll;
+    n.kind = model::NetTraceKind::kNapiPoll;
     n.device = g.Str({"dev_name", "name"});
     g.Num({"work"}, &n.value);
     g.Num({"budget"}, &n.budget);
+    if (g.Num({"queue", "queue_index"}, &num)) n.queue = static_cast<int32_t>(num);
   } else if (name == "net_dev_xmit_timeout") {
-    n.kind = model::NetEventKind::kTxTimeout;
+    n.kind = model::NetTraceKind::kTxTimeout;
     n.device = g.Str({"name", "dev_name"});
     if (g.Num({"queue_index", "queue"}, &num)) n.queue = static_cast<int32_t>(num);
   } else if (name == "dql_stall_detected") {
-    n.kind = model::NetEventKind::kDqlStall;
+    n.kind = model::NetTraceKind::kDqlStall;
     n.device = g.Str({"name", "dev_name"});
     if (g.Num({"queue_index", "queue"}, &num)) n.queue = static_cast<int32_t>(num);
     g.Num({"len"}, &n.value);
   } else if (name == "kfree_skb") {
-    n.kind = model::NetEventKind::kDrop;
+    n.kind = model::NetTraceKind::kDrop;
     n.reason = g.Str({"reason"});
     if (n.reason.empty() && g.Num({"reason"}, &num)) n.value = num;
     n.device = g.Str({"dev_name", "name"});
   } else if (name == "netif_receive_skb" || name == "netif_receive_skb_entry" ||
              name == "napi_gro_receive_entry" || name == "netif_rx" ||
              name == "napi_gro_frags_entry") {
-    n.kind = model::NetEventKind::kRxPacket;
+    n.kind = model::NetTraceKind::kRxPacket;
     n.device = g.Str({"name", "dev_name"});
     g.Num({"len"}, &n.value);
     if (g.Num({"queue_mapping"}, &num)) n.queue = static_cast<int32_t>(num);
   } else if (name == "net_dev_xmit") {
-    n.kind = model::NetEventKind::kTxPacket;
+    n.kind = model::NetTraceKind::kTxPacket;
     n.device = g.Str({"name", "dev_name"});
     g.Num({"len"}, &n.value);
     g.Num({"rc"}, &n.budget);
   } else if (name == "tcp_retransmit_skb") {
-    n.kind = model::NetEventKind::kRetransmit;
+    n.kind = model::NetTraceKind::kRetransmit;
   } else {
     ++stats_.unknown_events;
     return;

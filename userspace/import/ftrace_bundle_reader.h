@@ -54,7 +54,7 @@ class FtraceBundleReader {
   bool EmitMerged(uint32_t cpu, CompactColumns& cols, PacketError* error);
   bool EmitFullEvent(uint32_t cpu, const FullEvent& fe, PacketError* error);
   void Emit(model::Event& ev);
-  void EmitNet(model::NetEvent& ev);
+  void EmitNet(model::NetTraceEvent& ev);
   void DecodeGeneric(uint32_t cpu, uint64_t ts, int32_t tid, const ProtoField& field);
 
   model::TraceSink& sink_;

@@ -9,7 +9,7 @@
 
 #include "model/events.h"
 #include "model/host_info.h"
-#include "model/net_events.h"
+#include "model/net_trace_event.h"
 #include "model/session_info.h"
 #include "model/track_events.h"
 
@@ -20,7 +20,7 @@ class TraceSink {
   virtual ~TraceSink() = default;
 
   virtual void OnEvent(const Event& event) = 0;
-  virtual void OnNetEvent(const NetEvent& /*event*/) {}
+  virtual void OnNetEvent(const NetTraceEvent& /*event*/) {}
 
   // The recorder lost events on `cpu` between `from_ts` (0: unknown) and
   // `to_ts` (the first event after the loss).

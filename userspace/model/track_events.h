@@ -3,7 +3,9 @@
 // calls, counters, the session summary), independent of their encoding.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +31,41 @@ struct TrackArg {
   std::string string_value;
 
   // The value as a number when it is one (strings of digits included).
-  bool AsInt64(int64_t* out) const;
-  std::string ToString() const;
+  bool AsInt64(int64_t* out) const {
+    switch (type) {
+      case Type::kInt:
+      case Type::kBool: *out = int_value; return true;
+      case Type::kUint: *out = static_cast<int64_t>(uint_value); return true;
+      case Type::kDouble: *out = static_cast<int64_t>(double_value); return true;
+      case Type::kString: {
+        const char* b = string_value.data();
+        const char* e = b + string_value.size();
+        auto [p, ec] = std::from_chars(b, e, *out);
+        return ec == std::errc() && p == e && b != e;
+      }
+    }
+    return false;
+  }
+  double AsDouble() const {
+    if (type == Type::kDouble) return double_value;
+    if (type == Type::kUint) return static_cast<double>(uint_value);
+    int64_t v = 0;
+    return AsInt64(&v) ? static_cast<double>(v) : 0;
+  }
+  std::string ToString() const {
+    switch (type) {
+      case Type::kInt: return std::to_string(int_value);
+      case Type::kUint: return std::to_string(uint_value);
+      case Type::kBool: return int_value ? "true" : "false";
+      case Type::kDouble: {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%g", double_value);
+        return buf;
+      }
+      case Type::kString: return string_value;
+    }
+    return {};
+  }
 };
 
 enum class TrackEventType : uint8_t { kSliceBegin, kSliceEnd, kInstant, kCounter };
@@ -48,7 +83,11 @@ struct TrackEventRecord {
   std::vector<uint64_t> terminating_flow_ids;
   std::vector<TrackArg> args;
 
-  const TrackArg* FindArg(std::string_view arg_name) const;
+  const TrackArg* FindArg(std::string_view arg_name) const {
+    for (const auto& a : args)
+      if (a.name == arg_name) return &a;
+    return nullptr;
+  }
 };
 
 }  // namespace gpunoise::model
