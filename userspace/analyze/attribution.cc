@@ -37,14 +37,14 @@ uint64_t Overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
 }
 
 template <typename Slice>
-size_t FirstEndingAfter(const std::vector<Slice>& v, uint64_t ts) {
+size_t FirstEndingAfter(const PodVector<Slice>& v, uint64_t ts) {
   // Slices are sorted by start and do not overlap, so ends are sorted too.
   auto it = std::upper_bound(v.begin(), v.end(), ts,
                              [](uint64_t t, const Slice& s) { return t < s.end; });
   return static_cast<size_t>(it - v.begin());
 }
-template size_t FirstEndingAfter(const std::vector<RunSlice>&, uint64_t);
-template size_t FirstEndingAfter(const std::vector<IntrSlice>&, uint64_t);
+template size_t FirstEndingAfter(const PodVector<RunSlice>&, uint64_t);
+template size_t FirstEndingAfter(const PodVector<IntrSlice>&, uint64_t);
 
 namespace {
 

@@ -42,6 +42,6 @@ uint64_t Overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1);
 // Index of the first slice whose end is after `ts` in a start-sorted,
 // non-overlapping vector.
 template <typename Slice>
-size_t FirstEndingAfter(const std::vector<Slice>& v, uint64_t ts);
+size_t FirstEndingAfter(const PodVector<Slice>& v, uint64_t ts);
 
 }  // namespace gpunoise::analyze

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/pod_vector.h"
 #include "model/host_info.h"
 #include "model/session_info.h"
 #include "model/track_events.h"
@@ -49,9 +50,8 @@ int32_t VectorIrqId(uint32_t vector_kind);
 struct Wakeup {
   uint64_t ts = 0;
   int32_t tid = 0;
-  int32_t target_cpu = -1;
-  uint32_t waker_cpu = 0;
-  int32_t waker_tid = 0;
+  int16_t target_cpu = -1;
+  uint16_t waker_cpu = 0;
 };
 
 struct Migration {
@@ -67,9 +67,9 @@ struct LossSpan {
 };
 
 struct CpuTimeline {
-  std::vector<RunSlice> runs;  // sorted, non-overlapping
-  std::vector<IntrSlice> hardirqs;
-  std::vector<IntrSlice> softirqs;
+  PodVector<RunSlice> runs;  // sorted, non-overlapping
+  PodVector<IntrSlice> hardirqs;
+  PodVector<IntrSlice> softirqs;
   std::vector<LossSpan> losses;
   uint64_t first_ts = 0;  // 0: no events on this CPU
   uint64_t last_ts = 0;
@@ -161,7 +161,7 @@ struct RecorderCpuStats {
 class Timeline {
  public:
   std::vector<CpuTimeline> cpus;
-  std::vector<Wakeup> wakeups;        // sorted by time
+  PodVector<Wakeup> wakeups;          // sorted by time
   std::vector<Migration> migrations;  // sorted by time
   std::unordered_map<int32_t, ProcessInfo> processes;
   std::map<int32_t, std::string> irq_names;

@@ -15,9 +15,15 @@ template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
 template <typename T>
-void SortByStart(std::vector<T>& v) {
-  auto by_start = [](const T& a, const T& b) { return a.start < b.start; };
-  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
+void SortByStart(PodVector<T>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
+}
+
+// Appends, noting when the order breaks so Finish() sorts only what needs it.
+template <typename T>
+void Append(PodVector<T>& v, const T& item, bool* unsorted) {
+  if (!v.empty() && item.start < v.back().start) *unsorted = true;
+  v.push_back(item);
 }
 
 // The network collectors' metadata instants (docs/network.md, "Trace format").
@@ -53,7 +59,7 @@ void TimelineBuilder::SetTgid(int32_t tid, int32_t tgid) {
 
 void TimelineBuilder::CloseRun(uint32_t cpu, uint64_t ts, int32_t state) {
   OpenCpu& o = Open(cpu);
-  if (o.current >= 0 && ts >= o.since) Cpu(cpu).runs.push_back({o.since, ts, o.current, state});
+  if (o.current >= 0 && ts >= o.since) Append(Cpu(cpu).runs, RunSlice{o.since, ts, o.current, state}, &o.runs_unsorted);
   o.current = -1;
 }
 
@@ -65,23 +71,17 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
   if (ev.ts > t_.end_ts) t_.end_ts = ev.ts;
   OpenCpu& o = Open(ev.cpu);
 
+  // Context switches are most of a trace: take them before the visit.
+  if (const auto* s = std::get_if<model::SchedSwitch>(&ev.payload)) {
+    OnSwitch(ev, *s, c, o);
+    return;
+  }
   std::visit(
       Overloaded{
-          [&](const model::SchedSwitch& s) {
-            if (o.current >= 0) {
-              bool broken = s.prev_tid >= 0 && s.prev_tid != o.current;
-              if (broken) ++c.chain_breaks;
-              c.runs.push_back({o.since, ev.ts, o.current,
-                                broken ? kStateUnknown : static_cast<int32_t>(s.prev_state)});
-            }
-            o.current = s.next_tid;
-            o.since = ev.ts;
-            Name(s.next_tid, s.next_comm);
-            if (s.prev_tgid) SetTgid(s.prev_tid, s.prev_tgid);
-            if (s.next_tgid) SetTgid(s.next_tid, s.next_tgid);
-          },
+          [&](const model::SchedSwitch& s) { OnSwitch(ev, s, c, o); },
           [&](const model::SchedWaking& w) {
-            t_.wakeups.push_back({ev.ts, w.tid, w.target_cpu, ev.cpu, ev.tid});
+            if (!t_.wakeups.empty() && ev.ts < t_.wakeups.back().ts) wakeups_unsorted_ = true;
+            t_.wakeups.push_back({ev.ts, w.tid, static_cast<int16_t>(w.target_cpu), static_cast<uint16_t>(ev.cpu)});
             Name(w.tid, w.comm);
             if (w.tgid) SetTgid(w.tid, w.tgid);
           },
@@ -118,37 +118,37 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
           [&](const model::TaskRename& r) { Name(r.tid, r.new_comm); },
           [&](const model::IrqEntry& e) {
             if (o.irq != INT32_MIN && ev.ts >= o.irq_start)  // exit never arrived
-              c.hardirqs.push_back({o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current});
+              Append(c.hardirqs, IntrSlice{o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current}, &o.hardirqs_unsorted);
             o.irq = e.irq;
             o.irq_start = ev.ts;
           },
           [&](const model::IrqExit& e) {
             if (o.irq == e.irq && ev.ts >= o.irq_start)
-              c.hardirqs.push_back({o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current});
+              Append(c.hardirqs, IntrSlice{o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current}, &o.hardirqs_unsorted);
             o.irq = INT32_MIN;
           },
           [&](const model::VectorEntry& e) {
             int32_t id = VectorIrqId(static_cast<uint32_t>(e.kind));
             if (o.irq != INT32_MIN && ev.ts >= o.irq_start)
-              c.hardirqs.push_back({o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current});
+              Append(c.hardirqs, IntrSlice{o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current}, &o.hardirqs_unsorted);
             o.irq = id;
             o.irq_start = ev.ts;
           },
           [&](const model::VectorExit& e) {
             int32_t id = VectorIrqId(static_cast<uint32_t>(e.kind));
             if (o.irq == id && ev.ts >= o.irq_start)
-              c.hardirqs.push_back({o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current});
+              Append(c.hardirqs, IntrSlice{o.irq_start, ev.ts, o.irq, o.current < 0 ? 0 : o.current}, &o.hardirqs_unsorted);
             o.irq = INT32_MIN;
           },
           [&](const model::SoftirqEntry& e) {
             if (o.softirq >= 0 && ev.ts >= o.softirq_start)
-              c.softirqs.push_back({o.softirq_start, ev.ts, o.softirq, o.current < 0 ? 0 : o.current});
+              Append(c.softirqs, IntrSlice{o.softirq_start, ev.ts, o.softirq, o.current < 0 ? 0 : o.current}, &o.softirqs_unsorted);
             o.softirq = static_cast<int32_t>(e.vec);
             o.softirq_start = ev.ts;
           },
           [&](const model::SoftirqExit& e) {
             if (o.softirq == static_cast<int32_t>(e.vec) && ev.ts >= o.softirq_start)
-              c.softirqs.push_back({o.softirq_start, ev.ts, o.softirq, o.current < 0 ? 0 : o.current});
+              Append(c.softirqs, IntrSlice{o.softirq_start, ev.ts, o.softirq, o.current < 0 ? 0 : o.current}, &o.softirqs_unsorted);
             o.softirq = -1;
           },
           [&](const model::SoftirqRaise&) {},
@@ -156,6 +156,20 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
           [&](const auto&) {},
       },
       ev.payload);
+}
+
+void TimelineBuilder::OnSwitch(const model::Event& ev, const model::SchedSwitch& s, CpuTimeline& c, OpenCpu& o) {
+  if (o.current >= 0) {
+    bool broken = s.prev_tid >= 0 && s.prev_tid != o.current;
+    if (broken) ++c.chain_breaks;
+    Append(c.runs, RunSlice{o.since, ev.ts, o.current, broken ? kStateUnknown : static_cast<int32_t>(s.prev_state)},
+           &o.runs_unsorted);
+  }
+  o.current = s.next_tid;
+  o.since = ev.ts;
+  Name(s.next_tid, s.next_comm);
+  if (s.prev_tgid) SetTgid(s.prev_tid, s.prev_tgid);
+  if (s.next_tgid) SetTgid(s.next_tid, s.next_tgid);
 }
 
 void TimelineBuilder::OnCpuLoss(uint32_t cpu, uint64_t from_ts, uint64_t to_ts) {
@@ -308,8 +322,12 @@ Timeline TimelineBuilder::Finish() {
     OpenCpu& o = open_[cpu];
     // A task still on the CPU at the end ran until the data ends.
     if (o.current >= 0) CloseRun(cpu, std::max(t_.end_ts, o.since), kStateStillRunning);
-    if (o.irq != INT32_MIN) Cpu(cpu).hardirqs.push_back({o.irq_start, t_.end_ts, o.irq, 0});
-    if (o.softirq >= 0) Cpu(cpu).softirqs.push_back({o.softirq_start, t_.end_ts, o.softirq, 0});
+    if (o.irq != INT32_MIN) Append(Cpu(cpu).hardirqs, IntrSlice{o.irq_start, t_.end_ts, o.irq, 0}, &o.hardirqs_unsorted);
+    if (o.softirq >= 0) Append(Cpu(cpu).softirqs, IntrSlice{o.softirq_start, t_.end_ts, o.softirq, 0}, &o.softirqs_unsorted);
+    CpuTimeline& c = Cpu(cpu);
+    if (o.runs_unsorted) SortByStart(c.runs);
+    if (o.hardirqs_unsorted) SortByStart(c.hardirqs);
+    if (o.softirqs_unsorted) SortByStart(c.softirqs);
     o = OpenCpu{};
   }
   // Threads created with CLONE_THREAD join their creator's process.
@@ -318,14 +336,9 @@ Timeline TimelineBuilder::Finish() {
     SetTgid(f.child_tid, tgid);
   }
   forks_.clear();
-  for (auto& c : t_.cpus) {
-    SortByStart(c.runs);
-    SortByStart(c.hardirqs);
-    SortByStart(c.softirqs);
-  }
   auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };
-  if (!std::is_sorted(t_.wakeups.begin(), t_.wakeups.end(), by_ts))
-    std::stable_sort(t_.wakeups.begin(), t_.wakeups.end(), by_ts);
+  if (wakeups_unsorted_) std::stable_sort(t_.wakeups.begin(), t_.wakeups.end(), by_ts);
+  wakeups_unsorted_ = false;
   if (!std::is_sorted(t_.migrations.begin(), t_.migrations.end(), by_ts))
     std::stable_sort(t_.migrations.begin(), t_.migrations.end(), by_ts);
   for (auto& [_, samples] : t_.tracks.counters)

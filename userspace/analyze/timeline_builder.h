@@ -36,6 +36,7 @@ class TimelineBuilder : public model::TraceSink {
     uint64_t irq_start = 0;
     int32_t softirq = -1;  // open softirq vector; -1: none
     uint64_t softirq_start = 0;
+    bool runs_unsorted = false, hardirqs_unsorted = false, softirqs_unsorted = false;
   };
   struct OpenSlice {
     uint64_t start;
@@ -48,6 +49,7 @@ class TimelineBuilder : public model::TraceSink {
   };
 
   CpuTimeline& Cpu(uint32_t cpu);
+  void OnSwitch(const model::Event& ev, const model::SchedSwitch& s, CpuTimeline& c, OpenCpu& o);
   OpenCpu& Open(uint32_t cpu);
   void Name(int32_t tid, const model::TaskComm& comm);
   void SetTgid(int32_t tid, int32_t tgid);
@@ -58,6 +60,7 @@ class TimelineBuilder : public model::TraceSink {
   Timeline t_;
   std::vector<OpenCpu> open_;
   std::vector<PendingFork> forks_;
+  bool wakeups_unsorted_ = false;
   std::unordered_map<std::string, uint16_t> net_names_;
   std::unordered_map<std::string, uint32_t> track_strings_;
   std::unordered_map<uint64_t, std::vector<OpenSlice>> open_slices_;

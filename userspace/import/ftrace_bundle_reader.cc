@@ -59,6 +59,10 @@ struct FtraceBundleReader::CompactColumns {
 FtraceBundleReader::FtraceBundleReader(model::TraceSink& sink) : sink_(sink) {
   switch_event_.payload = model::SchedSwitch{};
   waking_event_.payload = model::SchedWaking{};
+  irq_entry_event_.payload = model::IrqEntry{};
+  irq_exit_event_.payload = model::IrqExit{};
+  softirq_entry_event_.payload = model::SoftirqEntry{};
+  softirq_exit_event_.payload = model::SoftirqExit{};
 }
 
 FtraceBundleReader::CpuState& FtraceBundleReader::Cpu(uint32_t cpu) {
@@ -71,6 +75,14 @@ void FtraceBundleReader::Emit(model::Event& ev) {
   if (stats_.first_ts == 0 || ev.ts < stats_.first_ts) stats_.first_ts = ev.ts;
   if (ev.ts > stats_.last_ts) stats_.last_ts = ev.ts;
   sink_.OnEvent(ev);
+}
+
+bool FtraceBundleReader::EmitCached(model::Event& ev, uint64_t ts, uint32_t cpu, int32_t tid) {
+  ev.ts = ts;
+  ev.cpu = cpu;
+  ev.tid = tid;
+  Emit(ev);
+  return true;
 }
 
 void FtraceBundleReader::EmitNet(model::NetTraceEvent& ev) {
@@ -453,29 +465,37 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = x;
       break;
     }
+    // The most frequent full-format events reuse an event whose payload
+    // already holds their type.
     case f::ftrace_event::kIrqHandlerEntry: {
-      model::IrqEntry x;
+      int32_t irq = 0;
       std::string_view name;
       while (pr.Next(&pf)) {
-        if (pf.id == f::irq_entry::kIrq) x.irq = pf.as_int32();
+        if (pf.id == f::irq_entry::kIrq) irq = pf.as_int32();
         if (pf.id == f::irq_entry::kName) name = pf.as_string();
       }
       if (pr.error()) return fail();
       // Full-format irq events carry the handler's name: the trace names its
       // own IRQs even without an interrupt_info packet.
-      if (!name.empty()) sink_.OnIrqName(x.irq, name);
-      ev.payload = x;
-      break;
+      if (!name.empty() && (irq >= static_cast<int32_t>(named_irqs_.size()) || !named_irqs_[irq])) {
+        sink_.OnIrqName(irq, name);
+        if (irq >= 0 && irq < 65536) {
+          if (named_irqs_.size() <= static_cast<size_t>(irq)) named_irqs_.resize(irq + 1, false);
+          named_irqs_[irq] = true;
+        }
+      }
+      std::get_if<model::IrqEntry>(&irq_entry_event_.payload)->irq = irq;
+      return EmitCached(irq_entry_event_, ts, cpu, common_pid);
     }
     case f::ftrace_event::kIrqHandlerExit: {
-      model::IrqExit x;
+      auto* x = std::get_if<model::IrqExit>(&irq_exit_event_.payload);
+      *x = {};
       while (pr.Next(&pf)) {
-        if (pf.id == f::irq_exit::kIrq) x.irq = pf.as_int32();
-        if (pf.id == f::irq_exit::kRet) x.ret = pf.as_int32();
+        if (pf.id == f::irq_exit::kIrq) x->irq = pf.as_int32();
+        if (pf.id == f::irq_exit::kRet) x->ret = pf.as_int32();
       }
       if (pr.error()) return fail();
-      ev.payload = x;
-      break;
+      return EmitCached(irq_exit_event_, ts, cpu, common_pid);
     }
     case f::ftrace_event::kSoftirqEntry:
     case f::ftrace_event::kSoftirqExit:
@@ -484,9 +504,15 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       while (pr.Next(&pf))
         if (pf.id == f::softirq::kVec) vec = pf.as_uint32();
       if (pr.error()) return fail();
-      if (payload.id == f::ftrace_event::kSoftirqEntry) ev.payload = model::SoftirqEntry{vec};
-      else if (payload.id == f::ftrace_event::kSoftirqExit) ev.payload = model::SoftirqExit{vec};
-      else ev.payload = model::SoftirqRaise{vec};
+      if (payload.id == f::ftrace_event::kSoftirqEntry) {
+        std::get_if<model::SoftirqEntry>(&softirq_entry_event_.payload)->vec = vec;
+        return EmitCached(softirq_entry_event_, ts, cpu, common_pid);
+      }
+      if (payload.id == f::ftrace_event::kSoftirqExit) {
+        std::get_if<model::SoftirqExit>(&softirq_exit_event_.payload)->vec = vec;
+        return EmitCached(softirq_exit_event_, ts, cpu, common_pid);
+      }
+      ev.payload = model::SoftirqRaise{vec};
       break;
     }
     case f::ftrace_event::kLocalTimerEntry:

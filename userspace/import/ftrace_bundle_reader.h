@@ -54,6 +54,7 @@ class FtraceBundleReader {
   bool EmitMerged(uint32_t cpu, CompactColumns& cols, PacketError* error);
   bool EmitFullEvent(uint32_t cpu, const FullEvent& fe, PacketError* error);
   void Emit(model::Event& ev);
+  bool EmitCached(model::Event& ev, uint64_t ts, uint32_t cpu, int32_t tid);
   void EmitNet(model::NetTraceEvent& ev);
   void DecodeGeneric(uint32_t cpu, uint64_t ts, int32_t tid, const ProtoField& field);
 
@@ -61,6 +62,7 @@ class FtraceBundleReader {
   std::vector<CpuState> cpus_;
   std::vector<FullEvent> full_events_;  // reused per bundle
   std::vector<std::string_view> intern_;  // reused per bundle
+  std::vector<bool> named_irqs_;          // IRQs whose name was handed on
   const uint8_t* bundle_begin_ = nullptr;
   BundleStats stats_;
 
@@ -68,6 +70,8 @@ class FtraceBundleReader {
   // allocates nor re-constructs the variant.
   model::Event switch_event_;
   model::Event waking_event_;
+  model::Event irq_entry_event_, irq_exit_event_;
+  model::Event softirq_entry_event_, softirq_exit_event_;
   model::Event other_event_;
 };
 
