@@ -172,6 +172,8 @@ TEST(ReportIntegration, AHogOnTheFocusCpuIsNamedWithTheDelaySchedstatReports) {
   // account of the same thread over its whole life (which the recording
   // covers): within 20%.
   double measured = static_cast<double>(a.focus_threads[0].wait_ns);
+  std::printf("focus thread run-queue wait: trace %.1f ms, schedstat %.1f ms; attributed to the hog %.1f ms\n",
+              measured / 1e6, static_cast<double>(schedstat) / 1e6, static_cast<double>(hog_finding->cost_ns) / 1e6);
   EXPECT_NEAR(measured, static_cast<double>(schedstat), 0.2 * static_cast<double>(schedstat))
       << "trace " << measured / 1e6 << " ms, schedstat " << schedstat / 1e6 << " ms\n" << result->output;
   EXPECT_NEAR(static_cast<double>(hog_finding->cost_ns), static_cast<double>(schedstat),

@@ -100,7 +100,12 @@ void JsonWriter::Double(double v) {
     *out_ += "null";
     return;
   }
-  *out_ += fmt::format("{:.6g}", v);
+  // Whole numbers (nanoseconds, counts) print exactly; others in the
+  // shortest form that reads back to the same double.
+  if (std::fabs(v) < 9e15 && v == static_cast<double>(static_cast<int64_t>(v)))
+    *out_ += std::to_string(static_cast<int64_t>(v));
+  else
+    *out_ += fmt::format("{}", v);
 }
 
 void JsonWriter::Bool(bool v) {
