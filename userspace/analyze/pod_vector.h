@@ -2,7 +2,7 @@
 // with mremap(2): the pages move to a bigger mapping without being copied.
 // The timeline keeps tens of millions of 24-byte slices; with std::vector a
 // quarter of the report's read time went to copying them on each doubling
-// (bench/report_reader_benchmark.cc measures it).
+// (bench/report/report_reader_benchmark.cc measures it).
 #pragma once
 
 #include <sys/mman.h>

@@ -7,7 +7,7 @@
 //     memory the timeline keeps per event;
 //   - the baseline: libprotobuf parsing the same file into a full Trace
 //     message and walking its events.
-// Run: build/bench/report_reader_benchmark [--benchmark_repetitions=5]
+// Run: build/bench/report/report_reader_benchmark [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
