@@ -11,13 +11,28 @@ using namespace gpunoise::testing;
 
 constexpr int32_t kPid = 500, kLauncher = 501, kHog = 600;
 
-// Tracks as a CUPTI producer writes them: a process track, the launching
-// thread's track, and a GPU stream track under the process.
+// Tracks as the CUPTI library writes them (docs/gpu.md): a group per GPU
+// with NVML's tracks and a subgroup "<process> <pid>" holding the stream
+// tracks; the CUDA calls on the launching thread's own track.
 void GpuTracks(Synth& s) {
   auto& b = s.builder();
-  b.OnTrack({10, 0, "python3", kPid, 0, false});
-  b.OnTrack({11, 10, "python3", kPid, kLauncher, false});
-  b.OnTrack({12, 10, "GPU 0 (H200) stream 7", kPid, 0, false});
+  b.OnTrack({10, 0, "python3", kPid, 0, false});        // process track
+  b.OnTrack({11, 10, "python3", kPid, kLauncher, false});  // thread track
+  b.OnTrack({20, 0, "GPU 0 (H200)", 0, 0, false});
+  b.OnTrack({21, 20, "python3 500", 0, 0, false});
+  b.OnTrack({12, 21, "GPU 0 (H200) stream 7", 0, 0, false});
+  b.OnTrack({22, 20, "Clock throttling", 0, 0, false});
+  b.OnTrack({23, 20, "SM clock", 0, 0, true});
+  // NVML's throttle-reason slices sit under the GPU but are not GPU work.
+  model::TrackEventRecord e;
+  e.ts = kBase;
+  e.track_uuid = 22;
+  e.type = model::TrackEventType::kSliceBegin;
+  e.name = "power cap";
+  b.OnTrackEvent(e);
+  e.ts = kBase + 900 * kMs;
+  e.type = model::TrackEventType::kSliceEnd;
+  b.OnTrackEvent(e);
 }
 
 void Slice(Synth& s, uint64_t track, uint64_t start, uint64_t end, const char* name, uint64_t flow,
@@ -77,6 +92,28 @@ TEST(GpuIdleGaps, GapsWhileTheLauncherWaitedNameWhatHeldItUp) {
   EXPECT_NEAR(f.Metric("idle_share"), 0.41, 0.01);
   EXPECT_NEAR(static_cast<double>(f.cost_ns), 99 * 3.0 * kMs, 0.5 * kMs);
   EXPECT_NE(f.title.find("python3 (pid 500)"), std::string::npos) << f.title;
+}
+
+TEST(GpuIdleGaps, GpuWorkWithoutALaunchLinkStillBelongsToItsProcess) {
+  Synth s;
+  s.Process(kPid, "python3").Thread(kLauncher, kPid, "pt_main_thread");
+  GpuTracks(s);
+  s.Switch(kBase, 0, 0, kLauncher);
+  for (int i = 0; i < 100; ++i) {
+    uint64_t t = kBase + i * 10 * kMs;
+    Slice(s, 12, t + 100 * kUs, t + 5 * kMs, "gemm", 1000 + i, true);  // flows to nothing
+  }
+  s.Switch(kBase + 1000 * kMs, 0, kLauncher, 0, 1);
+  Timeline t = s.Build();
+  GpuModel gpu = BuildGpuModel(t);
+  ASSERT_EQ(gpu.work.size(), 100u) << "the throttling slice is not GPU work";
+  EXPECT_EQ(gpu.work[0].pid, kPid) << "from the \"python3 500\" group";
+  EXPECT_EQ(gpu.work[0].launch_tid, 0);
+  auto found = FindingsOf(AnalyzeOrDie(t, {"pt_main_thread"}), "gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  bool unknown = false;
+  for (const auto& e : found[0].evidence) unknown |= e.find("launching thread is unknown") != std::string::npos;
+  EXPECT_TRUE(unknown);
 }
 
 TEST(GpuIdleGaps, BackToBackGpuWorkHasNoFinding) {

@@ -30,6 +30,18 @@ struct TrackOwner {
   int32_t pid = 0, tid = 0;
 };
 
+// "python 4242" -> 4242
+int32_t TrailingPid(std::string_view name) {
+  size_t space = name.rfind(' ');
+  if (space == std::string_view::npos || space + 1 >= name.size()) return 0;
+  int32_t pid = 0;
+  for (char c : name.substr(space + 1)) {
+    if (c < '0' || c > '9' || pid > 100000000) return 0;
+    pid = pid * 10 + (c - '0');
+  }
+  return pid;
+}
+
 TrackOwner OwnerOf(const TrackData& data, uint64_t uuid) {
   TrackOwner owner;
   for (int depth = 0; depth < 16 && uuid; ++depth) {
@@ -37,9 +49,34 @@ TrackOwner OwnerOf(const TrackData& data, uint64_t uuid) {
     if (it == data.tracks.end()) break;
     if (!owner.tid && it->second.tid) owner.tid = it->second.tid;
     if (!owner.pid && it->second.pid) owner.pid = it->second.pid;
+    // The CUPTI library groups a process's streams under "<name> <pid>"
+    // inside the GPU's group (a named track, not a process descriptor).
+    if (!owner.pid && it->second.parent_uuid) {
+      auto parent = data.tracks.find(it->second.parent_uuid);
+      if (parent != data.tracks.end() && IsGpuTrackPath(parent->second.name) && !IsGpuTrackPath(it->second.name))
+        owner.pid = TrailingPid(it->second.name);
+    }
     uuid = it->second.parent_uuid;
   }
   return owner;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Work tracks are the streams ("GPU 3 (H200) stream 7 (overlap 1)"), or a
+// GPU-named track of a producer that has no streams; not the GPU's other
+// tracks (NVML's "Clock throttling" slices, counters).
+bool IsGpuWorkTrack(const TrackData& data, uint64_t uuid) {
+  auto it = data.tracks.find(uuid);
+  if (it == data.tracks.end() || it->second.is_counter) return false;
+  if (!IsGpuTrackPath(data.TrackPath(uuid))) return false;
+  std::string own = Lower(it->second.name);
+  if (own.find("throttl") != std::string::npos) return false;
+  return own.find("stream") != std::string::npos || IsGpuTrackPath(it->second.name);
 }
 
 }  // namespace
@@ -51,7 +88,7 @@ GpuModel BuildGpuModel(const Timeline& t) {
   auto gpu_track = [&](uint64_t uuid) {
     auto it = is_gpu.find(uuid);
     if (it != is_gpu.end()) return it->second;
-    bool gpu = IsGpuTrackPath(data.TrackPath(uuid));
+    bool gpu = IsGpuWorkTrack(data, uuid);
     is_gpu.emplace(uuid, gpu);
     if (gpu) m.gpu_tracks.insert(uuid);
     return gpu;
