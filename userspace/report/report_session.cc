@@ -12,8 +12,6 @@
 namespace gpunoise::report {
 namespace {
 
-constexpr std::string_view kCgroupMount = "/sys/fs/cgroup";
-
 void CollectCgroup(const std::string& dir, std::vector<int32_t>* out, int depth) {
   if (auto threads = ReadFileToString(dir + "/cgroup.threads"); threads.ok()) {
     for (auto line : Split(*threads, '\n'))
@@ -28,14 +26,29 @@ void CollectCgroup(const std::string& dir, std::vector<int32_t>* out, int depth)
   }
 }
 
+// Where cgroup v2 is mounted ("/sys/fs/cgroup", or "/sys/fs/cgroup/unified"
+// on hybrid systems), from /proc/self/mountinfo.
+Result<std::string> CgroupV2Mount() {
+  auto info = ReadFileToString("/proc/self/mountinfo");
+  if (!info.ok()) return info.error();
+  for (std::string_view line : Split(*info, '\n')) {
+    // "... <mount point> <options> - cgroup2 <source> <super options>"
+    auto dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    auto after = Split(line.substr(dash + 3), ' ');
+    if (after.empty() || after[0] != "cgroup2") continue;
+    auto before = Split(line.substr(0, dash), ' ');
+    if (before.size() >= 5) return std::string(before[4]);
+  }
+  return MakeError("cgroup v2 is not mounted on this system");
+}
+
 }  // namespace
 
-Result<std::vector<int32_t>> CgroupThreads(std::string_view cgroup) {
+Result<std::vector<int32_t>> CgroupThreadsIn(const std::string& mount, std::string_view cgroup) {
+  // As `record --cgroup` takes it: absolute, or relative to the mount.
   std::string path(cgroup);
-  if (!StartsWith(path, kCgroupMount)) {
-    while (!path.empty() && path.front() == '/') path.erase(0, 1);
-    path = std::string(kCgroupMount) + "/" + path;
-  }
+  if (path.empty() || path[0] != '/') path = mount + "/" + path;
   if (!PathExists(path + "/cgroup.threads"))
     return MakeError("failed to resolve cgroup {}: {} is not a cgroup-v2 directory on this node (cgroups are "
                      "resolved live: run the report where the trace was recorded, while the tasks exist)",
@@ -43,6 +56,11 @@ Result<std::vector<int32_t>> CgroupThreads(std::string_view cgroup) {
   std::vector<int32_t> tids;
   CollectCgroup(path, &tids, 0);
   return tids;
+}
+
+Result<std::vector<int32_t>> CgroupThreads(std::string_view cgroup) {
+  GN_ASSIGN_OR_RETURN(std::string mount, CgroupV2Mount());
+  return CgroupThreadsIn(mount, cgroup);
 }
 
 Status ParseWindow(std::string_view text, analyze::AnalysisOptions* options) {

@@ -31,8 +31,10 @@ Result<ReportResult> RunReport(const ReportOptions& options);
 // "2.5:7", "2.5s:7s", "500ms:", ":10" -> offsets from the first event.
 Status ParseWindow(std::string_view text, analyze::AnalysisOptions* options);
 
-// The tids of a cgroup-v2 directory and its descendants, read live from
-// /sys/fs/cgroup (`cgroup` is absolute or relative to the mount).
+// The tids of a cgroup-v2 directory and its descendants, read live
+// (`cgroup` is absolute, or relative to the cgroup-v2 mount).
 Result<std::vector<int32_t>> CgroupThreads(std::string_view cgroup);
+// The same under a given mount point (tests use a directory of their own).
+Result<std::vector<int32_t>> CgroupThreadsIn(const std::string& mount, std::string_view cgroup);
 
 }  // namespace gpunoise::report
