@@ -1,7 +1,8 @@
 #include "report/report_session.h"
-#include <algorithm>
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
