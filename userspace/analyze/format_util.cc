@@ -30,6 +30,10 @@ std::string JoinCpus(const std::vector<uint32_t>& cpus) {
   return out;
 }
 
+std::string CpuPhrase(const std::vector<uint32_t>& cpus) {
+  return (cpus.size() == 1 ? "CPU " : "CPUs ") + JoinCpus(cpus);
+}
+
 std::string FormatOffset(uint64_t ts, uint64_t origin) {
   if (ts < origin) return fmt::format("-{:.3f} s", static_cast<double>(origin - ts) / 1e9);
   return fmt::format("+{:.3f} s", static_cast<double>(ts - origin) / 1e9);

@@ -117,11 +117,11 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
                               ? t.DescribeThread(f.focus_tids[0])
                               : fmt::format("{} focus threads", f.focus_tids.size());
     if (c.wait_ns >= c.interrupt_ns)
-      f.title = fmt::format("{} kept {} waiting {} in the run queue of CPU {}", f.culprit, victims,
-                            FormatNs(c.wait_ns), JoinCpus(f.cpus));
+      f.title = fmt::format("{} kept {} waiting {} in the run queue of {}", f.culprit, victims,
+                            FormatNs(c.wait_ns), CpuPhrase(f.cpus));
     else
-      f.title = fmt::format("{} interrupted {} for {} on CPU {}", f.culprit, victims,
-                            FormatNs(c.interrupt_ns), JoinCpus(f.cpus));
+      f.title = fmt::format("{} interrupted {} for {} on {}", f.culprit, victims,
+                            FormatNs(c.interrupt_ns), CpuPhrase(f.cpus));
     f.title += fmt::format(" ({} of their time)", FormatShare(share));
 
     f.metrics = {{"wait_ns", static_cast<double>(c.wait_ns)},

@@ -312,8 +312,8 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     f.end = ctx.to;
     std::string irq_list;
     for (int32_t irq : irqs) irq_list += (irq_list.empty() ? "" : ", ") + t.IrqName(irq);
-    f.title = fmt::format("{} queue interrupts ({} of them, {}) were served on CPU {}, which run{} focus threads", device,
-                          count, FormatNs(ns), JoinCpus(f.cpus), f.cpus.size() == 1 ? "s" : "");
+    f.title = fmt::format("{} queue interrupts ({} of them, {}) were served on {}, which run{} focus threads", device,
+                          count, FormatNs(ns), CpuPhrase(f.cpus), f.cpus.size() == 1 ? "s" : "");
     f.metrics = {{"irqs", static_cast<double>(count)}, {"irq_ns", static_cast<double>(ns)}};
     f.evidence.push_back("IRQs: " + irq_list);
     for (const auto& [cpu, cn] : per_cpu)

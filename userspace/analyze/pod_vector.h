@@ -93,10 +93,15 @@ class PodVector {
         if (p != MAP_FAILED) std::free(data_);
       }
       if (p == MAP_FAILED) throw std::bad_alloc();
-      // Huge pages where the kernel allows them on request: a 2 MiB page
-      // is one fault instead of 512, which is most of the cost of keeping
-      // a slice on a VM.
+      // Huge pages where the kernel allows them on request, and the new
+      // part faulted in by one call rather than a trap per page: page
+      // faults were most of the cost of keeping slices on a VM.
       if (bytes >= kHugePage) ::madvise(p, bytes, MADV_HUGEPAGE);
+      size_t old_bytes = mapped_ ? capacity_ * sizeof(T) : 0;
+      old_bytes = old_bytes / kPage * kPage;
+#ifdef MADV_POPULATE_WRITE
+      ::madvise(static_cast<char*>(p) + old_bytes, bytes - old_bytes, MADV_POPULATE_WRITE);
+#endif
       data_ = static_cast<T*>(p);
       mapped_ = true;
       capacity_ = bytes / sizeof(T);

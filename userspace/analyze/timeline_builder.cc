@@ -337,7 +337,8 @@ Timeline TimelineBuilder::Finish() {
   }
   forks_.clear();
   auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };
-  if (wakeups_unsorted_) std::stable_sort(t_.wakeups.begin(), t_.wakeups.end(), by_ts);
+  // In place: a stable sort would allocate another copy of every wakeup.
+  if (wakeups_unsorted_) std::sort(t_.wakeups.begin(), t_.wakeups.end(), by_ts);
   wakeups_unsorted_ = false;
   if (!std::is_sorted(t_.migrations.begin(), t_.migrations.end(), by_ts))
     std::stable_sort(t_.migrations.begin(), t_.migrations.end(), by_ts);

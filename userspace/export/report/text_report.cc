@@ -76,7 +76,7 @@ void Findings(const ReportInput& in, std::string& out) {
     }
     out += "\n";
     std::string where;
-    if (!f.cpus.empty()) where += fmt::format("CPU {}", JoinCpus(f.cpus));
+    if (!f.cpus.empty()) where += analyze::CpuPhrase(f.cpus);
     if (!f.device.empty()) where += fmt::format("{}device {}", where.empty() ? "" : ", ", f.device);
     if (f.queue >= 0) where += fmt::format(" queue {}", f.queue);
     if (f.culprit_irq >= 0) where += fmt::format("{}irq {}", where.empty() ? "" : ", ", f.culprit_irq);
