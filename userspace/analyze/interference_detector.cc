@@ -116,7 +116,12 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
     std::string victims = f.focus_tids.size() == 1
                               ? t.DescribeThread(f.focus_tids[0])
                               : fmt::format("{} focus threads", f.focus_tids.size());
-    if (c.wait_ns >= c.interrupt_ns)
+    // Name both parts when each is a real share of the cost.
+    bool waits = c.wait_ns * 10 >= cost, interrupts = c.interrupt_ns * 10 >= cost;
+    if (waits && interrupts)
+      f.title = fmt::format("{} interrupted {} for {} and kept them waiting {} in the run queue of {}", f.culprit,
+                            victims, FormatNs(c.interrupt_ns), FormatNs(c.wait_ns), CpuPhrase(f.cpus));
+    else if (waits)
       f.title = fmt::format("{} kept {} waiting {} in the run queue of {}", f.culprit, victims,
                             FormatNs(c.wait_ns), CpuPhrase(f.cpus));
     else

@@ -49,6 +49,23 @@ std::vector<Episode> FindEpisodes(const IntervalIndex& index, uint64_t from, uin
       out.push_back({ws, ws + len, s, ws, 1});
     }
   }
+  // A storm that dips under the threshold for less than a window is one
+  // storm, not several.
+  std::vector<Episode> merged;
+  for (const Episode& e : out) {
+    if (!merged.empty() && e.start <= merged.back().end + len) {
+      Episode& m = merged.back();
+      m.end = std::max(m.end, e.end);
+      m.windows += e.windows;
+      if (e.peak_share > m.peak_share) {
+        m.peak_share = e.peak_share;
+        m.peak_start = e.peak_start;
+      }
+    } else {
+      merged.push_back(e);
+    }
+  }
+  out = std::move(merged);
   return out;
 }
 
@@ -146,21 +163,22 @@ Drivers FindDrivers(const AnalysisContext& ctx, uint32_t cpu, uint32_t vec, uint
         }
     }
   }
-  // Hard IRQs on this CPU in the episode, NIC queues first.
+  // NIC queue IRQs on this CPU in the episode (the device's first). Other
+  // devices' IRQs raise no network softirqs, and veth has no IRQ at all:
+  // its sender schedules the receiver's NAPI.
   std::map<int32_t, std::pair<uint64_t, uint64_t>> irqs;  // id -> count, ns
   const CpuTimeline& c = t.cpus[cpu];
   for (size_t i = FirstEndingAfter(c.hardirqs, a); i < c.hardirqs.size(); ++i) {
     const IntrSlice& s = c.hardirqs[i];
     if (s.start >= b) break;
-    if (s.id < 0) continue;  // system vectors raise no network softirqs
+    if (!ctx.nic_irqs.count(s.id)) continue;
     irqs[s.id].first++;
     irqs[s.id].second += Overlap(s.start, s.end, a, b);
   }
   int32_t top_irq = -1;
   uint64_t top_count = 0;
   for (const auto& [id, cn] : irqs) {
-    bool nic = ctx.nic_irqs.count(id) > 0;
-    bool matches = nic && (d.device.empty() || ctx.nic_irqs.at(id).device == d.device);
+    bool matches = d.device.empty() || ctx.nic_irqs.at(id).device == d.device;
     uint64_t score = cn.first * (matches ? 1000 : 1);
     if (score > top_count) {
       top_count = score;
