@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
@@ -20,6 +21,24 @@ namespace {
 
 using namespace std::chrono_literals;
 using Side = VethPair::Side;
+
+// Linux shares CPU time between sessions (autogroups) before threads; on a
+// machine shared with other users' builds the flood would get a fraction of
+// a CPU and its NET_RX share would depend on their load. This gives the test
+// process's session the weight of nice -19 while it lives.
+class BoostedSession {
+ public:
+  BoostedSession() {
+    std::ifstream in("/proc/self/autogroup");
+    std::string group, word;
+    in >> group >> word >> old_nice_;
+    std::ofstream("/proc/self/autogroup") << "-19";
+  }
+  ~BoostedSession() { std::ofstream("/proc/self/autogroup") << old_nice_; }
+
+ private:
+  int old_nice_ = 0;
+};
 
 TEST(ReportIntegration, UdpFloodReceivedOnOneCpuIsASoftirqStormNamingTheDevice) {
   GN_REQUIRE_REAL_EBPF();
@@ -36,6 +55,7 @@ TEST(ReportIntegration, UdpFloodReceivedOnOneCpuIsASoftirqStormNamingTheDevice) 
   {
     ChildProcess rec({GpunoiseBinary(), "record", "-d", "60", "-o", trace});
     ASSERT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
+    BoostedSession boost;
     UdpFloodOptions flood;
     flood.duration = 2000ms;
     flood.sender_cpu = kCpu;
