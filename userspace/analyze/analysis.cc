@@ -102,11 +102,18 @@ std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
   std::map<std::string, DeviceStats> devices;
   for (const NetRecord& e : t.net.events) {
     if (e.ts < ctx.from || e.ts >= ctx.to) continue;
+    auto kind = static_cast<model::NetTraceKind>(e.kind);
     std::string name(t.net.Name(e.device));
-    if (name.empty()) name = "(unknown device)";
+    // Retransmits belong to sockets, not devices; drops and timeouts without
+    // a device still count somewhere.
+    if (kind == model::NetTraceKind::kRetransmit) continue;
+    if (name.empty() && kind != model::NetTraceKind::kDrop && kind != model::NetTraceKind::kTxTimeout &&
+        kind != model::NetTraceKind::kDqlStall)
+      continue;
+    if (name.empty()) name = "(no device)";
     DeviceStats& d = devices[name];
     d.device = name;
-    switch (static_cast<model::NetTraceKind>(e.kind)) {
+    switch (kind) {
       case model::NetTraceKind::kRxPacket:
         ++d.rx_packets;
         d.rx_bytes += static_cast<uint64_t>(std::max<int64_t>(0, e.value));
