@@ -42,5 +42,68 @@ TEST(IrqScanner, MissingProcGivesAnEmptyTable) {
   EXPECT_TRUE(ScanIrqs("/nonexistent").empty());
 }
 
+TEST(IrqScanner, ParseNicIrqNameReadsQueueKindAndNumber) {
+  auto p = [](std::string_view n) {
+    NicIrqName r = ParseNicIrqName(n);
+    return r.kind + ":" + std::to_string(r.queue);
+  };
+  EXPECT_EQ(p("virtio2-input.0"), "rx:0");
+  EXPECT_EQ(p("virtio2-output.3"), "tx:3");
+  EXPECT_EQ(p("virtio2-config"), "control:-1");
+  EXPECT_EQ(p("mlx5_comp12@pci:0000:3b:00.0"), "txrx:12");
+  EXPECT_EQ(p("mlx5_async0@pci:0000:3b:00.0"), "control:-1");
+  EXPECT_EQ(p("ice-eth0-TxRx-5"), "txrx:5");
+  EXPECT_EQ(p("eth0-Tx-Rx-7"), "txrx:7");
+  EXPECT_EQ(p("gve-ntfy-blk2@pci:0000:00:04.0"), "txrx:2");
+  EXPECT_EQ(p("eth1-rx-4"), "rx:4");
+  EXPECT_EQ(p("eth1-tx-4"), "tx:4");
+  EXPECT_EQ(p("ena-mgmnt@pci:0000:00:05.0"), "control:-1");
+  EXPECT_EQ(p("timer"), ":-1");
+}
+
+TEST(IrqScanner, MapNicIrqsUsesMsiIrqsOfTheBusDeviceAndIrqNames) {
+  char tmpl[] = "/tmp/gpunoise-sys-XXXXXX";
+  std::string root = ::mkdtemp(tmpl);
+  // eth0: virtio, vectors on the PCI parent of the virtio device.
+  for (const char* d : {"/devices", "/devices/pci0", "/devices/pci0/virtio2", "/devices/pci0/msi_irqs",
+                        "/devices/pci0/msi_irqs/37", "/devices/pci0/msi_irqs/38",
+                        "/class", "/class/net", "/class/net/eth0", "/class/net/lo"})
+    ::mkdir((root + d).c_str(), 0755);
+  ASSERT_EQ(::symlink((root + "/devices/pci0/virtio2").c_str(), (root + "/class/net/eth0/device").c_str()), 0);
+  model::IrqTable irqs;
+  irqs[37].irq = 37;
+  irqs[37].name = "virtio2-config";
+  irqs[38].irq = 38;
+  irqs[38].name = "virtio2-input.0";
+  irqs[90].irq = 90;
+  irqs[90].name = "ice-eth3-TxRx-2";  // no such device here: left alone
+  irqs[91].irq = 91;
+  irqs[91].name = "i8042";
+  MapNicIrqs(&irqs, root);
+  EXPECT_EQ(irqs[38].device, "eth0");
+  EXPECT_EQ(irqs[38].queue, 0);
+  EXPECT_EQ(irqs[38].queue_kind, "rx");
+  EXPECT_EQ(irqs[37].device, "eth0");
+  EXPECT_EQ(irqs[37].queue_kind, "control");
+  EXPECT_EQ(irqs[90].device, "");
+  EXPECT_EQ(irqs[91].device, "");
+}
+
+TEST(IrqScanner, MapNicIrqsMatchesInterfaceNamesInIrqNames) {
+  char tmpl[] = "/tmp/gpunoise-sys-XXXXXX";
+  std::string root = ::mkdtemp(tmpl);
+  for (const char* d : {"/class", "/class/net", "/class/net/eth1", "/class/net/eth10"})
+    ::mkdir((root + d).c_str(), 0755);
+  model::IrqTable irqs;
+  irqs[100].irq = 100;
+  irqs[100].name = "i40e-eth1-TxRx-3";
+  irqs[101].irq = 101;
+  irqs[101].name = "eth10-TxRx-0";
+  MapNicIrqs(&irqs, root);
+  EXPECT_EQ(irqs[100].device, "eth1");
+  EXPECT_EQ(irqs[100].queue, 3);
+  EXPECT_EQ(irqs[101].device, "eth10");
+}
+
 }  // namespace
 }  // namespace gpunoise::collect

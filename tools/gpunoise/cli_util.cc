@@ -78,3 +78,13 @@ std::string DefaultTraceName() {
 }
 
 }  // namespace gpunoise::cli
+
+namespace gpunoise::cli {
+
+std::string SelfExecutable() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("gpunoise");
+}
+
+}  // namespace gpunoise::cli

@@ -25,4 +25,7 @@ std::string JoinArgs(int argc, char** argv);
 // A default output name: gpunoise-<host>-<YYYYmmdd-HHMMSS>.pftrace
 std::string DefaultTraceName();
 
+// The running gpunoise binary (/proc/self/exe), to find files installed beside it.
+std::string SelfExecutable();
+
 }  // namespace gpunoise::cli

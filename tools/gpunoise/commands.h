@@ -5,5 +5,9 @@ namespace gpunoise::cli {
 
 int RunRecord(int argc, char** argv);
 int RunReport(int argc, char** argv);
+int RunDoctor(int argc, char** argv);
+
+int RunMerge(int argc, char** argv);
+int RunEnv(int argc, char** argv);
 
 }  // namespace gpunoise::cli

@@ -10,7 +10,9 @@
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "record/gpu_recording.h"
 #include "record/record_session.h"
+#include "record/workload.h"
 
 namespace po = boost::program_options;
 
@@ -18,9 +20,11 @@ namespace gpunoise::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "gpunoise record: record scheduling and interrupt activity of this node into a Perfetto\n"
-    "trace (open it at ui.perfetto.dev, or read it with 'gpunoise report').\n\n"
-    "USAGE: sudo gpunoise record [-d SECONDS] [-o FILE.pftrace] [options]\n";
+    "gpunoise record: record scheduling, interrupt and network activity of this node, and what its\n"
+    "GPUs did, into one Perfetto trace (open it at ui.perfetto.dev, or read it with 'gpunoise report').\n\n"
+    "USAGE: sudo gpunoise record [-d SECONDS] [-o FILE.pftrace] [options] [-- CMD ARGS...]\n"
+    "  -- CMD ARGS...  run CMD (as the sudo user) with GPU capture (CUPTI) on; the recording\n"
+    "                  ends when CMD exits or -d elapses, and gpunoise exits with CMD's status\n";
 
 constexpr const char* kExamples =
     "\nEXAMPLES:\n"
@@ -30,15 +34,39 @@ constexpr const char* kExamples =
     "  sudo gpunoise record -d 5 --pid 4242 -o p.pftrace # scheduling of process 4242 (and its children)\n"
     "  sudo gpunoise record -d 5 --cgroup system.slice/train.service -o t.pftrace\n"
     "                                                    # scheduling of one cgroup-v2 subtree\n"
-    "  sudo gpunoise record -d 5 --events softirq -o s.pftrace  # softirqs only\n";
+    "  sudo gpunoise record -d 5 --events softirq -o s.pftrace  # softirqs only\n"
+    "  sudo gpunoise record -d 5 -e sched,irq,softirq,net-packets --net-dev eth0 -o p.pftrace\n"
+    "                                                    # also every packet, poll and drop of eth0\n"
+    "  sudo gpunoise record -d 5 -e net --nic-tracepoints mlx5 -o n.pftrace\n"
+    "                                                    # network counters; NIC tracepoints of mlx5 only\n"
+    "  sudo gpunoise record -d 30 -o run.pftrace -- python train.py  # kernel and GPU side of a job\n"
+    "  sudo gpunoise record -d 30 --gpu-dir /tmp/gpu -o run.pftrace\n"
+    "                                                    # collect GPU data of jobs started with\n"
+    "                                                    # the environment 'gpunoise env /tmp/gpu' prints\n";
 
 }  // namespace
 
 int RunRecord(int argc, char** argv) {
-  std::string duration_text, output, cpus_text, cgroup, events_text, buffer_text, attach;
+  // Everything after "--" is the command to run, untouched by option parsing.
+  std::vector<std::string> command;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      for (int j = i + 1; j < argc; ++j) command.emplace_back(argv[j]);
+      if (command.empty()) {
+        std::fprintf(stderr, "usage: gpunoise record: no command after -- (see gpunoise record --help)\n");
+        return 2;
+      }
+      argc = i;
+      break;
+    }
+  }
+  std::string duration_text, output, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
+  std::string net_interval_text = "100ms";
+  std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
-  uint64_t drain_ms = 100;
-  bool verbose = false, no_follow = false;
+  uint64_t drain_ms = 100, gpu_sample_ms = 100;
+  bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
+       run_as_root = false;
 
   po::options_description opts("OPTIONS");
   opts.add_options()
@@ -49,11 +77,23 @@ int RunRecord(int argc, char** argv) {
       ("pid,p", po::value(&pids)->multitoken(), "only tasks of these processes (and their children); irqs are kept")
       ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
-       "event groups: sched, irq, softirq")
+       "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
+       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates)")
+      ("net-dev", po::value(&net_devs)->multitoken(),
+       "with net-packets: records only for these devices (up to 4; counters cover all devices)")
+      ("nic-tracepoints", po::value(&nic_categories)->multitoken(),
+       "tracefs categories of NIC-driver tracepoints to count (default: mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
+      ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
+       "how often the network counters are sampled into counter tracks")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")
+      ("gpu-dir", po::value(&gpu_dir), "collect GPU fragments written to this directory by processes started with the environment 'gpunoise env DIR' prints")
+      ("gpu-sample-ms", po::value(&gpu_sample_ms)->default_value(100), "milliseconds between NVML samples (SM clock, utilization, memory, temperature, power, throttling)")
+      ("no-gpu-counters", po::bool_switch(&no_gpu_counters), "do not sample NVML")
+      ("no-nvtx", po::bool_switch(&no_nvtx), "with -- CMD: leave NVTX alone (no NVTX ranges in the trace)")
+      ("run-as-root", po::bool_switch(&run_as_root), "with -- CMD under sudo: run CMD as root instead of the sudo user")
       ("verbose,v", po::bool_switch(&verbose), "show libbpf's messages");
 
   po::variables_map vm;
@@ -105,7 +145,7 @@ int RunRecord(int argc, char** argv) {
     bool known = false;
     for (std::string_view k : record::kEventGroups) known |= (k == g);
     if (!known) {
-      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq)\n",
+      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets)\n",
                    static_cast<int>(g.size()), g.data());
       return 2;
     }
@@ -114,6 +154,40 @@ int RunRecord(int argc, char** argv) {
   if (options.event_groups.empty()) {
     std::fprintf(stderr, "usage: gpunoise record: --events is empty\n");
     return 2;
+  }
+  auto split_list = [](const std::vector<std::string>& values) {
+    std::vector<std::string> out;
+    for (const auto& v : values)
+      for (std::string_view item : Split(v, ','))
+        if (!Trim(item).empty()) out.emplace_back(Trim(item));
+    return out;
+  };
+  options.net.devices = split_list(net_devs);
+  for (const auto& dev : options.net.devices) {
+    if (dev.size() >= GN_NET_NAME_LEN || dev.find_first_of(" /:") != std::string::npos) {
+      std::fprintf(stderr, "usage: gpunoise record: --net-dev: '%s' is not a network device name\n",
+                   dev.c_str());
+      return 2;
+    }
+  }
+  if (options.net.devices.size() > GN_NET_DEV_FILTER_MAX) {
+    std::fprintf(stderr, "usage: gpunoise record: --net-dev takes at most %d devices\n",
+                 GN_NET_DEV_FILTER_MAX);
+    return 2;
+  }
+  if (!options.net.devices.empty() && !options.event_groups.count("net-packets")) {
+    std::fprintf(stderr, "usage: gpunoise record: --net-dev filters per-packet records; add net-packets to --events\n");
+    return 2;
+  }
+  options.net.nic_categories = split_list(nic_categories);
+  {
+    auto interval = ParseDuration(net_interval_text);
+    if (!interval.ok() || *interval < 1000000) {
+      std::fprintf(stderr, "usage: gpunoise record: invalid --net-interval '%s' (at least 1ms)\n",
+                   net_interval_text.c_str());
+      return 2;
+    }
+    options.net_interval_ms = *interval / 1000000;
   }
   if (!buffer_text.empty()) {
     auto b = ParseByteSize(buffer_text);
@@ -138,11 +212,58 @@ int RunRecord(int argc, char** argv) {
     options.filters.cgroup_level = ref->level;
   }
 
+  if (gpu_sample_ms == 0) {
+    std::fprintf(stderr, "usage: gpunoise record: --gpu-sample-ms must be at least 1\n");
+    return 2;
+  }
+  // GPU side: injection for `-- CMD`, fragments from --gpu-dir, NVML.
+  record::GpuRecordingOptions gpu_options;
+  gpu_options.capture_workload = !command.empty();
+  gpu_options.collect_dir = gpu_dir;
+  gpu_options.counters = !no_gpu_counters;
+  gpu_options.counters_requested = !command.empty() || !gpu_dir.empty() || !vm["gpu-sample-ms"].defaulted();
+  gpu_options.sample_interval_ns = gpu_sample_ms * 1000000ull;
+  gpu_options.nvtx = !no_nvtx;
+  record::WorkloadSpec workload_spec;
+  if (!command.empty() && !run_as_root) {
+    if (auto invoker = record::SudoInvoker()) workload_spec = *invoker;
+    gpu_options.owner_uid = workload_spec.uid;
+    gpu_options.owner_gid = workload_spec.gid;
+  }
+  workload_spec.argv = command;
+  auto gpu = record::GpuRecording::Create(gpu_options, SelfExecutable());
+  if (!gpu.ok()) {
+    log::Error("{}", gpu.error().message);
+    return 1;
+  }
+  for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
+  workload_spec.env = (*gpu)->workload_env();
+  std::unique_ptr<record::Workload> workload;
+  options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) {
+    return (*gpu)->Append(out, session);
+  };
+  if (!command.empty()) {
+    options.start_workload = [&]() -> Result<int> {
+      GN_ASSIGN_OR_RETURN(workload, record::Workload::Start(workload_spec));
+      log::Info("started {} (pid {})", command[0], workload->pid());
+      return workload->exit_fd();
+    };
+    options.workload_end_reason = [&] {
+      workload->Poll();
+      return "command " + workload->DescribeExit();
+    };
+  }
+
   UniqueFd signal_fd = BlockStopSignals();
   options.stop_fd = signal_fd.get();
   options.stop_reason = [&] { return "signal " + ReadSignalName(signal_fd.get()); };
 
   options.on_started = [&](const model::SessionInfo& session) {
+    (*gpu)->Begin();
+    for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
+    for (const auto& i : (*gpu)->TakeInfos()) log::Info("{}", i);
+    if (!(*gpu)->workload_env().empty())
+      log::Info("GPU fragments go to {}", (*gpu)->fragment_dir());
     std::string states;
     for (const auto& c : session.collectors)
       states += fmt::format("{}{} {}", states.empty() ? "" : ", ", c.name, model::CollectorStateName(c.state));
@@ -154,17 +275,26 @@ int RunRecord(int argc, char** argv) {
   };
 
   auto result = record::RunRecord(options);
+  bool workload_running = workload && !workload->Poll();
+  (*gpu)->Finish(workload_running);
+  for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
   if (!result.ok()) {
     log::Error("{}", result.error().message);
     return 1;
   }
   std::printf("%s\n", record::FormatSummary(*result).c_str());
+  std::string gpu_summary = (*gpu)->Summary();
+  if (!gpu_summary.empty()) std::printf("gpunoise: %s\n", gpu_summary.c_str());
+  if (workload)
+    std::printf("gpunoise: %s (pid %d) %s\n", command[0].c_str(), workload->pid(),
+                workload_running ? "is still running" : workload->DescribeExit().c_str());
   std::fflush(stdout);
   if (result->late_error) {
     log::Error("{}", result->late_error->message);
     return 1;
   }
-  return 0;
+  // Like `time` and `perf record`: a failing command fails the whole line.
+  return workload && !workload_running ? workload->ShellStatus() : 0;
 }
 
 }  // namespace gpunoise::cli

@@ -1,5 +1,8 @@
 #include "collect/irq_scanner.h"
 
+#include <cctype>
+#include <set>
+
 #include "common/cpu_list.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -45,6 +48,106 @@ model::IrqTable ScanIrqs(const std::string& proc_root) {
     table[info.irq] = std::move(info);
   }
   return table;
+}
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
+
+}  // namespace
+
+NicIrqName ParseNicIrqName(std::string_view irq_name) {
+  NicIrqName out;
+  // "mlx5_comp3@pci:0000:3b:00.0", "gve-ntfy-blk0@pci:...": the bus address
+  // names the device, not the queue.
+  std::string name = Lower(irq_name.substr(0, irq_name.find('@')));
+  size_t end = name.size();
+  size_t digits = end;
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
+  std::string_view stem = std::string_view(name).substr(0, digits);
+  if (digits < end) {
+    if (auto q = ParseInt64(std::string_view(name).substr(digits)); q && *q < (1 << 20))
+      out.queue = static_cast<int32_t>(*q);
+  }
+  // Order matters: "txrx"/"tx-rx" before "rx" and "tx"; control names first
+  // because "async" or "config" vectors sometimes carry a number too.
+  if (Contains(stem, "config") || Contains(stem, "async") || Contains(stem, "mgmnt") ||
+      Contains(stem, "ctrl") || Contains(stem, "admin") || Contains(stem, "misc") ||
+      Contains(stem, "event") || Contains(stem, "-fw") || Contains(stem, "err")) {
+    out.kind = "control";
+    out.queue = -1;
+  } else if (Contains(stem, "txrx") || Contains(stem, "tx-rx") || Contains(stem, "rxtx") ||
+             Contains(stem, "comp") || Contains(stem, "ntfy") || Contains(stem, "combined") ||
+             Contains(stem, "queue")) {
+    out.kind = "txrx";
+  } else if (Contains(stem, "input") || Contains(stem, "rx")) {
+    out.kind = "rx";
+  } else if (Contains(stem, "output") || Contains(stem, "tx")) {
+    out.kind = "tx";
+  } else if (out.queue >= 0) {
+    out.kind = "txrx";  // "eth0-3": one vector per channel
+  }
+  return out;
+}
+
+namespace {
+
+std::set<int32_t> IrqsOfBusDevice(const std::string& device_dir) {
+  std::set<int32_t> irqs;
+  // virtio's net device sits on a virtio bus device whose PCI parent owns
+  // the MSI-X vectors; a plain PCI NIC owns them itself.
+  for (const std::string& dir : {device_dir, device_dir + "/.."}) {
+    if (auto entries = ListDirectory(dir + "/msi_irqs"); entries.ok()) {
+      for (const auto& e : *entries)
+        if (auto n = ParseInt64(e)) irqs.insert(static_cast<int32_t>(*n));
+      if (!irqs.empty()) return irqs;
+    }
+  }
+  if (auto legacy = ReadFileToString(device_dir + "/irq"); legacy.ok())
+    if (auto n = ParseInt64(Trim(*legacy)); n && *n > 0) irqs.insert(static_cast<int32_t>(*n));
+  return irqs;
+}
+
+void Assign(model::IrqInfo& info, const std::string& dev) {
+  if (!info.device.empty()) return;
+  NicIrqName parsed = ParseNicIrqName(info.name);
+  info.device = dev;
+  info.queue = parsed.queue;
+  info.queue_kind = parsed.kind;
+}
+
+}  // namespace
+
+void MapNicIrqs(model::IrqTable* irqs, const std::string& sys_root) {
+  auto devices = ListDirectory(sys_root + "/class/net");
+  if (!devices.ok()) return;
+  // Names first: "eth0-TxRx-3" names its interface even where two
+  // interfaces share one PCI function.
+  for (const std::string& dev : *devices) {
+    for (auto& [irq, info] : *irqs) {
+      std::string_view name = info.name;
+      size_t at = name.find(dev);
+      if (at == name.npos) continue;
+      size_t after = at + dev.size();
+      bool starts_word = at == 0 || name[at - 1] == '-' || name[at - 1] == ' ';
+      bool ends_word = after < name.size() && (name[after] == '-' || name[after] == '_');
+      if (starts_word && ends_word) Assign(info, dev);
+    }
+  }
+  for (const std::string& dev : *devices) {
+    std::string device_dir = sys_root + "/class/net/" + dev + "/device";
+    if (!PathExists(device_dir)) continue;  // virtual devices (lo, veth, bridges)
+    for (int32_t irq : IrqsOfBusDevice(device_dir)) {
+      auto it = irqs->find(irq);
+      if (it != irqs->end()) Assign(it->second, dev);
+    }
+  }
 }
 
 }  // namespace gpunoise::collect

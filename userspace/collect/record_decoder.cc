@@ -19,11 +19,31 @@ model::TaskComm Comm(const char (&bytes)[GN_TASK_COMM_LEN]) {
   return model::TaskComm::FromBytes(bytes);
 }
 
+model::NetDevName DevName(const char (&bytes)[GN_NET_NAME_LEN]) {
+  return model::NetDevName::FromBytes(bytes);
+}
+
+model::NetDevice Device(const gn_net_dev& dev, const char (&name)[GN_NET_NAME_LEN]) {
+  return model::NetDevice{dev.netns, dev.ifindex, DevName(name)};
+}
+
 }  // namespace
 
 std::string_view CollectorOfKind(uint16_t kind) {
   if (kind >= GN_REC_SCHED_SWITCH && kind <= GN_REC_TASK_RENAME) return "sched";
   if (kind >= GN_REC_IRQ_ENTRY && kind <= GN_REC_VECTOR_EXIT) return "irq";
+  switch (kind) {
+    case GN_REC_NAPI_POLL:
+    case GN_REC_DQL_STALL: return "napi";
+    case GN_REC_NET_RECEIVE:
+    case GN_REC_NET_XMIT:
+    case GN_REC_NET_XMIT_TIMEOUT:
+    case GN_REC_TCP_RETRANSMIT:
+    case GN_REC_GRO_ENTRY:
+    case GN_REC_GRO_EXIT: return "netdev";
+    case GN_REC_SKB_DROP: return "drops";
+    case GN_REC_NIC_EVENT: return "nic";
+  }
   return {};
 }
 
@@ -154,6 +174,76 @@ DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Ev
     case GN_REC_VECTOR_EXIT: {
       GN_LOAD(gn_vector, r);
       out->payload = model::VectorExit{static_cast<model::VectorKind>(r.kind), r.vector};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_NAPI_POLL: {
+      GN_LOAD(gn_napi_poll_rec, r);
+      out->payload = model::NapiPoll{Device(r.dev, r.name), r.napi_id, r.queue, r.work, r.budget};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_NET_RECEIVE: {
+      GN_LOAD(gn_net_pkt_rec, r);
+      out->payload = model::NetReceive{Device(r.dev, r.name), r.skbaddr, r.len, r.queue, r.segs};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_NET_XMIT: {
+      GN_LOAD(gn_net_pkt_rec, r);
+      out->payload =
+          model::NetTransmit{Device(r.dev, r.name), r.skbaddr, r.len, r.rc, r.queue, r.segs};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_NET_XMIT_TIMEOUT: {
+      GN_LOAD(gn_xmit_timeout_rec, r);
+      out->payload = model::NetTxTimeout{Device(r.dev, r.name), r.queue, DevName(r.driver)};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_DQL_STALL: {
+      GN_LOAD(gn_dql_stall_rec, r);
+      model::DqlStall e;
+      e.thrs = r.thrs;
+      e.len = r.len;
+      e.last_reap = r.last_reap;
+      e.hist_head = r.hist_head;
+      e.now = r.now;
+      for (size_t i = 0; i < e.hist.size(); ++i) e.hist[i] = r.hist[i];
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_TCP_RETRANSMIT: {
+      GN_LOAD(gn_tcp_retransmit_rec, r);
+      model::TcpRetransmit e;
+      e.skbaddr = r.skbaddr;
+      e.skaddr = r.skaddr;
+      e.state = r.state;
+      e.sport = r.sport;
+      e.dport = r.dport;
+      e.family = r.family;
+      e.err = r.err;
+      std::memcpy(e.saddr.data(), r.saddr, e.saddr.size());
+      std::memcpy(e.daddr.data(), r.daddr, e.daddr.size());
+      out->payload = e;
+      return DecodeResult::kOk;
+    }
+    case GN_REC_GRO_ENTRY: {
+      GN_LOAD(gn_gro_entry_rec, r);
+      out->payload = model::GroReceiveEntry{Device(r.dev, r.name), r.skbaddr, r.napi_id,
+                                            r.len, r.data_len, r.queue_mapping};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_GRO_EXIT: {
+      GN_LOAD(gn_gro_exit_rec, r);
+      out->payload = model::GroReceiveExit{r.ret};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_SKB_DROP: {
+      GN_LOAD(gn_skb_drop_rec, r);
+      out->payload = model::SkbDrop{Device(r.dev, r.name), r.skbaddr, r.location, r.reason,
+                                    r.protocol};
+      return DecodeResult::kOk;
+    }
+    case GN_REC_NIC_EVENT: {
+      GN_LOAD(gn_nic_event_rec, r);
+      out->payload = model::NicEvent{r.event, DevName(r.dev)};
       return DecodeResult::kOk;
     }
   }

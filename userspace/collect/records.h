@@ -6,6 +6,7 @@
 
 extern "C" {
 #include "bpf/irq.h"
+#include "bpf/net.h"
 #include "bpf/sched.h"
 }
 
@@ -29,5 +30,37 @@ static_assert(sizeof(gn_task_rename) == 56);
 static_assert(sizeof(gn_irq) == 24);
 static_assert(sizeof(gn_softirq) == 24);
 static_assert(sizeof(gn_vector) == 24);
+
+// Network records (bpf/net.h).
+static_assert(sizeof(gn_net_dev) == 8);
+static_assert(sizeof(gn_napi_poll_rec) == 56);
+static_assert(offsetof(gn_napi_poll_rec, work) == 32);
+static_assert(offsetof(gn_napi_poll_rec, name) == 40);
+static_assert(sizeof(gn_net_pkt_rec) == 64);
+static_assert(offsetof(gn_net_pkt_rec, skbaddr) == 24);
+static_assert(offsetof(gn_net_pkt_rec, segs) == 44);
+static_assert(offsetof(gn_net_pkt_rec, name) == 48);
+static_assert(sizeof(gn_gro_entry_rec) == 64);
+static_assert(offsetof(gn_gro_entry_rec, queue_mapping) == 44);
+static_assert(sizeof(gn_gro_exit_rec) == 24);
+static_assert(sizeof(gn_xmit_timeout_rec) == 64);
+static_assert(offsetof(gn_xmit_timeout_rec, driver) == 48);
+static_assert(sizeof(gn_dql_stall_rec) == 80);
+static_assert(offsetof(gn_dql_stall_rec, hist) == 48);
+static_assert(sizeof(gn_tcp_retransmit_rec) == 80);
+static_assert(offsetof(gn_tcp_retransmit_rec, err) == 44);
+static_assert(offsetof(gn_tcp_retransmit_rec, saddr) == 48);
+static_assert(sizeof(gn_skb_drop_rec) == 64);
+static_assert(offsetof(gn_skb_drop_rec, reason) == 40);
+static_assert(sizeof(gn_nic_event_rec) == 40);
+static_assert(sizeof(gn_dev_key) == 16);
+static_assert(sizeof(gn_dev_val) == 24);
+static_assert(sizeof(gn_napi_key) == 24);
+static_assert(sizeof(gn_napi_val) == 24);
+static_assert(sizeof(gn_drop_key) == 24);
+static_assert(offsetof(gn_drop_key, location) == 16);
+static_assert(sizeof(gn_drop_val) == 16);
+static_assert(sizeof(gn_nic_key) == 24);
+static_assert(sizeof(gn_nic_field) == 8);
 
 }  // namespace gpunoise::collect

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/files.h"
@@ -39,7 +40,10 @@ Status CheckPrivileges() {
       "privileged container or grant those capabilities");
 }
 
-Status CheckKernelBtf(const std::string& btf_path) {
+Status CheckKernelBtf(const std::string& default_path) {
+  // Tests point this elsewhere to exercise the error path.
+  const char* override_path = std::getenv("GPUNOISE_BTF_PATH_FOR_TESTING");
+  std::string btf_path = override_path ? override_path : default_path;
   if (!PathExists(btf_path))
     return MakeError(
         "this kernel has no BTF ({} is missing): gpunoise's collectors need a kernel built with "
@@ -49,6 +53,12 @@ Status CheckKernelBtf(const std::string& btf_path) {
 }
 
 Result<std::string> EnsureTracefs() {
+  // Tests use a stand-in tracefs listing only some events, to exercise
+  // missing-tracepoint handling; it is never mounted over.
+  if (const char* fake = std::getenv("GPUNOISE_TRACEFS_FOR_TESTING")) {
+    if (PathExists(std::string(fake) + "/events")) return std::string(fake);
+    return MakeError("tracefs is not mounted at {}: mount it with 'mount -t tracefs nodev {}'", fake, fake);
+  }
   for (const char* path : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
     if (PathExists(std::string(path) + "/events")) return std::string(path);
   }

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <variant>
 
+#include "model/net_events.h"
+
 namespace gpunoise::model {
 
 // A kernel task name (TASK_COMM_LEN bytes, NUL-padded).
@@ -149,7 +151,10 @@ struct VectorExit {
 
 using Payload = std::variant<SchedSwitch, SchedWaking, SchedMigrate, ProcessFork, ProcessExec,
                              ProcessExit, TaskRename, IrqEntry, IrqExit, SoftirqEntry,
-                             SoftirqExit, SoftirqRaise, VectorEntry, VectorExit>;
+                             SoftirqExit, SoftirqRaise, VectorEntry, VectorExit,
+                             // network (model/net_events.h)
+                             NapiPoll, NetReceive, NetTransmit, NetTxTimeout, DqlStall,
+                             TcpRetransmit, GroReceiveEntry, GroReceiveExit, SkbDrop, NicEvent>;
 
 struct Event {
   uint64_t ts = 0;   // CLOCK_BOOTTIME ns

@@ -29,6 +29,7 @@ Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(const std::
 PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
     : writer_(std::move(writer)),
       track_events_(kTrackEventSequenceId, RandomSalt()),
+      net_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
       packet_(std::make_unique<perfetto::TracePacket>()) {}
 
 PerfettoTraceSink::~PerfettoTraceSink() = default;
@@ -67,7 +68,7 @@ Status PerfettoTraceSink::WriteHeader(const model::HostInfo& host,
 Status PerfettoTraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events,
                                         bool lost_events) {
   if (events.empty() && !lost_events) return OkStatus();
-  if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, 0);
+  if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, data_start_);
   perfetto::FtraceBundleEncoder::BundleInfo info;
   info.cpu = cpu;
   info.lost_events = lost_events;

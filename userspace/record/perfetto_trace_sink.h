@@ -12,11 +12,13 @@
 
 #include "common/result.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
+#include "export/perfetto/net_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "model/events.h"
 #include "model/host_info.h"
 #include "model/irq_info.h"
+#include "model/net_counters.h"
 #include "model/process_snapshot.h"
 #include "model/session_info.h"
 
@@ -35,14 +37,36 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
 
   void set_irq_table(model::IrqTable irqs) { irqs_ = std::move(irqs); }
   void set_irq_name_fallback(IrqNameFallback fallback) { irq_fallback_ = std::move(fallback); }
+  // When the collectors were attached: every CPU's data is complete from here.
+  void set_data_start(uint64_t ts) { data_start_ = ts; }
 
   Status WriteHeader(const model::HostInfo& host, const model::ProcessSnapshot& processes,
                      const model::SessionInfo& session);
   // `events`: one CPU's events of one drain, sorted by timestamp.
   Status WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events, bool lost_events);
   Status WriteFooter(const model::ProcessSnapshot& processes, const model::SessionInfo& session);
+
+  // Network counters and metadata (export/perfetto/net_tracks.h).
+  void set_nic_event_names(std::vector<std::string> names) {
+    encoder_.set_nic_event_names(std::move(names));
+  }
+  Status WriteNetIrqMap(uint64_t ts) { return net_tracks_.WriteIrqMap(ts, irqs_); }
+  Status WriteNetRates(const model::NetSnapshot& earlier, const model::NetSnapshot& later,
+                       const model::NetNames& names) {
+    return net_tracks_.WriteRates(earlier, later, names);
+  }
+  Status CloseNetRates(uint64_t ts) { return net_tracks_.CloseRates(ts); }
+  Status WriteNetTotals(const model::NetSnapshot& baseline, const model::NetSnapshot& final,
+                        const model::NetNames& names) {
+    return net_tracks_.WriteTotals(baseline, final, names);
+  }
+  Status WriteNicStatus(uint64_t ts, const model::CollectorReport& nic) {
+    return net_tracks_.WriteNicStatus(ts, nic);
+  }
   Status Commit();
 
+  // For appending packets after the footer (record_session.h append_extra).
+  perfetto::TraceFileWriter& writer() { return writer_; }
   uint64_t bytes_written() const { return writer_.bytes_written(); }
   bool disk_full() const { return writer_.disk_full(); }
   const std::string& path() const { return writer_.path(); }
@@ -57,8 +81,10 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   perfetto::TraceFileWriter writer_;
   perfetto::FtraceBundleEncoder encoder_;
   perfetto::TrackEventWriter track_events_;
+  perfetto::NetTrackWriter net_tracks_;
   std::unique_ptr<perfetto::TracePacket> packet_;
   std::vector<uint64_t> last_bundle_end_;  // per CPU
+  uint64_t data_start_ = 0;
   std::map<uint32_t, uint64_t> vector_tracks_;
   uint64_t vector_parent_track_ = 0;
   model::IrqTable irqs_;

@@ -24,6 +24,7 @@
 #include "common/strings.h"
 #include "common/unique_fd.h"
 #include "model/switch_chain.h"
+#include "record/net_recording.h"
 #include "record/perfetto_trace_sink.h"
 
 #ifndef GPUNOISE_VERSION
@@ -133,11 +134,21 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     irq_collector = irq.get();
     collectors.push_back(std::move(irq));
   }
+  std::unique_ptr<NetRecording> net;
+  if (wants("net") || wants("net-packets")) {
+    collect::NetOptions net_options = options.net;
+    net_options.packets = wants("net-packets");
+    net = std::make_unique<NetRecording>(net_options, options.net_interval_ms * 1000000, collectors);
+  }
 
   // Process names first, so tasks seen during the recording are named even
   // if the scan is slow on a big node.
   model::ProcessSnapshot start_processes = collect::ScanProcesses();
 
+  // Data is complete from the first attach on (the trace processor crops
+  // anything before the latest per-CPU start it is told of).
+  session.start_ts = BoottimeNs();
+  sink->set_data_start(session.start_ts);
   for (auto& c : collectors) c->Start(context);
   bool any_active = false;
   for (size_t i = 0; i < collectors.size(); ++i) {
@@ -154,16 +165,24 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   }
 
   model::IrqTable irqs = collect::ScanIrqs();
+  collect::MapNicIrqs(&irqs);
   sink->set_irq_table(irqs);
   if (irq_collector)
     sink->set_irq_name_fallback([irq_collector](int32_t irq) { return irq_collector->LookupIrqName(irq); });
 
-  session.start_ts = BoottimeNs();
   for (int cpu : cpus) session.cpus.push_back({static_cast<uint32_t>(cpu), 0, 0, 0});
   for (auto& c : collectors) session.collectors.push_back(c->report());
   GN_RETURN_IF_ERROR(sink->WriteHeader(collect::ReadHostInfo(), start_processes, session));
   start_processes = {};
+  if (net) {
+    GN_RETURN_IF_ERROR(sink->WriteNetIrqMap(session.start_ts));
+    net->Begin(*sink);
+  }
   if (options.on_started) options.on_started(session);
+  int workload_fd = -1;
+  if (options.start_workload) {
+    GN_ASSIGN_OR_RETURN(workload_fd, options.start_workload());
+  }
 
   UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
   {
@@ -174,6 +193,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     if (options.stop_fd >= 0) {
       ev.data.u32 = 1;
       ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, options.stop_fd, &ev);
+    }
+    if (workload_fd >= 0) {
+      ev.data.u32 = 2;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, workload_fd, &ev);
     }
   }
 
@@ -201,25 +224,37 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     return OkStatus();
   };
 
-  const uint64_t deadline = options.duration_ns ? session.start_ts + options.duration_ns : 0;
+  uint64_t deadline = options.duration_ns ? session.start_ts + options.duration_ns : 0;
   session.end_reason = "stopped";
+  bool stopping = false;  // a stop signal came; waiting for the workload to exit
+  std::string stop_reason;
   while (true) {
     int timeout_ms = static_cast<int>(options.drain_interval_ms);
     uint64_t now = BoottimeNs();
     if (deadline) {
       if (now >= deadline) {
-        session.end_reason = "duration";
+        session.end_reason = stopping ? stop_reason : "duration";
         break;
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (deadline - now) / 1000000 + 1));
     }
-    epoll_event events[2];
-    int n = ::epoll_wait(epoll_fd.get(), events, 2, timeout_ms);
+    if (net) {
+      auto next = net->MaybeSample(*sink, now);
+      if (!next.ok()) {
+        result.late_error = next.error();
+        session.end_reason = sink->disk_full() ? "disk full" : "write error";
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
+    }
+    epoll_event events[3];
+    int n = ::epoll_wait(epoll_fd.get(), events, 3, timeout_ms);
     if (n < 0 && errno != EINTR) {
       result.late_error = MakeError("failed to wait for events: {}", std::strerror(errno));
       break;
     }
-    bool stop = Readable(options.stop_fd);
+    bool stop = !stopping && Readable(options.stop_fd);
+    bool workload_done = Readable(workload_fd);
     auto drained = transport->DrainAll();
     if (!drained.ok()) {
       result.late_error = drained.error();
@@ -230,9 +265,21 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       session.end_reason = sink->disk_full() ? "disk full" : "write error";
       break;
     }
-    if (stop) {
-      session.end_reason = options.stop_reason ? options.stop_reason() : "stopped";
+    if (workload_done) {
+      session.end_reason = options.workload_end_reason ? options.workload_end_reason() : "command exited";
       break;
+    }
+    if (stop) {
+      stop_reason = options.stop_reason ? options.stop_reason() : "stopped";
+      if (workload_fd < 0 || options.workload_grace_ns == 0) {
+        session.end_reason = stop_reason;
+        break;
+      }
+      // Keep recording a little while the workload winds down.
+      stopping = true;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, options.stop_fd, nullptr);
+      uint64_t grace_end = BoottimeNs() + options.workload_grace_ns;
+      deadline = deadline ? std::min(deadline, grace_end) : grace_end;
     }
   }
 
@@ -265,11 +312,22 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     for (uint64_t l : own) report.lost += l;
     session.collectors.push_back(std::move(report));
   }
+  if (net) {
+    // The network totals are written even after a disk-full error, like the
+    // footer: they are small and say what the recording saw.
+    Status st = net->Finish(*sink);
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
+    result.net_summary = net->Summary();
+  }
   result.parse_errors = parse_errors;
   if (parse_errors) log::Warning("{} malformed records were skipped", parse_errors);
 
   Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
   if (!footer.ok() && !result.late_error) result.late_error = footer.error();
+  if (options.append_extra) {
+    Status extra = options.append_extra(sink->writer(), session);
+    if (!extra.ok() && !result.late_error) result.late_error = extra.error();
+  }
   Status committed = sink->Commit();
   if (!committed.ok() && !result.late_error) result.late_error = committed.error();
   result.path = sink->path();
@@ -297,9 +355,10 @@ std::string FormatSummary(const RecordResult& r) {
   double seconds = s.end_ts > s.start_ts ? static_cast<double>(s.end_ts - s.start_ts) / 1e9 : 0;
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
-  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}",
+  std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
+  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}{}",
                      seconds, s.cpus.size(), r.path, HumanBytes(r.bytes_written), per_collector,
-                     lost, unseen_text);
+                     lost, unseen_text, net_text);
 }
 
 }  // namespace gpunoise::record

@@ -11,20 +11,30 @@
 #include <vector>
 
 #include "collect/collector.h"
+#include "collect/net_collector.h"
+
+#include "export/perfetto/trace_file_writer.h"
 #include "common/result.h"
 #include "model/session_info.h"
 
 namespace gpunoise::record {
 
-// Event groups `--events` accepts.
-inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq"};
-inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq";
+// Event groups `--events` accepts. "net" keeps per-device, per-queue and
+// per-CPU counters in the kernel (cheap, on by default); "net-packets" adds a
+// record per packet, poll and drop (costly at high packet rates).
+inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq", "net",
+                                                    "net-packets"};
+inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net";
 
 struct RecordOptions {
   std::string output_path;
   uint64_t duration_ns = 0;  // 0: until stop_fd becomes readable
-  std::set<std::string> event_groups = {"sched", "irq", "softirq"};
+  std::set<std::string> event_groups = {"sched", "irq", "softirq", "net"};
   collect::FilterOptions filters;
+  // --net-dev, --nic-tracepoints (NetOptions::packets follows "net-packets").
+  collect::NetOptions net;
+  // How often the network counters become counter-track samples.
+  uint64_t net_interval_ms = 100;
   uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
   uint64_t drain_interval_ms = 100;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
@@ -35,6 +45,20 @@ struct RecordOptions {
   std::function<std::string()> stop_reason;
   // Called once every collector is attached and the trace header is written.
   std::function<void(const model::SessionInfo&)> on_started;
+
+  // `-- CMD`: called right after on_started; starts the workload and
+  // returns a descriptor that becomes readable when it has exited (a
+  // pidfd), which ends the recording. An error aborts the recording.
+  std::function<Result<int>()> start_workload;
+  // Why the workload ended, for the summary ("command exited with status 0").
+  std::function<std::string()> workload_end_reason;
+  // On a stop signal, how long to keep recording while the workload is
+  // still running: Ctrl-C in a terminal reaches it too, and its last GPU
+  // data is written as it exits.
+  uint64_t workload_grace_ns = 3000000000ull;
+  // After the kernel side's closing metadata, before the file is
+  // committed: appends more packets (GPU fragments, NVML counters).
+  std::function<Status(perfetto::TraceFileWriter&, const model::SessionInfo&)> append_extra;
 };
 
 struct RecordResult {
@@ -42,6 +66,8 @@ struct RecordResult {
   std::string path;
   uint64_t bytes_written = 0;
   uint64_t parse_errors = 0;
+  // One line on the network counters ("" when net was not recorded).
+  std::string net_summary;
   // Set when the recording ended because of an error after data was
   // captured (disk full): the file holds what was captured, and the command
   // exits non-zero with this message.

@@ -287,6 +287,7 @@ constexpr Pin kUpstreamNumbers[] = {
     {"TrackEvent", "flow_ids", 47},
     {"TrackEvent", "terminating_flow_ids", 48},
     {"TrackEvent", "correlation_id", 52},
+    {"TrackEvent", "correlation_id_str", 53},
     {"Utsname", "sysname", 1},
     {"Utsname", "version", 2},
     {"Utsname", "release", 3},

@@ -1,6 +1,7 @@
 #include "integration/support/trace_reader.h"
 
 #include <algorithm>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -79,6 +80,67 @@ std::vector<const perfetto::FtraceEvent*> FtraceEvents(const perfetto::Trace& tr
   for (const auto& p : trace.packet())
     if (p.has_ftrace_events())
       for (const auto& e : p.ftrace_events().event()) out.push_back(&e);
+  return out;
+}
+
+std::vector<EventArgs> TrackEventArgs(const perfetto::Trace& trace, const std::string& event_name) {
+  std::vector<EventArgs> out;
+  for (const auto& p : trace.packet()) {
+    if (!p.has_track_event() || p.track_event().name() != event_name) continue;
+    EventArgs args;
+    for (const auto& a : p.track_event().debug_annotations()) {
+      std::string v;
+      if (a.has_string_value()) v = a.string_value();
+      else if (a.has_int_value()) v = std::to_string(a.int_value());
+      else if (a.has_uint_value()) v = std::to_string(a.uint_value());
+      else if (a.has_bool_value()) v = a.bool_value() ? "true" : "false";
+      else if (a.has_double_value()) v = std::to_string(a.double_value());
+      args[a.name()] = v;
+    }
+    out.push_back(std::move(args));
+  }
+  return out;
+}
+
+std::vector<std::pair<uint64_t, double>> CounterSamples(const perfetto::Trace& trace,
+                                                        const std::string& track_name) {
+  std::set<uint64_t> uuids;
+  for (const auto& p : trace.packet())
+    if (p.has_track_descriptor() && p.track_descriptor().name() == track_name)
+      uuids.insert(p.track_descriptor().uuid());
+  std::vector<std::pair<uint64_t, double>> out;
+  for (const auto& p : trace.packet()) {
+    if (!p.has_track_event()) continue;
+    const auto& e = p.track_event();
+    if (e.type() != perfetto::TrackEvent::TYPE_COUNTER || !uuids.count(e.track_uuid())) continue;
+    out.emplace_back(p.timestamp(), e.has_double_counter_value()
+                                        ? e.double_counter_value()
+                                        : static_cast<double>(e.counter_value()));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+std::vector<std::string> TrackNames(const perfetto::Trace& trace) {
+  std::vector<std::string> out;
+  for (const auto& p : trace.packet())
+    if (p.has_track_descriptor()) out.push_back(p.track_descriptor().name());
+  return out;
+}
+
+double IntegrateRate(const std::vector<std::pair<uint64_t, double>>& samples) {
+  double total = 0;
+  for (size_t i = 0; i + 1 < samples.size(); ++i)
+    total += samples[i].second * static_cast<double>(samples[i + 1].first - samples[i].first) / 1e9;
+  return total;
+}
+
+std::vector<CpuEvent> FtraceEventsWithCpu(const perfetto::Trace& trace) {
+  std::vector<CpuEvent> out;
+  for (const auto& p : trace.packet())
+    if (p.has_ftrace_events())
+      for (const auto& e : p.ftrace_events().event()) out.push_back({p.ftrace_events().cpu(), &e});
   return out;
 }
 

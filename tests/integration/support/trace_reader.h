@@ -30,4 +30,26 @@ std::map<uint32_t, std::vector<uint64_t>> PerCpuTimestamps(const perfetto::Trace
 
 std::vector<const perfetto::FtraceEvent*> FtraceEvents(const perfetto::Trace& trace);
 
+// The debug annotations of every TrackEvent named `event_name`, values as
+// text (numbers in decimal), in file order.
+using EventArgs = std::map<std::string, std::string>;
+std::vector<EventArgs> TrackEventArgs(const perfetto::Trace& trace, const std::string& event_name);
+
+// The samples of the counter track named `track_name` (timestamp, value).
+std::vector<std::pair<uint64_t, double>> CounterSamples(const perfetto::Trace& trace,
+                                                        const std::string& track_name);
+// The names of all tracks described in the trace.
+std::vector<std::string> TrackNames(const perfetto::Trace& trace);
+
+// The integral of a rate counter whose sample holds until the next one:
+// sum of value_i * (ts_{i+1} - ts_i) in seconds. Gives back the count.
+double IntegrateRate(const std::vector<std::pair<uint64_t, double>>& samples);
+
+// One CPU's ftrace bundles' events, with the bundle's CPU.
+struct CpuEvent {
+  uint32_t cpu;
+  const perfetto::FtraceEvent* event;
+};
+std::vector<CpuEvent> FtraceEventsWithCpu(const perfetto::Trace& trace);
+
 }  // namespace gpunoise::testing

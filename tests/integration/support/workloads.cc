@@ -180,7 +180,24 @@ std::string MakeTempDir() {
   return mkdtemp(tmpl);
 }
 
+namespace {
+std::vector<std::string> LoadedGpunoiseProgramsOnce(pid_t owner);
+}  // namespace
+
 std::vector<std::string> LoadedGpunoisePrograms(pid_t owner) {
+  // The kernel frees a closed program after an RCU grace period, so one that
+  // is on its way out can still be listed, with no holder, for a moment.
+  std::vector<std::string> found;
+  for (int attempt = 0; attempt < 15; ++attempt) {
+    found = LoadedGpunoiseProgramsOnce(owner);
+    if (found.empty()) break;
+    usleep(200 * 1000);
+  }
+  return found;
+}
+
+namespace {
+std::vector<std::string> LoadedGpunoiseProgramsOnce(pid_t owner) {
   // `bpftool prog show` prints each program on a few lines; the first names
   // it, a later "pids comm(PID)" line lists the processes holding it.
   std::vector<std::string> found;
@@ -203,5 +220,6 @@ std::vector<std::string> LoadedGpunoisePrograms(pid_t owner) {
   }
   return found;
 }
+}  // namespace
 
 }  // namespace gpunoise::testing

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "export/perfetto/compact_sched.h"
 #include "model/events.h"
@@ -23,7 +25,12 @@ class IrqNameSource {
 
 // True for events this encoder writes; the others (x86 system vectors other
 // than the local timer, which Perfetto has no ftrace message for) go to
-// track events.
+// track events. Network events Perfetto has a message for (netif_receive_skb,
+// net_dev_xmit, napi_gro_receive_*, kfree_skb, tcp_retransmit_skb) use it, so
+// the trace processor builds its per-device traffic counters, GRO slices and
+// retransmit slices; the others (napi_poll, net_dev_xmit_timeout,
+// dql_stall_detected, NIC-driver events) are GenericFtraceEvent, which the
+// trace processor keeps in its ftrace_event table with their fields as args.
 bool HasFtraceForm(const model::Event& event);
 
 class FtraceBundleEncoder {
@@ -31,15 +38,24 @@ class FtraceBundleEncoder {
   struct BundleInfo {
     uint32_t cpu = 0;
     bool lost_events = false;                 // the kernel dropped records since the last bundle
-    uint64_t previous_bundle_end_timestamp = 0;  // 0: first bundle of this CPU
+    // The trace processor reads this on a CPU's first bundle as "this CPU's
+    // data is complete from here" and drops anything earlier on every CPU
+    // (ftrace_latest_data_start_ns); on later bundles it marks where the
+    // previous one ended. 0: not set.
+    uint64_t previous_bundle_end_timestamp = 0;
   };
 
   // `events` belong to one CPU and are sorted by timestamp.
   void Encode(const BundleInfo& info, std::span<const model::Event> events,
               IrqNameSource& irq_names, TracePacket* packet);
 
+  // "category/event" of the nic collector's events, by the index NicEvent
+  // carries.
+  void set_nic_event_names(std::vector<std::string> names) { nic_event_names_ = std::move(names); }
+
  private:
   CompactSchedBuilder compact_;
+  std::vector<std::string> nic_event_names_;
 };
 
 }  // namespace gpunoise::perfetto

@@ -112,6 +112,7 @@ Status TraceFileWriter::WritePacket(const TracePacket& packet) {
 
 Status TraceFileWriter::WriteSerializedPacket(std::string_view serialized) {
   AppendFramedPacket(serialized, &buffer_);
+  packet_ends_.push_back(buffer_.size());
   if (buffer_.size() >= kFlushThreshold) return WriteBuffer();
   return OkStatus();
 }
@@ -128,13 +129,19 @@ Status TraceFileWriter::WriteBuffer() {
     }
     if (n < 0 && errno == EINTR) continue;
     int err = n < 0 ? errno : ENOSPC;
-    // Cut back to the last packet boundary so the file stays a valid trace,
-    // then free the reserve so the closing metadata can still be written.
+    // Keep every whole packet that reached the file and cut the partial one,
+    // so the file stays a valid trace; then free the reserve so the closing
+    // metadata can still be written.
+    size_t kept = 0;
+    for (size_t end : packet_ends_)
+      if (end <= done) kept = end;
+    bytes_written_ += kept;
     if (::ftruncate(fd_.get(), static_cast<off_t>(bytes_written_)) != 0) {
       // Nothing more we can do; the reader tolerates a truncated last packet.
     }
     ::lseek(fd_.get(), static_cast<off_t>(bytes_written_), SEEK_SET);
     buffer_.clear();
+    packet_ends_.clear();
     bool first = !disk_full_;
     if (err == ENOSPC || err == EDQUOT) {
       disk_full_ = true;
@@ -147,6 +154,7 @@ Status TraceFileWriter::WriteBuffer() {
   }
   bytes_written_ += buffer_.size();
   buffer_.clear();
+  packet_ends_.clear();
   return OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -57,6 +58,9 @@ class TraceFileWriter {
   std::string reserve_path_;
   UniqueFd fd_;
   std::string buffer_;
+  // End offset in buffer_ of each packet it holds, so a disk-full error
+  // keeps every whole packet that made it to the file.
+  std::vector<size_t> packet_ends_;
   std::string scratch_;
   uint64_t bytes_written_ = 0;  // durable packet boundary in the file
   bool disk_full_ = false;

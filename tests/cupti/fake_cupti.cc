@@ -1,0 +1,147 @@
+// A stand-in for libcupti, for testing libgpunoise_cupti.so's run-time
+// paths (buffers, flusher thread, exit and signal flushes, fragment files)
+// on machines without a GPU. It implements the CUPTI functions the library
+// resolves with dlsym. Each cuptiActivityFlushAll delivers one buffer with
+// records of the real types: the device, then per flush one
+// cudaLaunchKernel call on the thread that started capture and the kernel
+// it launched. cuptiActivityGetNumDroppedRecords reports 5 records dropped,
+// once.
+#include <cupti.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace {
+
+CUpti_BuffersCallbackRequestFunc g_request = nullptr;
+CUpti_BuffersCallbackCompleteFunc g_complete = nullptr;
+CUpti_TimestampCallbackFunc g_timestamp = nullptr;
+uint32_t g_tid = 0;
+std::atomic<uint32_t> g_correlation{1};
+std::atomic<bool> g_device_sent{false};
+std::atomic<bool> g_dropped_sent{false};
+std::mutex g_flush_mu;
+
+size_t Aligned(size_t n) { return (n + 7) & ~size_t{7}; }
+
+size_t RecordSize(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_DEVICE: return Aligned(sizeof(CUpti_ActivityDevice5));
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return Aligned(sizeof(CUpti_ActivityAPI));
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return Aligned(sizeof(CUpti_ActivityKernel10));
+    default: return 0;
+  }
+}
+
+template <typename T>
+void Put(uint8_t* buffer, size_t size, size_t* used, const T& record) {
+  if (*used + Aligned(sizeof(T)) > size) return;
+  std::memcpy(buffer + *used, &record, sizeof(T));
+  *used += Aligned(sizeof(T));
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) std::atomic<int> fake_cupti_nvtx_calls{0};
+
+CUptiResult cuptiGetVersion(uint32_t* version) {
+  *version = CUPTI_API_VERSION;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
+  *str = result == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : "CUPTI_ERROR_FAKE";
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  *name = domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == 211 ? "cudaLaunchKernel_v7000" : "cudaOther";
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                           CUpti_BuffersCallbackCompleteFunc complete) {
+  g_request = request;
+  g_complete = complete;
+  g_tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) {
+  g_timestamp = fn;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind) { return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId, uint8_t) { return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId, uint8_t) { return CUPTI_SUCCESS; }
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  size_t offset = 0;
+  if (*record) {
+    offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) +
+             RecordSize((*record)->kind);
+  }
+  if (offset >= valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = reinterpret_cast<CUpti_Activity*>(buffer + offset);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  *dropped = g_dropped_sent.exchange(true) ? 0 : 5;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t) {
+  std::lock_guard<std::mutex> lock(g_flush_mu);
+  if (!g_request || !g_complete || !g_timestamp) return CUPTI_ERROR_NOT_INITIALIZED;
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  g_request(&buffer, &size, &max_records);
+  if (!buffer) return CUPTI_SUCCESS;
+  size_t used = 0;
+  uint64_t now = g_timestamp();
+  if (!g_device_sent.exchange(true)) {
+    CUpti_ActivityDevice5 d;
+    std::memset(&d, 0, sizeof(d));
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.name = "NVIDIA Fake";
+    Put(buffer, size, &used, d);
+  }
+  uint32_t corr = g_correlation.fetch_add(1);
+  CUpti_ActivityAPI api;
+  std::memset(&api, 0, sizeof(api));
+  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  api.cbid = 211;
+  api.start = now - 2000;
+  api.end = now - 1500;
+  api.processId = static_cast<uint32_t>(::getpid());
+  api.threadId = g_tid;
+  api.correlationId = corr;
+  Put(buffer, size, &used, api);
+  CUpti_ActivityKernel10 k;
+  std::memset(&k, 0, sizeof(k));
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = now - 1000;
+  k.end = now - 500;
+  k.streamId = 7;
+  k.correlationId = corr;
+  k.name = "_Z4busyv";
+  Put(buffer, size, &used, k);
+  g_complete(nullptr, 0, buffer, size, used);
+  return CUPTI_SUCCESS;
+}
+
+int InitializeInjectionNvtx2(const void*) {
+  ++fake_cupti_nvtx_calls;
+  return 1;
+}
+
+}  // extern "C"

@@ -1,0 +1,189 @@
+#include "export/perfetto/trace_merger.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/trace_file_writer.h"
+
+namespace gpunoise::perfetto {
+namespace {
+
+class TraceMergerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpunoise-merge-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override {
+    for (const auto& f : files_) unlink(f.c_str());
+    rmdir(dir_.c_str());
+  }
+
+  std::string Path(const std::string& name) {
+    files_.push_back(dir_ + "/" + name);
+    return files_.back();
+  }
+
+  std::string WriteTrace(const std::string& name, const Trace& trace) {
+    std::string path = Path(name);
+    std::ofstream(path, std::ios::binary) << trace.SerializeAsString();
+    return path;
+  }
+
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  // A recording-like input: a clock snapshot without a sequence, then track
+  // events on sequences 1 and 2, and a field our subset does not declare.
+  static Trace Input(uint64_t clock_ts) {
+    Trace t;
+    auto* clock = t.add_packet();
+    clock->set_timestamp(clock_ts);
+    auto* c = clock->mutable_clock_snapshot()->add_clocks();
+    c->set_clock_id(BUILTIN_CLOCK_BOOTTIME);
+    c->set_timestamp(clock_ts);
+    for (uint32_t seq : {1u, 2u, 1u}) {
+      auto* p = t.add_packet();
+      p->set_trusted_packet_sequence_id(seq);
+      p->set_timestamp(clock_ts + seq);
+      p->mutable_track_event()->set_name("slice on " + std::to_string(seq));
+      // Field 900 (varint): unknown to the subset, must survive a merge.
+      p->GetReflection()->MutableUnknownFields(p)->AddVarint(900, 7);
+    }
+    return t;
+  }
+
+  std::string dir_;
+  std::vector<std::string> files_;
+};
+
+TEST_F(TraceMergerTest, EachInputsSequencesGetDistinctIds) {
+  std::string a = WriteTrace("a.pftrace", Input(1000));
+  std::string b = WriteTrace("b.pftrace", Input(2000));
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer, 5);
+  auto sa = merger.Append(a);
+  auto sb = merger.Append(b);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_EQ(sa->packets, 4u);
+  EXPECT_EQ(sa->sequences, 2u);
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(merger.packets(), 8u);
+  EXPECT_EQ(merger.sequences(), 4u);
+
+  Trace merged;
+  ASSERT_TRUE(merged.ParseFromString(Read(out)));
+  ASSERT_EQ(merged.packet_size(), 8);
+  // a's 1 and 2 became 5 and 6; b's became 7 and 8; all different.
+  std::map<std::string, std::set<uint32_t>> ids_by_name;
+  for (int i = 0; i < 8; ++i) {
+    const auto& p = merged.packet(i);
+    if (!p.has_track_event()) continue;
+    ids_by_name[p.track_event().name() + (i < 4 ? " a" : " b")].insert(p.trusted_packet_sequence_id());
+  }
+  EXPECT_EQ(ids_by_name["slice on 1 a"], std::set<uint32_t>{5});
+  EXPECT_EQ(ids_by_name["slice on 2 a"], std::set<uint32_t>{6});
+  EXPECT_EQ(ids_by_name["slice on 1 b"], std::set<uint32_t>{7});
+  EXPECT_EQ(ids_by_name["slice on 2 b"], std::set<uint32_t>{8});
+  // Clock snapshots keep no sequence and their exact bytes; unknown fields survive.
+  EXPECT_FALSE(merged.packet(0).has_trusted_packet_sequence_id());
+  EXPECT_EQ(merged.packet(0).SerializeAsString(), Input(1000).packet(0).SerializeAsString());
+  EXPECT_EQ(merged.packet(4).SerializeAsString(), Input(2000).packet(0).SerializeAsString());
+  EXPECT_EQ(merged.packet(1).GetReflection()->GetUnknownFields(merged.packet(1)).field_count(), 1);
+  EXPECT_EQ(merged.packet(1).timestamp(), 1001u);
+}
+
+TEST_F(TraceMergerTest, TruncatedInputIsAnErrorNamingFileAndOffset) {
+  std::string whole = Input(1000).SerializeAsString();
+  std::string path = Path("cut.pftrace");
+  std::ofstream(path, std::ios::binary) << whole.substr(0, whole.size() - 3);
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  auto r = merger.Append(path);
+  ASSERT_FALSE(r.ok());
+  // The last packet starts where the first three end.
+  Trace t = Input(1000);
+  size_t last_start = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::string one;
+    Trace single;
+    *single.add_packet() = t.packet(i);
+    last_start += single.SerializeAsString().size();
+  }
+  EXPECT_EQ(r.error().message,
+            path + ": truncated at byte " + std::to_string(last_start) + ": packet of " +
+                std::to_string(t.packet(3).ByteSizeLong()) + " bytes, " +
+                std::to_string(t.packet(3).ByteSizeLong() - 3) + " left in the file");
+  EXPECT_EQ(merger.packets(), 3u);  // the complete packets before it
+}
+
+TEST_F(TraceMergerTest, CorruptInputIsAnErrorNamingFileAndOffset) {
+  std::string whole = Input(1000).SerializeAsString();
+  std::string path = Path("bad.pftrace");
+  std::ofstream(path, std::ios::binary) << whole << std::string("\x08\x01", 2);
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  auto r = merger.Append(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, path + ": corrupt at byte " + std::to_string(whole.size()) +
+                                   ": expected a trace packet, found field 1 wire type 0");
+}
+
+TEST_F(TraceMergerTest, MalformedPacketContentIsCorrupt) {
+  // A packet whose inner field claims more bytes than the packet has.
+  std::string bogus_packet = std::string("\x5a\x10", 2) + "abc";  // field 11, len 16, 3 bytes
+  std::string file = std::string("\x0a", 1) + static_cast<char>(bogus_packet.size()) + bogus_packet;
+  std::string path = Path("inner.pftrace");
+  std::ofstream(path, std::ios::binary) << file;
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  auto r = merger.Append(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, path + ": corrupt at byte 0: field 11 overruns the packet at packet byte 0");
+}
+
+TEST_F(TraceMergerTest, EmptyFileMergesToNothing) {
+  std::string path = Path("empty.pftrace");
+  std::ofstream(path, std::ios::binary) << "";
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  auto r = merger.Append(path);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->packets, 0u);
+}
+
+TEST(RenumberSequence, RewritesOnlyTheSequenceId) {
+  TracePacket p;
+  p.set_timestamp(42);
+  p.set_trusted_packet_sequence_id(3);
+  p.mutable_track_event()->set_name("x");
+  auto out = RenumberSequence(p.SerializeAsString(), [](uint32_t id) { return id * 100; });
+  ASSERT_TRUE(out.ok());
+  TracePacket q;
+  ASSERT_TRUE(q.ParseFromString(*out));
+  EXPECT_EQ(q.trusted_packet_sequence_id(), 300u);
+  EXPECT_EQ(q.timestamp(), 42u);
+  EXPECT_EQ(q.track_event().name(), "x");
+}
+
+}  // namespace
+}  // namespace gpunoise::perfetto

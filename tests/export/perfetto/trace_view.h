@@ -1,0 +1,136 @@
+// Test helper: a decoded trace chunk indexed the way the trace processor
+// would see it: track descriptors by uuid, and slices rebuilt per track
+// from begin/end pairs (after sorting by timestamp, as the trace processor
+// does).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+
+namespace gpunoise::testing {
+
+struct Slice {
+  uint64_t track = 0;
+  uint64_t start = 0, end = 0;
+  int depth = 0;
+  std::string name;
+  std::vector<std::string> categories;
+  const perfetto::TrackEvent* begin = nullptr;
+  std::vector<uint64_t> flows, terminating_flows;
+
+  const perfetto::DebugAnnotation* Arg(const std::string& arg) const {
+    for (const auto& a : begin->debug_annotations())
+      if (a.name() == arg) return &a;
+    return nullptr;
+  }
+};
+
+class TraceView {
+ public:
+  explicit TraceView(const std::string& bytes) {
+    parsed_ = trace_.ParseFromString(bytes);
+    for (const auto& p : trace_.packet()) {
+      if (p.has_track_descriptor()) tracks_[p.track_descriptor().uuid()] = &p.track_descriptor();
+    }
+    struct Ev {
+      uint64_t ts;
+      size_t order;
+      const perfetto::TrackEvent* e;
+    };
+    std::vector<Ev> events;
+    for (const auto& p : trace_.packet())
+      if (p.has_track_event()) events.push_back({p.timestamp(), events.size(), &p.track_event()});
+    std::stable_sort(events.begin(), events.end(),
+                     [](const Ev& a, const Ev& b) { return a.ts < b.ts; });
+    std::map<uint64_t, std::vector<size_t>> open;
+    for (const Ev& ev : events) {
+      const auto& e = *ev.e;
+      if (e.type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN ||
+          e.type() == perfetto::TrackEvent::TYPE_INSTANT) {
+        Slice s;
+        s.track = e.track_uuid();
+        s.start = s.end = ev.ts;
+        s.name = e.name();
+        s.categories.assign(e.categories().begin(), e.categories().end());
+        s.begin = &e;
+        s.flows.assign(e.flow_ids().begin(), e.flow_ids().end());
+        s.terminating_flows.assign(e.terminating_flow_ids().begin(), e.terminating_flow_ids().end());
+        s.depth = static_cast<int>(open[s.track].size());
+        slices_.push_back(s);
+        if (e.type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN)
+          open[s.track].push_back(slices_.size() - 1);
+        else
+          instants_.push_back(slices_.size() - 1);
+      } else if (e.type() == perfetto::TrackEvent::TYPE_SLICE_END) {
+        auto& stack = open[e.track_uuid()];
+        if (stack.empty()) {
+          ++unmatched_ends_;
+          continue;
+        }
+        slices_[stack.back()].end = ev.ts;
+        stack.pop_back();
+      } else if (e.type() == perfetto::TrackEvent::TYPE_COUNTER) {
+        counters_[e.track_uuid()].push_back({ev.ts, e.double_counter_value()});
+      }
+    }
+    for (auto& [track, stack] : open) unclosed_ += stack.size();
+  }
+
+  bool parsed() const { return parsed_; }
+  const perfetto::Trace& trace() const { return trace_; }
+  int unmatched_ends() const { return unmatched_ends_; }
+  size_t unclosed() const { return unclosed_; }
+
+  const perfetto::TrackDescriptor* Track(uint64_t uuid) const {
+    auto it = tracks_.find(uuid);
+    return it == tracks_.end() ? nullptr : it->second;
+  }
+  const perfetto::TrackDescriptor* TrackNamed(const std::string& name) const {
+    for (const auto& [uuid, d] : tracks_)
+      if (d->name() == name) return d;
+    return nullptr;
+  }
+  const std::map<uint64_t, const perfetto::TrackDescriptor*>& tracks() const { return tracks_; }
+
+  std::vector<Slice> SlicesOn(uint64_t track) const {
+    std::vector<Slice> out;
+    for (size_t i = 0; i < slices_.size(); ++i)
+      if (slices_[i].track == track && !IsInstant(i)) out.push_back(slices_[i]);
+    return out;
+  }
+  std::optional<Slice> SliceNamed(const std::string& name) const {
+    for (size_t i = 0; i < slices_.size(); ++i)
+      if (slices_[i].name == name && !IsInstant(i)) return slices_[i];
+    return std::nullopt;
+  }
+  std::optional<Slice> InstantNamed(const std::string& name) const {
+    for (size_t i : instants_)
+      if (slices_[i].name == name) return slices_[i];
+    return std::nullopt;
+  }
+  std::vector<std::pair<uint64_t, double>> Counter(uint64_t track) const {
+    auto it = counters_.find(track);
+    return it == counters_.end() ? std::vector<std::pair<uint64_t, double>>{} : it->second;
+  }
+
+ private:
+  bool IsInstant(size_t i) const {
+    return std::find(instants_.begin(), instants_.end(), i) != instants_.end();
+  }
+
+  perfetto::Trace trace_;
+  bool parsed_ = false;
+  std::map<uint64_t, const perfetto::TrackDescriptor*> tracks_;
+  std::vector<Slice> slices_;
+  std::vector<size_t> instants_;
+  std::map<uint64_t, std::vector<std::pair<uint64_t, double>>> counters_;
+  int unmatched_ends_ = 0;
+  size_t unclosed_ = 0;
+};
+
+}  // namespace gpunoise::testing

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# GPU capture, checked on a machine with an NVIDIA GPU and driver (run as
+# root: the kernel side loads eBPF programs). Builds gpunoise and a small
+# CUDA program (tests/gpu/gpu_workload.cu: two kernels on two streams fed by
+# two threads, host<->device copies, NVTX ranges), records it with
+# `gpunoise record -- ...`, and checks with gpu_trace_check that every kernel
+# appears exactly once, inside the recording window, on one stream track
+# per stream, with a flow from the launch call on the thread that launched
+# it, and that this thread is in the kernel-side scheduling data; copies and
+# NVTX ranges are counted too, and NVML counters must be there.
+#
+# Usage: tests/gpu/check.sh [BUILD_DIR]   (default: build-gpu-check)
+# Artifacts (trace, manifest, verdict) go to $OUT if set, else to a temp dir.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build-gpu-check}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$cuda/bin:$PATH"
+
+fail() { echo "check.sh: $*" >&2; exit 2; }
+[[ $EUID -eq 0 ]] || fail "run as root (the kernel side loads eBPF programs)"
+command -v nvidia-smi >/dev/null || fail "no nvidia-smi: this needs an NVIDIA driver"
+nvidia-smi -L | grep -q '^GPU ' || fail "nvidia-smi lists no GPU"
+command -v nvcc >/dev/null || fail "no nvcc under $cuda/bin (set CUDA_HOME)"
+nvidia-smi -L
+
+echo "== build ($build)"
+if [[ ! -f $build/build.ninja ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUNOISE_BUILD_TESTS=ON \
+    -DCUDAToolkit_ROOT="$cuda" >/dev/null
+fi
+ninja -C "$build" gpunoise gpunoise_cupti gpu_trace_check
+[[ -f $build/tools/gpunoise/libgpunoise_cupti.so ]] || fail "libgpunoise_cupti.so was not built (CUPTI not found?)"
+
+work=$(mktemp -d /tmp/gpunoise-gpu-check-XXXXXX)
+chmod 1777 "$work"  # under sudo the workload runs as the invoking user
+trap 'rm -rf "$work"' EXIT
+echo "== nvcc gpu_workload"
+arch=(-arch=native)
+nvcc -O2 -std=c++17 "${arch[@]}" -o "$work/gpu_workload" tests/gpu/gpu_workload.cu 2>/dev/null ||
+  nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75 \
+    -o "$work/gpu_workload" tests/gpu/gpu_workload.cu
+
+echo "== record"
+"$build/tools/gpunoise/gpunoise" record -d 120 -o "$work/run.pftrace" -- \
+  "$work/gpu_workload" --iterations 50 --manifest "$work/manifest.txt" | tee "$work/record.txt"
+echo "expect nvml" >> "$work/manifest.txt"
+
+echo "== check"
+status=0
+"$build/tests/gpu/gpu_trace_check" "$work/run.pftrace" "$work/manifest.txt" | tee "$work/verdict.txt" || status=$?
+
+if [[ -n ${OUT:-} ]]; then
+  cp "$work"/{run.pftrace,manifest.txt,record.txt,verdict.txt} "$OUT"/
+  echo "artifacts in $OUT"
+fi
+exit "$status"

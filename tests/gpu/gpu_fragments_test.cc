@@ -1,0 +1,122 @@
+#include "gpu/gpu_fragments.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/trace_file_writer.h"
+#include "export/perfetto/trace_merger.h"
+#include "gpu/injection_env.h"
+#include "model/gpu_capture.h"
+
+namespace gpunoise::gpu {
+namespace {
+
+class GpuFragmentsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpunoise-fragments-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  void Fragment(int pid, uint64_t ts, const std::string& marker, bool truncate = false) {
+    perfetto::Trace t;
+    auto* p = t.add_packet();
+    p->set_trusted_packet_sequence_id(static_cast<uint32_t>(pid));
+    p->set_timestamp(ts);
+    p->mutable_track_event()->set_name(marker);
+    std::string bytes = t.SerializeAsString();
+    if (truncate) bytes += std::string("\x0a\x40", 2);
+    std::ofstream(dir_ + "/" + model::FragmentFileName(pid, ts), std::ios::binary) << bytes;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(GpuFragmentsTest, ListsTheWindowByProcessThenTimeAndSkipsTempFiles) {
+  Fragment(20, 500, "early");
+  Fragment(20, 1500, "in");
+  Fragment(10, 1200, "in");
+  Fragment(10, 2600, "late");
+  std::ofstream(dir_ + "/.gpunoise-gpu-10-00000000000000001300.pftrace.tmp") << "partial";
+  std::ofstream(dir_ + "/notes.txt") << "x";
+  auto files = ListGpuFragments(dir_, 1000, 2000);
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0], dir_ + "/" + model::FragmentFileName(10, 1200));
+  EXPECT_EQ((*files)[1], dir_ + "/" + model::FragmentFileName(20, 1500));
+  auto all = ListGpuFragments(dir_, 0, 0);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 4u);
+}
+
+TEST_F(GpuFragmentsTest, BadFragmentIsReportedAndTheRestKept) {
+  Fragment(10, 1000, "good");
+  Fragment(11, 1000, "cut", /*truncate=*/true);
+  Fragment(12, 1000, "also good");
+  auto files = ListGpuFragments(dir_, 0, 0);
+  ASSERT_TRUE(files.ok());
+  std::string out = dir_ + "/merged.pftrace";
+  auto writer = perfetto::TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  perfetto::TraceMerger merger(&*writer, 3);
+  FragmentsAppended r = AppendGpuFragments(*files, merger);
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(r.files, 3u);
+  EXPECT_EQ(r.processes, 3u);
+  EXPECT_EQ(r.packets, 3u);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find(model::FragmentFileName(11, 1000) + ": truncated at byte"), std::string::npos)
+      << r.problems[0];
+  std::ifstream in(out, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  perfetto::Trace merged;
+  ASSERT_TRUE(merged.ParseFromString(ss.str()));
+  ASSERT_EQ(merged.packet_size(), 3);
+  EXPECT_EQ(merged.packet(0).trusted_packet_sequence_id(), 3u);
+  EXPECT_EQ(merged.packet(2).trusted_packet_sequence_id(), 5u);
+}
+
+TEST(InjectionEnv, NamesTheLibraryForCudaAndNvtxAndTheDirectory) {
+  InjectionEnvOptions o;
+  o.library = "/opt/gpunoise/lib/libgpunoise_cupti.so";
+  o.dir = "/tmp/it's";
+  o.keep_seconds = 600;
+  auto env = InjectionEnvironment(o);
+  ASSERT_EQ(env.size(), 4u);
+  EXPECT_EQ(env[0], std::make_pair(std::string(model::kCudaInjectionEnv), o.library));
+  EXPECT_EQ(env[1], std::make_pair(std::string(model::kNvtxInjectionEnv), o.library));
+  EXPECT_EQ(env[2], std::make_pair(std::string(model::kGpuDirEnv), o.dir));
+  EXPECT_EQ(env[3], std::make_pair(std::string(model::kGpuKeepSecondsEnv), std::string("600")));
+  EXPECT_EQ(FormatShellExports({env[2]}), "export GPUNOISE_GPU_DIR='/tmp/it'\\''s'\n");
+  o.nvtx = false;
+  o.keep_seconds = 0;
+  o.flush_ms = 250;
+  env = InjectionEnvironment(o);
+  ASSERT_EQ(env.size(), 3u);
+  EXPECT_EQ(env[2], std::make_pair(std::string(model::kGpuFlushMsEnv), std::string("250")));
+}
+
+TEST(InjectionEnv, LibraryIsFoundBesideTheBinaryOrNamedInTheEnvironment) {
+  char tmpl[] = "/tmp/gpunoise-env-test-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  struct RemoveWhenDone {
+    std::string dir;
+    ~RemoveWhenDone() { std::system(("rm -rf '" + dir + "'").c_str()); }
+  } cleanup{dir};
+  auto missing = FindInjectionLibrary(dir + "/gpunoise");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("libgpunoise_cupti.so not found beside"), std::string::npos);
+  std::ofstream(dir + "/libgpunoise_cupti.so") << "x";
+  auto found = FindInjectionLibrary(dir + "/gpunoise");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(*found, dir + "/libgpunoise_cupti.so");
+}
+
+}  // namespace
+}  // namespace gpunoise::gpu

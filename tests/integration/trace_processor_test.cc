@@ -1,0 +1,96 @@
+// The judge of every trace file is Perfetto's own trace processor (the engine
+// behind ui.perfetto.dev). When `trace_processor_shell` is on PATH, load a
+// real recording with it and check that it builds the tracks the UI shows.
+// It is not a Debian package, so machines without it skip these tests.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/strings.h"
+#include "integration/support/privileges.h"
+#include "integration/support/workloads.h"
+
+namespace gpunoise::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string FindTraceProcessor() {
+  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/opt/perfetto/bin"}) {
+    std::string path = std::string(dir) + "/trace_processor_shell";
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return {};
+}
+
+// Runs `sql` (one statement returning name,value rows) and returns them.
+std::map<std::string, long long> Query(const std::string& tp, const std::string& trace,
+                                       const std::string& sql) {
+  std::string dir = MakeTempDir();
+  std::ofstream(dir + "/q.sql") << sql;
+  ChildProcess proc({tp, "-q", dir + "/q.sql", trace});
+  EXPECT_EQ(proc.Wait(120s), 0) << proc.stderr_text();
+  std::map<std::string, long long> rows;
+  std::istringstream lines(proc.stdout_text());
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto parts = Split(line, ',');
+    if (parts.size() != 2) continue;
+    std::string name(Trim(parts[0]));
+    if (name.size() >= 2 && name.front() == '"') name = name.substr(1, name.size() - 2);
+    if (auto v = ParseInt64(parts[1])) rows[name] = *v;
+  }
+  return rows;
+}
+
+TEST(TraceProcessor, BuildsCpuThreadIrqAndSoftirqTracksFromARecording) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string tp = FindTraceProcessor();
+  if (tp.empty()) GTEST_SKIP() << "trace_processor_shell is not installed";
+  std::string out = MakeTempDir() + "/tp.pftrace";
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "2", "-o", out});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
+  PingPongResult pp = RunPingPong(0, 1, 2000, 800ms, "gn-tp-ping", "gn-tp-pong");
+  ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+
+  auto rows = Query(tp, out,
+                    "select 'sched' as k, count(*) as v from sched "
+                    "union all select 'ping_slices', count(*) from sched join thread using(utid) "
+                    "  where thread.tid = " + std::to_string(pp.ping_tid) + " and thread.name = 'gn-tp-ping' "
+                    "union all select 'thread_states', count(*) from thread_state "
+                    "union all select 'irq', count(*) from slice join track on slice.track_id = track.id "
+                    "  where track.name like 'Irq Cpu%' "
+                    "union all select 'softirq', count(*) from slice join track on slice.track_id = track.id "
+                    "  where track.name like 'SoftIrq Cpu%' "
+                    // Ring-full loss is reported through ftrace stats (the
+                    // UI's data-loss warning); anything else is a format error.
+                    "union all select 'errors', ifnull(sum(value), 0) from stats "
+                    "  where severity in ('error', 'data_loss') and value > 0 "
+                    "  and name not in ('ftrace_cpu_dropped_events_delta', 'ftrace_cpu_overrun_delta', "
+                    "                   'ftrace_cpu_has_data_loss') "
+                    "union all select 'dropped', ifnull(sum(value), 0) from stats "
+                    "  where name = 'ftrace_cpu_dropped_events_delta' "
+                    "union all select 'read_events', ifnull(sum(value), 0) from stats "
+                    "  where name = 'ftrace_cpu_read_events_end';");
+  EXPECT_GT(rows["sched"], 0);
+  EXPECT_GE(rows["ping_slices"], static_cast<long long>(pp.round_trips) * 9 / 10);
+  EXPECT_GT(rows["thread_states"], 0);
+  EXPECT_GT(rows["irq"], 0);
+  EXPECT_GT(rows["softirq"], 0);
+  EXPECT_EQ(rows["errors"], 0) << "the trace processor reported errors";
+  // The loss it sees is the loss the recorder reported.
+  std::string summary = rec.stdout_text();
+  auto lost_at = summary.find(" lost events");
+  ASSERT_NE(lost_at, std::string::npos) << summary;
+  auto start = summary.rfind(' ', lost_at - 1);
+  EXPECT_LE(rows["dropped"], ParseInt64(summary.substr(start + 1, lost_at - start - 1)).value_or(-1))
+      << summary;
+  EXPECT_GT(rows["read_events"], 0);
+}
+
+}  // namespace
+}  // namespace gpunoise::testing

@@ -1,0 +1,106 @@
+// gpunoise env: the environment that turns GPU capture on for processes
+// gpunoise does not start itself (a launcher, a job scheduler).
+#include <boost/program_options.hpp>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "common/log.h"
+#include "gpu/injection_env.h"
+
+namespace po = boost::program_options;
+
+namespace gpunoise::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "gpunoise env: print the environment that makes CUDA programs write GPU activity\n"
+    "(kernels, copies, NVTX ranges) into DIR, for 'gpunoise record --gpu-dir DIR' to collect.\n"
+    "Creates DIR if needed. Output is shell 'export' lines.\n\n"
+    "USAGE: gpunoise env DIR [options]\n";
+
+constexpr const char* kExamples =
+    "\nEXAMPLES:\n"
+    "  eval \"$(gpunoise env /tmp/gpu)\"; torchrun train.py   # jobs write GPU fragments to /tmp/gpu\n"
+    "  sudo gpunoise record -d 30 --gpu-dir /tmp/gpu -o run.pftrace\n"
+    "                                                      # meanwhile: record kernel + GPU side\n"
+    "  gpunoise env /tmp/gpu --keep 0 >> job.env           # keep every fragment (disk grows)\n";
+
+}  // namespace
+
+int RunEnv(int argc, char** argv) {
+  std::string dir;
+  uint64_t flush_ms = 0, keep_seconds = 600;
+  bool no_nvtx = false;
+  po::options_description opts("OPTIONS");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("flush-ms", po::value(&flush_ms), "milliseconds between a process's fragment flushes, the most a crash loses (default: 1000)")
+      ("keep", po::value(&keep_seconds)->default_value(600), "seconds of fragments each process keeps in DIR; 0 keeps all")
+      ("no-nvtx", po::bool_switch(&no_nvtx), "leave NVTX alone (no NVTX ranges)");
+  po::options_description hidden;
+  hidden.add_options()("dir", po::value(&dir));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description positional;
+  positional.add("dir", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "usage: gpunoise env: %s (see gpunoise env --help)\n", e.what());
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << opts << kExamples;
+    return 0;
+  }
+  if (dir.empty()) {
+    std::fprintf(stderr, "usage: gpunoise env: DIR is required (see gpunoise env --help)\n");
+    return 2;
+  }
+  if (vm.count("flush-ms") && flush_ms == 0) {
+    std::fprintf(stderr, "usage: gpunoise env: --flush-ms must be at least 1\n");
+    return 2;
+  }
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    log::Error("failed to create {}: {}", dir, std::strerror(errno));
+    return 1;
+  }
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (!real) {
+    log::Error("failed to resolve {}: {}", dir, std::strerror(errno));
+    return 1;
+  }
+  struct stat st;
+  bool is_dir = ::stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+  std::string absolute = real;
+  std::free(real);
+  if (!is_dir) {
+    log::Error("failed to use {}: not a directory", absolute);
+    return 1;
+  }
+  auto library = gpu::FindInjectionLibrary(SelfExecutable());
+  if (!library.ok()) {
+    log::Error("{}", library.error().message);
+    return 1;
+  }
+  gpu::InjectionEnvOptions env;
+  env.library = *library;
+  env.dir = absolute;
+  env.flush_ms = flush_ms;
+  env.keep_seconds = keep_seconds;
+  env.nvtx = !no_nvtx;
+  std::fputs(gpu::FormatShellExports(gpu::InjectionEnvironment(env)).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace gpunoise::cli

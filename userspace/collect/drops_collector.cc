@@ -1,0 +1,65 @@
+#include "collect/drops_collector.h"
+
+#include "common/log.h"
+#include "drops.skel.h"
+
+namespace gpunoise::collect {
+
+DropsCollector::DropsCollector(NetOptions options)
+    : NetCollector("drops"), options_(std::move(options)) {}
+
+// Stop() only detaches: the counters stay readable until destruction.
+DropsCollector::~DropsCollector() {
+  Stop();
+  if (skel_) drops_bpf__destroy(skel_);
+}
+
+void DropsCollector::Start(const CollectorContext& context) {
+  reasons_ = DropReasonNames::FromBtf(context.catalog->vmlinux_btf());
+  skel_ = drops_bpf__open();
+  if (!skel_) {
+    Disable(fmt::format("failed to open the eBPF object: {}", std::strerror(errno)));
+    return;
+  }
+  ApplyCommonConfig(skel_, context);
+  ApplyNetConfig(skel_, options_);
+  int arity = context.catalog->BtfTracepointArity("kfree_skb");
+  skel_->rodata->gn_kfree_has_reason = arity >= 3;
+  skel_->rodata->gn_kfree_has_rx_sk = arity >= 4;
+  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
+    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+    return;
+  }
+  static constexpr std::string_view kRequired[] = {"kfree_skb"};
+  Status st = SelectLoadAttach(skel_->obj, context, kRequired, [&] { return drops_bpf__load(skel_); });
+  if (!st.ok()) {
+    log::Warning("{}", st.error().message);
+    return;
+  }
+  if (reasons_.size() == 0)
+    log::Info("drops: this kernel's BTF has no enum skb_drop_reason; drops are counted without reasons");
+}
+
+void DropsCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const { AddNetLost(skel_, lost); }
+
+void DropsCollector::ReadCounters(model::NetSnapshot* out) const {
+  if (!skel_ || report_.state == model::CollectorState::kDisabled) return;
+  ForEachPerCpuValue<gn_drop_key, gn_drop_val>(
+      skel_->maps.gn_drop_stats, [&](const gn_drop_key& k, uint32_t cpu, const gn_drop_val& v) {
+        if (!v.packets) return;
+        model::DropCount c;
+        c.dev = {k.dev.netns, k.dev.ifindex};
+        c.reason = k.reason;
+        c.location = k.location;
+        c.cpu = cpu;
+        c.packets = v.packets;
+        c.bytes = v.bytes;
+        out->drops.push_back(c);
+      });
+}
+
+void DropsCollector::ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* out) const {
+  if (skel_) ReadNetNames(skel_->maps.gn_net_names, out);
+}
+
+}  // namespace gpunoise::collect

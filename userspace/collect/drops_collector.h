@@ -1,0 +1,32 @@
+// bpf/drops.bpf.c: kfree_skb per device, drop reason, code location and CPU.
+// Reason names come from the running kernel's BTF (collect/drop_reasons.h).
+#pragma once
+
+#include "collect/drop_reasons.h"
+#include "collect/net_collector.h"
+
+struct drops_bpf;
+
+namespace gpunoise::collect {
+
+class DropsCollector : public NetCollector {
+ public:
+  explicit DropsCollector(NetOptions options);
+  ~DropsCollector() override;
+
+  std::string_view name() const override { return "drops"; }
+  void Start(const CollectorContext& context) override;
+  void AddLostPerCpu(std::vector<uint64_t>& lost) const override;
+  void ReadCounters(model::NetSnapshot* out) const override;
+  void ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* out) const override;
+
+  // Valid after Start().
+  const DropReasonNames& reason_names() const { return reasons_; }
+
+ private:
+  NetOptions options_;
+  DropReasonNames reasons_;
+  drops_bpf* skel_ = nullptr;
+};
+
+}  // namespace gpunoise::collect

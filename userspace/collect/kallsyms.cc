@@ -1,0 +1,54 @@
+#include "collect/kallsyms.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "common/files.h"
+#include "common/strings.h"
+
+namespace gpunoise::collect {
+
+KernelSymbols KernelSymbols::Load(const std::string& path) {
+  KernelSymbols out;
+  if (auto text = ReadFileToString(path); text.ok()) out.Parse(*text);
+  return out;
+}
+
+KernelSymbols KernelSymbols::FromTextForTesting(const std::string& text) {
+  KernelSymbols out;
+  out.Parse(text);
+  return out;
+}
+
+// "ffffffff81234560 T udp_queue_rcv_one_skb\t[module]"
+void KernelSymbols::Parse(const std::string& text) {
+  for (std::string_view line : Split(text, '\n')) {
+    auto parts = Split(Trim(line), ' ');
+    if (parts.size() < 3) continue;
+    char type = parts[1].empty() ? '?' : parts[1][0];
+    if (type != 't' && type != 'T') continue;  // code only
+    uint64_t address = 0;
+    auto r = std::from_chars(parts[0].data(), parts[0].data() + parts[0].size(), address, 16);
+    if (r.ec != std::errc() || address == 0) continue;
+    std::string_view name = parts[2];
+    name = name.substr(0, name.find('\t'));
+    symbols_.push_back({address, std::string(name)});
+  }
+  std::sort(symbols_.begin(), symbols_.end(),
+            [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
+}
+
+std::string KernelSymbols::Symbolize(uint64_t address) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
+                             [](uint64_t a, const Symbol& s) { return a < s.address; });
+  if (it == symbols_.begin() || address == 0) return fmt::format("{:#x}", address);
+  --it;
+  uint64_t offset = address - it->address;
+  // Beyond 1 MiB from the nearest symbol the answer would be a guess.
+  if (offset > (1u << 20)) return fmt::format("{:#x}", address);
+  return offset ? fmt::format("{}+{:#x}", it->name, offset) : it->name;
+}
+
+}  // namespace gpunoise::collect

@@ -1,0 +1,95 @@
+// What the network collectors (bpf/napi, netdev, drops, nic) share: options,
+// the per-CPU aggregate maps they expose to the drain loop, and the names of
+// the devices they have seen.
+#pragma once
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collect/collector.h"
+#include "model/net_counters.h"
+
+extern "C" {
+#include "bpf/net.h"
+}
+
+namespace gpunoise::collect {
+
+struct NetOptions {
+  // Per-packet ring records (`--events net-packets`); off: aggregates only.
+  bool packets = false;
+  // `--net-dev`: per-packet records only for these device names.
+  std::vector<std::string> devices;
+  // `--nic-tracepoints`: tracefs categories to treat as NIC drivers;
+  // empty: the built-in list (NicCollector::kKnownDriverCategories).
+  std::vector<std::string> nic_categories;
+};
+
+class NetCollector : public Collector {
+ public:
+  // Appends this collector's cumulative per-CPU counters to `out`.
+  virtual void ReadCounters(model::NetSnapshot* out) const = 0;
+  // Adds the device names the kernel side recorded (first name seen).
+  virtual void ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* /*out*/) const {}
+
+ protected:
+  using Collector::Collector;
+};
+
+// Sets the rodata every network object shares (bpf/net.bpf.h).
+template <typename Skel>
+void ApplyNetConfig(Skel* skel, const NetOptions& options) {
+  skel->rodata->gn_net_packets = options.packets;
+  uint32_t n = 0;
+  for (const std::string& dev : options.devices) {
+    if (n >= GN_NET_DEV_FILTER_MAX) break;
+    std::strncpy(const_cast<char*>(skel->rodata->gn_net_dev_filter[n]), dev.c_str(),
+                 GN_NET_NAME_LEN - 1);
+    ++n;
+  }
+  skel->rodata->gn_net_dev_filter_count = n;
+}
+
+// Adds ring-full and aggregate-map-full counts per CPU.
+template <typename Skel>
+void AddNetLost(const Skel* skel, std::vector<uint64_t>& lost) {
+  AddSkeletonLost(skel, lost);
+  if (!skel || !skel->bss) return;
+  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
+    lost[cpu] += __atomic_load_n(&skel->bss->gn_agg_full[cpu], __ATOMIC_RELAXED);
+}
+
+// Calls fn(key, cpu, value) for every CPU's non-zero value of every key of a
+// BPF_MAP_TYPE_PERCPU_HASH. Keys are only ever added, so walking with
+// get_next_key while the kernel updates values is safe.
+template <typename Key, typename Value, typename Fn>
+void ForEachPerCpuValue(const bpf_map* map, Fn fn) {
+  if (!map) return;
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return;
+  const size_t stride = (sizeof(Value) + 7) / 8 * 8;
+  std::vector<uint8_t> values(stride * static_cast<size_t>(ncpus));
+  Key key{}, next{};
+  const Key* prev = nullptr;
+  while (bpf_map__get_next_key(map, prev, &next, sizeof(Key)) == 0) {
+    key = next;
+    prev = &key;
+    if (bpf_map__lookup_elem(map, &key, sizeof(Key), values.data(), values.size(), 0) != 0)
+      continue;
+    for (int cpu = 0; cpu < ncpus; ++cpu) {
+      Value v;
+      std::memcpy(&v, values.data() + stride * static_cast<size_t>(cpu), sizeof(Value));
+      fn(key, static_cast<uint32_t>(cpu), v);
+    }
+  }
+}
+
+// Reads a gn_net_names map (struct gn_net_dev -> struct gn_net_name).
+void ReadNetNames(const bpf_map* map, std::map<model::NetDeviceKey, std::string>* out);
+
+}  // namespace gpunoise::collect

@@ -1,0 +1,27 @@
+// bpf/netdev.bpf.c: packets and bytes per device, queue, direction and CPU;
+// TX watchdog timeouts and TCP retransmissions as events; GRO per packet.
+#pragma once
+
+#include "collect/net_collector.h"
+
+struct netdev_bpf;
+
+namespace gpunoise::collect {
+
+class NetdevCollector : public NetCollector {
+ public:
+  explicit NetdevCollector(NetOptions options);
+  ~NetdevCollector() override;
+
+  std::string_view name() const override { return "netdev"; }
+  void Start(const CollectorContext& context) override;
+  void AddLostPerCpu(std::vector<uint64_t>& lost) const override;
+  void ReadCounters(model::NetSnapshot* out) const override;
+  void ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* out) const override;
+
+ private:
+  NetOptions options_;
+  netdev_bpf* skel_ = nullptr;
+};
+
+}  // namespace gpunoise::collect

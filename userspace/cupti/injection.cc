@@ -1,0 +1,420 @@
+// libgpunoise_cupti.so: loaded into unmodified CUDA programs by the CUDA
+// driver (CUDA_INJECTION64_PATH -> InitializeInjection) and by NVTX
+// (NVTX_INJECTION64_PATH -> InitializeInjectionNvtx2), it records GPU
+// activity with CUPTI's activity API and writes it as Perfetto trace
+// fragments into $GPUNOISE_GPU_DIR (docs/gpu.md).
+//
+// Rules for code that runs inside someone else's training job: never make
+// it fail (every problem is one line on stderr and capture stays off), never
+// change its signal behaviour (signal_chain.h), never block its threads on
+// file I/O (a flusher thread of ours writes), and bound the memory we hold.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cupti/activity_converter.h"
+#include "cupti/cupti_library.h"
+#include "cupti/fragment_writer.h"
+#include "cupti/injection_settings.h"
+#include "cupti/signal_chain.h"
+#include "model/gpu_capture.h"
+
+#define GN_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace gpunoise::cupti {
+namespace {
+
+uint64_t ClockNs(clockid_t clock) {
+  timespec ts;
+  ::clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// CUPTI stamps every record through this, so GPU activity is on
+// CLOCK_BOOTTIME like the kernel's events (DESIGN.md decision 1).
+uint64_t CUPTIAPI BoottimeTimestamp() { return ClockNs(CLOCK_BOOTTIME); }
+
+ClockReadings ReadClocks() {
+  ClockReadings c;
+  uint64_t boot0 = ClockNs(CLOCK_BOOTTIME);
+  c.monotonic = ClockNs(CLOCK_MONOTONIC);
+  c.realtime = ClockNs(CLOCK_REALTIME);
+  uint64_t boot1 = ClockNs(CLOCK_BOOTTIME);
+  c.boottime = boot0 + (boot1 - boot0) / 2;
+  return c;
+}
+
+std::string ReadFirstLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The one line a training program ever sees from us.
+void Note(const std::string& message) {
+  std::fprintf(stderr, "gpunoise-cupti[%d]: %s\n", static_cast<int>(::getpid()), message.c_str());
+}
+
+class Capture {
+ public:
+  static Capture& Get() {
+    // Never destroyed: CUPTI's threads and our atexit handler may touch it
+    // while static destructors run.
+    static Capture* capture = new Capture();
+    return *capture;
+  }
+
+  void Start();
+  int InitializeNvtx(const void* get_export_table);
+
+  // CUPTI buffer callbacks.
+  void RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records);
+  void CompleteBuffer(uint8_t* buffer, size_t valid_size);
+
+  // Async-signal-safe. A child forked after capture started inherits our
+  // handlers but not our flusher; for it these do nothing.
+  void RequestFlush(bool final) {
+    if (::getpid() != owner_pid_) return;
+    if (final) final_requested_.store(true);
+    uint64_t one = 1;
+    if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+  void WaitFinalFlush(int timeout_ms) {
+    if (::getpid() != owner_pid_ || !running_.load() || final_done_.load()) return;
+    timespec deadline;
+    ::clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += static_cast<long>(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec += 1;
+      deadline.tv_nsec -= 1000000000L;
+    }
+    while (::sem_timedwait(&final_flushed_, &deadline) != 0 && errno == EINTR) {
+    }
+  }
+
+  void AtExit();
+
+ private:
+  Capture() { ::sem_init(&final_flushed_, 0, 0); }
+  bool EnableActivities(std::string* error);
+  void EnableApiRecords();
+  void FlusherLoop();
+  void Flush(bool final);
+
+  std::once_flag start_once_;
+  std::once_flag cupti_once_;
+  bool cupti_loaded_ = false;
+  std::string cupti_error_;
+  CuptiLibrary cupti_;
+  InjectionSettings settings_;
+  pid_t owner_pid_ = 0;
+
+  std::mutex mu_;  // converter_, writer_
+  std::unique_ptr<ActivityConverter> converter_;
+  std::unique_ptr<FragmentWriter> writer_;
+  bool write_failed_ = false;
+
+  std::mutex pool_mu_;
+  std::vector<uint8_t*> free_buffers_;
+  size_t buffers_out_ = 0;
+
+  int wake_fd_ = -1;
+  std::thread flusher_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> final_requested_{false};
+  std::atomic<bool> finished_{false};    // the final flush has begun
+  std::atomic<bool> final_done_{false};  // ... and ended
+  sem_t final_flushed_;
+};
+
+void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  Capture::Get().RequestBuffer(buffer, size, max_records);
+}
+
+void CUPTIAPI OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+  Capture::Get().CompleteBuffer(buffer, valid_size);
+}
+
+void AtExitHandler() { Capture::Get().AtExit(); }
+void SignalRequestFlush(bool final) { Capture::Get().RequestFlush(final); }
+void SignalWaitFinalFlush(int timeout_ms) { Capture::Get().WaitFinalFlush(timeout_ms); }
+
+void Capture::RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (!free_buffers_.empty()) {
+    *buffer = free_buffers_.back();
+    free_buffers_.pop_back();
+  } else if (buffers_out_ < settings_.max_buffers) {
+    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, settings_.buffer_bytes));
+  } else {
+    // Declining makes CUPTI drop records, which it counts; the count goes
+    // into the trace. Better than growing without bound inside the job.
+    *buffer = nullptr;
+  }
+  if (*buffer) ++buffers_out_;
+  *size = *buffer ? settings_.buffer_bytes : 0;
+}
+
+void Capture::CompleteBuffer(uint8_t* buffer, size_t valid_size) {
+  if (!buffer) return;
+  size_t dropped = 0;
+  cupti_.GetNumDroppedRecords(nullptr, 0, &dropped);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CUpti_Activity* record = nullptr;
+    while (converter_ &&
+           cupti_.GetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      converter_->Convert(record);
+      if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
+        // CUPTI hands ownership of the details to the client.
+        auto* overhead = reinterpret_cast<CUpti_ActivityOverhead3*>(record);
+        std::free(overhead->overheadData);
+        overhead->overheadData = nullptr;
+      }
+    }
+    if (converter_) converter_->AddDroppedRecords(dropped);
+  }
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  --buffers_out_;
+  free_buffers_.push_back(buffer);
+}
+
+void Capture::Flush(bool final) {
+  // Completed buffers come back through CompleteBuffer, on this thread or
+  // CUPTI's; the forced flush at the end also returns partly filled ones.
+  cupti_.FlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  size_t dropped = 0;
+  cupti_.GetNumDroppedRecords(nullptr, 0, &dropped);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!converter_) return;
+  converter_->AddDroppedRecords(dropped);
+  if (!final && !converter_->has_events()) return;  // an idle process writes nothing
+  ClockReadings now = ReadClocks();
+  std::string chunk = converter_->TakeChunk(now, final);
+  std::string error;
+  if (!writer_->Write(chunk, now.boottime, &error) && !write_failed_) {
+    write_failed_ = true;  // say it once; keep trying on later flushes
+    Note("GPU trace data lost: " + error);
+  }
+}
+
+void Capture::FlusherLoop() {
+  while (!stop_.load()) {
+    pollfd p{wake_fd_, POLLIN, 0};
+    int timeout_ms = static_cast<int>(settings_.flush_ns / 1000000ull);
+    int n = ::poll(&p, 1, timeout_ms);
+    if (n > 0) {
+      uint64_t count;
+      (void)!::read(wake_fd_, &count, sizeof(count));
+    }
+    if (stop_.load()) break;
+    if (final_requested_.load()) {
+      bool expected = false;
+      if (finished_.compare_exchange_strong(expected, true)) Flush(true);
+      final_done_.store(true);
+      ::sem_post(&final_flushed_);
+      break;
+    }
+    Flush(false);
+  }
+}
+
+void Capture::AtExit() {
+  // A child that forked after CUDA started has our state but not our
+  // threads; its buffers are not its own to flush.
+  if (::getpid() != owner_pid_ || !running_.load()) return;
+  stop_.store(true);
+  RequestFlush(false);
+  if (flusher_.joinable()) flusher_.join();
+  bool expected = false;
+  if (finished_.compare_exchange_strong(expected, true)) Flush(true);
+  final_done_.store(true);
+}
+
+void Capture::EnableApiRecords() {
+  if (settings_.all_api || !cupti_.EnableRuntimeApi || !cupti_.EnableDriverApi) {
+    cupti_.Enable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    cupti_.Enable(CUPTI_ACTIVITY_KIND_DRIVER);
+    return;
+  }
+  // Only the calls that launch GPU work or wait for it: a training step
+  // makes many thousands of other runtime calls (cudaGetDevice, ...) whose
+  // records would cost more than they tell.
+  struct Domain {
+    CUpti_CallbackDomain domain;
+    uint32_t count;
+    decltype(cupti_.EnableRuntimeApi) enable;
+  };
+  Domain domains[] = {
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, cupti_.EnableRuntimeApi},
+      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, cupti_.EnableDriverApi},
+  };
+  for (const Domain& d : domains) {
+    for (uint32_t cbid = 1; cbid < d.count; ++cbid) {
+      const char* name = nullptr;
+      if (cupti_.GetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+      if (IsRecordedByDefault(name)) d.enable(cbid, 1);
+    }
+  }
+}
+
+bool Capture::EnableActivities(std::string* error) {
+  CUptiResult r = cupti_.RegisterCallbacks(OnBufferRequested, OnBufferCompleted);
+  if (r != CUPTI_SUCCESS) {
+    *error = "failed to register CUPTI buffer callbacks: " + cupti_.ResultName(r);
+    return false;
+  }
+  r = cupti_.RegisterTimestampCallback(BoottimeTimestamp);
+  if (r != CUPTI_SUCCESS) {
+    *error = "failed to register the CLOCK_BOOTTIME timestamp callback: " + cupti_.ResultName(r) +
+             " (no CUDA driver or no GPU?)";
+    return false;
+  }
+  // Real Linux thread ids, so API calls land on the thread the kernel's
+  // scheduling data shows, not on pthread_self() values.
+  r = cupti_.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (r != CUPTI_SUCCESS) {
+    *error = "failed to select system thread ids: " + cupti_.ResultName(r);
+    return false;
+  }
+  r = cupti_.Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (r != CUPTI_SUCCESS) {
+    *error = "failed to enable kernel records: " + cupti_.ResultName(r);
+    return false;
+  }
+  // The rest are best effort: a kind this CUPTI or GPU lacks leaves a gap,
+  // not a failed capture.
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, CUPTI_ACTIVITY_KIND_MARKER,
+        CUPTI_ACTIVITY_KIND_OVERHEAD})
+    cupti_.Enable(kind);
+  // One slice per graph launch, unless asked for each node's kernels.
+  if (!settings_.graph_nodes) cupti_.Enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+  EnableApiRecords();
+  return true;
+}
+
+void Capture::Start() {
+  std::call_once(start_once_, [this] {
+    settings_ = ReadInjectionSettings([](const char* name) { return std::getenv(name); });
+    if (settings_.dir.empty()) {
+      Note(std::string("GPU capture off: ") + model::kGpuDirEnv +
+           " is not set (start the program with 'gpunoise record -- ...' or in the environment "
+           "'gpunoise env DIR' prints)");
+      return;
+    }
+    if (::access(settings_.dir.c_str(), W_OK) != 0) {
+      Note("GPU capture off: cannot write to " + settings_.dir + ": " + std::strerror(errno));
+      return;
+    }
+    std::call_once(cupti_once_, [this] {
+      cupti_loaded_ = LoadCupti(settings_.cupti_path, &cupti_, &cupti_error_);
+    });
+    if (!cupti_loaded_) {
+      Note("GPU capture off: " + cupti_error_);
+      return;
+    }
+    owner_pid_ = ::getpid();
+    ConverterOptions options;
+    options.pid = owner_pid_;
+    options.process_name = ReadFirstLine("/proc/self/comm");
+    options.node_id = ReadFirstLine("/proc/sys/kernel/random/boot_id");
+    options.start_ts = ClockNs(CLOCK_BOOTTIME);
+    options.sequence_id = static_cast<uint32_t>(owner_pid_);
+    options.visible_devices = settings_.visible_devices;
+    CuptiLibrary* lib = &cupti_;
+    options.api_name = [lib](bool runtime, uint32_t cbid) {
+      const char* name = nullptr;
+      lib->GetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid,
+                           &name);
+      return std::string(name ? name : "");
+    };
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      converter_ = std::make_unique<ActivityConverter>(std::move(options));
+      writer_ = std::make_unique<FragmentWriter>(settings_.dir, owner_pid_, settings_.keep_ns);
+    }
+    std::string error;
+    if (!EnableActivities(&error)) {
+      Note("GPU capture off: " + error);
+      std::lock_guard<std::mutex> lock(mu_);
+      converter_.reset();
+      return;
+    }
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    // The flusher must never take SIGINT/SIGTERM: the handler may wait for
+    // it. Threads inherit the creator's mask, so block around the creation.
+    sigset_t block, saved;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &block, &saved);
+    flusher_ = std::thread([this] { FlusherLoop(); });
+    ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    running_.store(true);
+    std::atexit(AtExitHandler);
+    SignalFlushHooks hooks;
+    hooks.request_flush = SignalRequestFlush;
+    hooks.wait_final_flush = SignalWaitFinalFlush;
+    InstallSignalFlush(hooks);
+  });
+}
+
+int Capture::InitializeNvtx(const void* get_export_table) {
+  std::call_once(cupti_once_, [this] {
+    std::string path;
+    if (const char* p = std::getenv(model::kCuptiPathEnv)) path = p;
+    cupti_loaded_ = LoadCupti(path, &cupti_, &cupti_error_);
+  });
+  if (!cupti_loaded_ || !cupti_.InitializeInjectionNvtx2) return 0;  // NVTX calls stay no-ops
+  return cupti_.InitializeInjectionNvtx2(get_export_table);
+}
+
+}  // namespace
+}  // namespace gpunoise::cupti
+
+// Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
+// this library. Always reports success: a failure to capture must not
+// become a failure of the program.
+GN_EXPORT int InitializeInjection(void) {
+  try {
+    gpunoise::cupti::Capture::Get().Start();
+  } catch (...) {
+    std::fprintf(stderr, "gpunoise-cupti[%d]: GPU capture off: unexpected error\n",
+                 static_cast<int>(::getpid()));
+  }
+  return 1;
+}
+
+// Called by NVTX when NVTX_INJECTION64_PATH names this library: hands NVTX
+// to CUPTI, whose marker records then carry the ranges and marks.
+GN_EXPORT int InitializeInjectionNvtx2(const void* get_export_table) {
+  try {
+    return gpunoise::cupti::Capture::Get().InitializeNvtx(get_export_table);
+  } catch (...) {
+    return 0;
+  }
+}

@@ -1,0 +1,38 @@
+// What the environment asks of libgpunoise_cupti.so (model/gpu_capture.h
+// names the variables), parsed once at injection.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpunoise::cupti {
+
+struct InjectionSettings {
+  std::string dir;  // empty: capture is off
+  uint64_t flush_ns = 1000000000ull;
+  uint64_t keep_ns = 0;
+  bool all_api = false;
+  bool graph_nodes = false;
+  size_t buffer_bytes = 4u << 20;
+  size_t max_buffers = 16;
+  std::string cupti_path;
+  std::vector<int> visible_devices;
+};
+
+// `getenv` is injectable for tests.
+InjectionSettings ReadInjectionSettings(
+    const std::function<const char*(const char*)>& getenv_fn);
+
+// CUDA_VISIBLE_DEVICES -> physical index per CUDA ordinal. Empty when unset.
+// Entries that are not plain numbers (GPU UUIDs, MIG ids) map to -1; like
+// CUDA, the list ends at the first negative number.
+std::vector<int> ParseVisibleDevices(const char* value);
+
+// Which CUDA API calls are recorded by default: calls that launch work
+// (kernels, graphs, copies, memsets) and calls that wait for it.
+bool IsRecordedByDefault(const std::string& api_name);
+
+}  // namespace gpunoise::cupti

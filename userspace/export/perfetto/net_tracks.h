@@ -1,0 +1,103 @@
+// Network counters and metadata as TrackEvent packets: per-device counter
+// tracks (packets/s, Gbit/s, drops/s by reason, NAPI polls/s, TX timeouts),
+// the NIC IRQ map, and end-of-recording totals per device, queue and CPU.
+// The names below are a contract with `gpunoise report` and are listed in
+// docs/network.md ("Trace format").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "model/irq_info.h"
+#include "model/net_counters.h"
+#include "model/session_info.h"
+
+namespace gpunoise::perfetto {
+
+class TracePacket;
+class TrackEventWriter;
+
+// The track that carries network metadata instants.
+inline constexpr std::string_view kNetMetadataTrackName = "gpunoise network";
+// Parent of the per-device tracks in the UI.
+inline constexpr std::string_view kNetRootTrackName = "Network";
+// Instant event names on kNetMetadataTrackName.
+inline constexpr std::string_view kNetIrqEventName = "irq";
+inline constexpr std::string_view kNetDeviceEventName = "net device";
+inline constexpr std::string_view kNetQueueEventName = "net queue";
+inline constexpr std::string_view kNapiEventName = "napi";
+inline constexpr std::string_view kNetDropEventName = "net drop";
+inline constexpr std::string_view kNicEventEventName = "nic event";
+inline constexpr std::string_view kNicStatusEventName = "nic status";
+
+// Counter-track metric names: a track is named "<device label> <metric>".
+namespace net_metric {
+inline constexpr std::string_view kRxPackets = "rx packets/s";
+inline constexpr std::string_view kRxGbit = "rx Gbit/s";
+inline constexpr std::string_view kTxPackets = "tx packets/s";
+inline constexpr std::string_view kTxGbit = "tx Gbit/s";
+inline constexpr std::string_view kTxErrors = "tx errors/s";
+inline constexpr std::string_view kQueuedPackets = "queued packets/s";
+inline constexpr std::string_view kNapiPolls = "napi polls/s";
+inline constexpr std::string_view kNapiFullBudget = "napi full-budget polls/s";
+inline constexpr std::string_view kNapiPackets = "napi packets/s";
+inline constexpr std::string_view kTxTimeouts = "tx timeouts";  // cumulative count
+inline constexpr std::string_view kDropsPrefix = "drops/s ";  // + reason name
+// "nic <category>/<event>/s" on the device the event names ("(nic)" if none)
+inline constexpr std::string_view kNicEventsPrefix = "nic ";
+// "cpu<N> napi packets/s", "cpu<N> rx packets/s"
+std::string CpuNapiPackets(uint32_t cpu);
+std::string CpuRxPackets(uint32_t cpu);
+}  // namespace net_metric
+
+class NetTrackWriter {
+ public:
+  using PacketOut = std::function<Status(const TracePacket&)>;
+
+  NetTrackWriter(TrackEventWriter& writer, PacketOut out);
+
+  // One "irq" instant per IRQ that serves a network device.
+  Status WriteIrqMap(uint64_t ts, const model::IrqTable& irqs);
+
+  // Rates over (earlier.ts, later.ts], each written at earlier.ts: a sample
+  // holds the average rate from its timestamp to the next sample's. A track
+  // appears with its first non-zero value and is written at every interval
+  // after that.
+  Status WriteRates(const model::NetSnapshot& earlier, const model::NetSnapshot& later,
+                    const model::NetNames& names);
+  // Ends every counter track at `ts` (a final zero), so the last interval's
+  // rate does not extend past the recording.
+  Status CloseRates(uint64_t ts);
+
+  // What the nic collector did: attached events, or why it is off.
+  Status WriteNicStatus(uint64_t ts, const model::CollectorReport& nic);
+
+  // Totals from `baseline` to `final` (both cumulative), written at
+  // final.ts: per device, per queue/direction/CPU, per NAPI instance/CPU,
+  // per drop reason/location, per NIC event/device/CPU.
+  Status WriteTotals(const model::NetSnapshot& baseline, const model::NetSnapshot& final,
+                     const model::NetNames& names);
+
+ private:
+  uint64_t MetadataTrack();
+  uint64_t DeviceTrack(const std::string& label);
+  Status Sample(uint64_t ts, const std::string& label, std::string_view metric, double value,
+                std::string_view unit);
+
+  TrackEventWriter& writer_;
+  PacketOut out_;
+  uint64_t metadata_track_ = 0;
+  uint64_t root_track_ = 0;
+  std::map<std::string, uint64_t> device_tracks_;
+  std::map<std::string, uint64_t> counter_tracks_;  // full name -> uuid
+  std::map<std::string, uint64_t> tx_timeout_totals_;
+  Status first_error_;
+};
+
+}  // namespace gpunoise::perfetto

@@ -1,0 +1,172 @@
+#include "record/gpu_recording.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/strings.h"
+#include "export/perfetto/trace_file_writer.h"
+#include "export/perfetto/trace_merger.h"
+#include "export/perfetto/track_event_writer.h"
+#include "gpu/gpu_counter_packets.h"
+#include "gpu/gpu_fragments.h"
+#include "gpu/injection_env.h"
+#include "model/gpu_capture.h"
+
+namespace gpunoise::record {
+namespace {
+
+// Sequence ids in a recording: 1 is the recorder's own track events
+// (perfetto_trace_sink.cc), 2 the NVML counters, 3 and up the fragments.
+constexpr uint32_t kNvmlSequenceId = 2;
+constexpr uint32_t kFirstFragmentSequenceId = 3;
+// With --gpu-dir, processes flush on their own schedule (default every
+// second): wait this long after the recording for the last window's data.
+constexpr uint64_t kCollectWaitNs = (model::kDefaultFlushMs + 500) * 1000000ull;
+
+std::string BootId() {
+  auto id = ReadFileToString("/proc/sys/kernel/random/boot_id");
+  return id.ok() ? std::string(Trim(*id)) : std::string("unknown-boot");
+}
+
+uint64_t RandomSalt() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GpuRecording>> GpuRecording::Create(const GpuRecordingOptions& options,
+                                                            const std::string& exe_path) {
+  std::unique_ptr<GpuRecording> g(new GpuRecording());
+  g->options_ = options;
+  g->node_id_ = BootId();
+  if (!options.collect_dir.empty()) {
+    struct stat st;
+    if (::stat(options.collect_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return MakeError("failed to use --gpu-dir {}: not a directory", options.collect_dir);
+    g->dir_ = options.collect_dir;
+  }
+  if (options.capture_workload) {
+    auto library = gpu::FindInjectionLibrary(exe_path);
+    if (!library.ok()) {
+      g->warnings_.push_back("GPU capture off: " + library.error().message +
+                             "; recording the kernel side only");
+    } else {
+      if (g->dir_.empty()) {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpunoise-gpu-XXXXXX";
+        if (!::mkdtemp(tmpl.data()))
+          return MakeError("failed to create a GPU fragment directory {}: {}", tmpl, std::strerror(errno));
+        g->dir_ = tmpl;
+        g->own_dir_ = true;
+        // The command runs as the invoking user: the directory must be theirs.
+        if (options.owner_uid >= 0 &&
+            ::chown(g->dir_.c_str(), static_cast<uid_t>(options.owner_uid),
+                    static_cast<gid_t>(options.owner_gid)) != 0)
+          return MakeError("failed to hand {} to uid {}: {}", g->dir_, options.owner_uid,
+                           std::strerror(errno));
+      }
+      gpu::InjectionEnvOptions env;
+      env.library = *library;
+      env.dir = g->dir_;
+      env.nvtx = options.nvtx;
+      g->env_ = gpu::InjectionEnvironment(env);
+    }
+  }
+  return g;
+}
+
+GpuRecording::~GpuRecording() = default;
+
+void GpuRecording::Begin() {
+  if (!options_.counters) return;
+  auto api = gpu::LoadNvml();
+  if (!api.ok()) {
+    nvml_unavailable_ = api.error().message;
+  } else {
+    auto sampler = gpu::NvmlSampler::Create(*api);
+    if (!sampler.ok()) {
+      nvml_unavailable_ = sampler.error().message;
+    } else {
+      sampler_ = std::move(*sampler);
+      sampler_->Start(options_.sample_interval_ns);
+    }
+  }
+  if (!nvml_unavailable_.empty()) {
+    std::string line = "no GPU counters: NVML unavailable: " + nvml_unavailable_;
+    // Worth a warning when GPU data was asked for; on a node without GPUs
+    // it is only information.
+    if (options_.counters_requested) warnings_.push_back(line);
+    else infos_.push_back(line);
+  }
+}
+
+Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::SessionInfo& session) {
+  if (options_.counters) {
+    perfetto::TrackEventWriter writer(kNvmlSequenceId, RandomSalt());
+    if (sampler_) {
+      sampler_->Stop();
+      nvml_gpus_ = sampler_->gpus().size();
+      nvml_samples_ = sampler_->samples().size();
+      GN_RETURN_IF_ERROR(gpu::WriteGpuCounters(sampler_->gpus(), sampler_->samples(), node_id_, writer, out));
+    } else {
+      GN_RETURN_IF_ERROR(gpu::WriteNvmlUnavailable(session.start_ts, nvml_unavailable_, writer, out));
+    }
+  }
+  if (dir_.empty()) return OkStatus();
+  uint64_t from = 0, to = 0;
+  if (!own_dir_) {
+    // Fragments of processes that run on after the recording, or ran
+    // before it, are outside its window.
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kCollectWaitNs));
+    from = session.start_ts;
+    to = session.end_ts + kCollectWaitNs;
+  }
+  auto files = gpu::ListGpuFragments(dir_, from, to);
+  if (!files.ok()) {
+    warnings_.push_back("GPU fragments not collected: " + files.error().message);
+    return OkStatus();
+  }
+  perfetto::TraceMerger merger(&out, kFirstFragmentSequenceId);
+  gpu::FragmentsAppended appended = gpu::AppendGpuFragments(*files, merger);
+  fragments_ = appended.files;
+  processes_ = appended.processes;
+  packets_ = appended.packets;
+  for (const auto& p : appended.problems) warnings_.push_back("GPU fragment cut short: " + p);
+  return OkStatus();
+}
+
+void GpuRecording::Finish(bool workload_running) {
+  if (!own_dir_) return;
+  if (workload_running) {
+    warnings_.push_back("the command is still running; its later GPU fragments go to " + dir_ +
+                        " (remove it when it is done)");
+    return;
+  }
+  auto names = ListDirectory(dir_);
+  if (names.ok())
+    for (const auto& n : *names) ::unlink((dir_ + "/" + n).c_str());
+  ::rmdir(dir_.c_str());
+}
+
+std::string GpuRecording::Summary() const {
+  std::string out;
+  if (!dir_.empty())
+    out = fmt::format("GPU: {} processes, {} fragments ({} packets)", processes_, fragments_, packets_);
+  if (options_.counters) {
+    if (!out.empty()) out += "; ";
+    out += sampler_ ? fmt::format("NVML: {} GPUs, {} samples", nvml_gpus_, nvml_samples_)
+                    : std::string("NVML: unavailable");
+  }
+  return out;
+}
+
+}  // namespace gpunoise::record

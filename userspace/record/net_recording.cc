@@ -1,0 +1,142 @@
+#include "record/net_recording.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "collect/drops_collector.h"
+#include "collect/kallsyms.h"
+#include "collect/napi_collector.h"
+#include "collect/netdev_collector.h"
+#include "collect/nic_collector.h"
+#include "common/clock.h"
+#include "record/perfetto_trace_sink.h"
+
+namespace gpunoise::record {
+
+uint32_t OwnNetnsInode() {
+  struct stat st {};
+  if (::stat("/proc/self/ns/net", &st) != 0) return 0;
+  return static_cast<uint32_t>(st.st_ino);
+}
+
+NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval_ns,
+                           std::vector<std::unique_ptr<collect::Collector>>& collectors)
+    : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)) {
+  auto add = [&](auto collector) {
+    collectors_.push_back(collector.get());
+    auto* raw = collector.get();
+    collectors.push_back(std::move(collector));
+    return raw;
+  };
+  add(std::make_unique<collect::NapiCollector>(options));
+  add(std::make_unique<collect::NetdevCollector>(options));
+  drops_ = add(std::make_unique<collect::DropsCollector>(options));
+  nic_ = add(std::make_unique<collect::NicCollector>(options));
+  names_.own_netns = OwnNetnsInode();
+}
+
+model::NetSnapshot NetRecording::Read() const {
+  model::NetSnapshot s;
+  s.ts = BoottimeNs();
+  for (const collect::NetCollector* c : collectors_) c->ReadCounters(&s);
+  return s;
+}
+
+void NetRecording::RefreshNames(const model::NetSnapshot& snapshot) {
+  for (const collect::NetCollector* c : collectors_) c->ReadDeviceNames(&names_.devices);
+  for (const auto& d : snapshot.drops)
+    if (!names_.drop_reasons.count(d.reason))
+      names_.drop_reasons.emplace(d.reason, drops_->reason_names().Name(d.reason));
+}
+
+void NetRecording::Begin(PerfettoTraceSink& sink) {
+  active_ = std::any_of(collectors_.begin(), collectors_.end(), [](const collect::NetCollector* c) {
+    return c->report().state != model::CollectorState::kDisabled;
+  });
+  names_.nic_events = nic_->event_names();
+  sink.set_nic_event_names(names_.nic_events);
+  baseline_ = Read();
+  previous_ = baseline_;
+}
+
+Result<uint64_t> NetRecording::MaybeSample(PerfettoTraceSink& sink, uint64_t now) {
+  if (!active_) return interval_ns_;
+  uint64_t due = previous_.ts + interval_ns_;
+  if (now < due) return due - now;
+  model::NetSnapshot current = Read();
+  RefreshNames(current);
+  GN_RETURN_IF_ERROR(sink.WriteNetRates(previous_, current, names_));
+  previous_ = std::move(current);
+  return interval_ns_;
+}
+
+Status NetRecording::Finish(PerfettoTraceSink& sink) {
+  Status result = OkStatus();
+  auto keep = [&](Status st) {
+    if (!st.ok() && result.ok()) result = st;
+  };
+  keep(sink.WriteNicStatus(BoottimeNs(), nic_->report()));
+  if (!active_) return result;
+  final_ = Read();
+  RefreshNames(final_);
+  keep(sink.WriteNetRates(previous_, final_, names_));
+  keep(sink.CloseNetRates(final_.ts));
+  if (!final_.drops.empty()) {
+    collect::KernelSymbols symbols = collect::KernelSymbols::Load();
+    for (const auto& d : final_.drops)
+      names_.drop_locations.emplace(d.location, symbols.Symbolize(d.location));
+  }
+  keep(sink.WriteNetTotals(baseline_, final_, names_));
+  return result;
+}
+
+namespace {
+
+std::string Count(uint64_t n) {
+  if (n >= 10'000'000) return fmt::format("{:.1f}M", static_cast<double>(n) / 1e6);
+  if (n >= 10'000) return fmt::format("{:.1f}k", static_cast<double>(n) / 1e3);
+  return std::to_string(n);
+}
+
+}  // namespace
+
+std::string NetRecording::Summary() const {
+  if (!active_) {
+    std::string why;
+    for (const collect::NetCollector* c : collectors_)
+      why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", c->name(), c->report().reason);
+    return "network: not recorded (" + why + ")";
+  }
+  auto totals = model::TotalsByDevice(model::Delta(baseline_, final_));
+  uint64_t rx = 0, tx = 0, drops = 0, full = 0, timeouts = 0;
+  std::map<uint32_t, uint64_t> by_reason;
+  size_t devices = 0;
+  for (const auto& [dev, t] : totals) {
+    if (dev.ifindex) ++devices;
+    rx += t.rx_packets;
+    tx += t.tx_packets;
+    full += t.napi_full_budget;
+    timeouts += t.tx_timeouts;
+    for (const auto& [reason, n] : t.drops_by_reason) {
+      drops += n;
+      by_reason[reason] += n;
+    }
+  }
+  std::string text = fmt::format("network: {} devices, rx {} packets, tx {} packets, {} full-budget "
+                                 "NAPI polls, {} TX timeouts, {} drops",
+                                 devices, Count(rx), Count(tx), Count(full), timeouts, Count(drops));
+  if (!by_reason.empty()) {
+    auto top = std::max_element(by_reason.begin(), by_reason.end(),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+    text += fmt::format(" (most: {} {})", model::DropReasonLabel(top->first, names_), Count(top->second));
+  }
+  const model::CollectorReport& nic = nic_->report();
+  if (nic.state == model::CollectorState::kDisabled)
+    text += "; nic: " + nic.reason;
+  else
+    text += fmt::format("; nic: {} NIC-driver tracepoints counted", nic.attached_events.size());
+  return text;
+}
+
+}  // namespace gpunoise::record

@@ -1,0 +1,61 @@
+// The network part of a recording: reads the network collectors' in-kernel
+// counters at a fixed interval, turns them into counter-track samples, and
+// writes the totals, the NIC IRQ map and the nic collector's status.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collect/collector.h"
+#include "collect/net_collector.h"
+#include "common/result.h"
+#include "model/net_counters.h"
+
+namespace gpunoise::collect {
+class DropsCollector;
+class NicCollector;
+}  // namespace gpunoise::collect
+
+namespace gpunoise::record {
+
+class PerfettoTraceSink;
+
+class NetRecording {
+ public:
+  // Creates the napi, netdev, drops and nic collectors and appends them to
+  // `collectors` (the session starts, stops and reports on them like any
+  // other).
+  NetRecording(const collect::NetOptions& options, uint64_t interval_ns,
+               std::vector<std::unique_ptr<collect::Collector>>& collectors);
+
+  // After every collector started: the baseline the totals count from.
+  void Begin(PerfettoTraceSink& sink);
+  // Writes a sample when the interval has passed. Returns how long until
+  // the next one is due (ns), for the drain loop's timeout.
+  Result<uint64_t> MaybeSample(PerfettoTraceSink& sink, uint64_t now);
+  // After the collectors stopped: last sample, totals, NIC status.
+  Status Finish(PerfettoTraceSink& sink);
+
+  // "network: 2 devices, rx 1.2M packets, tx 1.2M packets, 35.0k drops
+  // (SOCKET_RCVBUFF 35.0k); nic: no NIC-driver tracepoints on this node"
+  std::string Summary() const;
+
+ private:
+  model::NetSnapshot Read() const;
+  void RefreshNames(const model::NetSnapshot& snapshot);
+
+  uint64_t interval_ns_;
+  std::vector<collect::NetCollector*> collectors_;
+  collect::DropsCollector* drops_ = nullptr;
+  collect::NicCollector* nic_ = nullptr;
+  model::NetNames names_;
+  model::NetSnapshot baseline_, previous_, final_;
+  bool active_ = false;
+};
+
+// The inode of this process's network namespace (/proc/self/ns/net).
+uint32_t OwnNetnsInode();
+
+}  // namespace gpunoise::record
