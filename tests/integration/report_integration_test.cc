@@ -1,8 +1,8 @@
 // `gpunoise report` on traces `gpunoise record` writes of real workloads, as
 // root: a CPU hog pinned beside a focus thread is named, with the delay the
-// kernel's own schedstat accounting reports; a quiet run has no findings.
-// (The UDP-flood storm scenario needs the network branch's namespace/veth
-// harness: see docs/report.md, "Tests".)
+// kernel's own schedstat accounting reports; a quiet run has no findings;
+// GPU work from the CUPTI library is joined to its launching thread. (The
+// UDP-flood storm is in report_storm_integration_test.cc.)
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "integration/support/privileges.h"
+#include "model/gpu_capture.h"
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
 
@@ -247,6 +248,48 @@ TEST(ReportIntegration, AQuietRunHasNoFindings) {
     std::printf("note: CPU 1 was %.0f%% busy with other users' work: checked only that nothing blames this run\n",
                 others_share * 100);
 }
+
+#ifdef FAKE_CUPTI_LIB
+// The GPU path end to end without a GPU: fake_cuda_app with fake_cupti (a
+// stand-in libcupti) runs the real injection library, whose fragments
+// `record -- CMD` merges into the trace. The report must find the GPU work,
+// join it to the launching thread (the app's main thread), make that thread
+// the default focus, and explain the GPU's idle gaps by what the thread did:
+// it sleeps between launches.
+TEST(ReportIntegration, GpuWorkFromTheCuptiLibraryIsJoinedToItsLaunchingThread) {
+  GN_REQUIRE_REAL_EBPF();
+  TempDir dir;
+  std::string out = dir.path() + "/gpu.pftrace";
+  setenv(model::kCuptiPathEnv, FAKE_CUPTI_LIB, 1);
+  setenv(model::kGpuFlushMsEnv, "100", 1);
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "20", "-o", out, "--", FAKE_CUDA_APP, "--seconds", "1.5"});
+  int rc = rec.Wait(60s);
+  unsetenv(model::kCuptiPathEnv);
+  unsetenv(model::kGpuFlushMsEnv);
+  ASSERT_EQ(rc, 0) << rec.stderr_text() << rec.stdout_text();
+
+  report::ReportOptions options;
+  options.trace_path = out;
+  auto result = report::RunReport(options);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const analyze::Analysis& a = result->analysis;
+  EXPECT_TRUE(a.has_gpu_data) << result->output;
+  EXPECT_EQ(a.focus.how, "threads that launch GPU work") << result->output;
+  ASSERT_EQ(a.focus.tids.size(), 1u) << result->output;
+  int32_t launcher = *a.focus.tids.begin();
+  EXPECT_NE(a.focus_threads[0].name.find("fake_cuda_app"), std::string::npos) << a.focus_threads[0].name;
+  const analyze::Finding* gap = nullptr;
+  for (const auto& f : a.findings)
+    if (f.detector == "gpu_idle_gap") gap = &f;
+  ASSERT_NE(gap, nullptr) << result->output;
+  EXPECT_EQ(gap->focus_tids, std::vector<int32_t>{launcher});
+  EXPECT_GE(gap->Metric("gaps"), 4) << "a kernel per 100 ms flush for 1.5 s";
+  EXPECT_GT(gap->Metric("idle_share"), 0.9) << "the fake kernels last microseconds";
+  // Between launches the app sleeps: blocked, not waiting or running.
+  EXPECT_GT(gap->Metric("launcher_blocked_ns"), gap->Metric("launcher_running_ns")) << result->output;
+  EXPECT_NE(gap->title.find("fake_cuda_app"), std::string::npos) << gap->title;
+}
+#endif
 
 }  // namespace
 }  // namespace gpunoise::testing

@@ -1,7 +1,7 @@
 // Scenario (a) of the report: a UDP flood received on one CPU is a softirq
 // storm on that CPU, and the finding names the receiving device. Built on the
 // network collectors' namespace/veth load harness (support/veth_pair.h,
-// support/net_load.h), so it is compiled only where that harness exists.
+// support/net_load.h).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
