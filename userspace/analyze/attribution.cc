@@ -63,13 +63,16 @@ void InterruptPieces(const CpuTimeline& c, uint64_t from, uint64_t to, std::vect
     uint64_t a = std::max(s.start, from), b = std::min(s.end, to);
     if (b > a) hard.push_back({a, b, {Culprit::Kind::kHardirq, s.id}});
   }
+  size_t first_hard = 0;  // both lists are in time order: one cursor
   for (size_t i = FirstEndingAfter(c.softirqs, from); i < c.softirqs.size(); ++i) {
     const IntrSlice& s = c.softirqs[i];
     if (s.start >= to) break;
     uint64_t a = std::max(s.start, from), b = std::min(s.end, to);
     Culprit soft{Culprit::Kind::kSoftirq, s.id};
-    for (const Piece& h : hard) {
-      if (h.end <= a || h.start >= b) continue;
+    while (first_hard < hard.size() && hard[first_hard].end <= a) ++first_hard;
+    for (size_t j = first_hard; j < hard.size() && hard[j].start < b; ++j) {
+      const Piece& h = hard[j];
+      if (h.end <= a) continue;
       if (h.start > a) out->push_back({a, h.start, soft});
       a = std::max(a, h.end);
     }
@@ -100,15 +103,21 @@ void AttributeCpu(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to, B
   InterruptPieces(c, from, to, &interrupts);
   for (const Piece& p : interrupts) (*out)[p.culprit] += p.end - p.start;
 
+  // Runs and interrupt pieces are both sorted and each non-overlapping, so
+  // one pass with a cursor into the pieces finds what interrupted each run
+  // (a full cross product made the per-CPU table quadratic on long traces).
   uint64_t covered = 0;
+  size_t piece = 0;
   for (size_t i = FirstEndingAfter(c.runs, from); i < c.runs.size(); ++i) {
     const RunSlice& r = c.runs[i];
     if (r.start >= to) break;
     uint64_t a = std::max(r.start, from), b = std::min(r.end, to);
     if (b <= a) continue;
     covered += b - a;
+    while (piece < interrupts.size() && interrupts[piece].end <= a) ++piece;
     uint64_t interrupted = 0;
-    for (const Piece& p : interrupts) interrupted += Overlap(a, b, p.start, p.end);
+    for (size_t j = piece; j < interrupts.size() && interrupts[j].start < b; ++j)
+      interrupted += Overlap(a, b, interrupts[j].start, interrupts[j].end);
     uint64_t own = b - a - std::min(b - a, interrupted);
     if (!own) continue;
     Culprit who = r.tid == 0 ? Culprit{Culprit::Kind::kIdle, 0} : Culprit{Culprit::Kind::kTask, r.tid};
@@ -119,12 +128,12 @@ void AttributeCpu(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to, B
   uint64_t span = to - from;
   if (covered < span) {
     uint64_t uncovered_interrupts = 0;
+    size_t run = FirstEndingAfter(c.runs, from);
     for (const Piece& p : interrupts) {
+      while (run < c.runs.size() && c.runs[run].end <= p.start) ++run;
       uint64_t inside_runs = 0;
-      for (size_t i = FirstEndingAfter(c.runs, p.start); i < c.runs.size(); ++i) {
-        if (c.runs[i].start >= p.end) break;
-        inside_runs += Overlap(p.start, p.end, c.runs[i].start, c.runs[i].end);
-      }
+      for (size_t k = run; k < c.runs.size() && c.runs[k].start < p.end; ++k)
+        inside_runs += Overlap(p.start, p.end, c.runs[k].start, c.runs[k].end);
       uncovered_interrupts += (p.end - p.start) - std::min(p.end - p.start, inside_runs);
     }
     uint64_t unknown = span - covered;
