@@ -1,0 +1,127 @@
+#include "analyze/thresholds.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "common/strings.h"
+
+namespace gpunoise::analyze {
+
+const std::vector<ThresholdSpec>& AllThresholds() {
+  static const std::vector<ThresholdSpec> kSpecs = {
+      {"softirq.window", ThresholdUnit::kDuration, 100e6,
+       "length of the sliding window a softirq share is measured over"},
+      {"softirq.share", ThresholdUnit::kRatio, 0.30,
+       "a CPU spending more than this share of a window in one softirq vector is in a storm"},
+      {"softirq.ksoftirqd_share", ThresholdUnit::kRatio, 0.30,
+       "ksoftirqd running more than this share of a window on its CPU is a storm"},
+      {"interference.min_delay", ThresholdUnit::kDuration, 10e6,
+       "a culprit must cost the focus threads at least this much time in all"},
+      {"interference.min_share", ThresholdUnit::kRatio, 0.01,
+       "... and at least this share of the focus threads' observed time"},
+      {"interference.window", ThresholdUnit::kDuration, 100e6,
+       "length of the windows ranked as a culprit's worst"},
+      {"nic.window", ThresholdUnit::kDuration, 1e9,
+       "window over which NIC event rates are measured"},
+      {"nic.full_budget_rate", ThresholdUnit::kRate, 100,
+       "NAPI polls per second that used their whole budget, on one device and CPU"},
+      {"nic.drop_rate", ThresholdUnit::kRate, 100, "packet drops per second for one reason"},
+      {"nic.irq_overlap_min", ThresholdUnit::kCount, 100,
+       "NIC queue interrupts served on CPUs running focus threads, at least this many ..."},
+      {"nic.irq_overlap_share", ThresholdUnit::kRatio, 0.005,
+       "... costing the focus threads at least this share of their time (the IRQs and NET softirqs)"},
+      {"gpu.min_gap", ThresholdUnit::kDuration, 100e3,
+       "GPU idle gaps shorter than this (between one process's GPU work) are ignored"},
+      {"gpu.min_delay", ThresholdUnit::kDuration, 5e6,
+       "launching-thread delay inside GPU idle gaps needed for a finding"},
+      {"gpu.min_idle_share", ThresholdUnit::kRatio, 0.10,
+       "share of its active span a process's GPUs must sit idle for a finding"},
+      {"focus.max_threads", ThresholdUnit::kCount, 4,
+       "without --focus or GPU data: at most this many of the busiest non-kernel threads"},
+      {"focus.min_busy_share", ThresholdUnit::kRatio, 0.25,
+       "... each busy at least this share of the busiest one"},
+  };
+  return kSpecs;
+}
+
+Thresholds::Thresholds() {
+  for (const auto& s : AllThresholds()) values_[std::string(s.name)] = s.default_value;
+}
+
+Status Thresholds::Set(std::string_view assignment) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos)
+    return MakeError("--threshold wants NAME=VALUE, got '{}'", assignment);
+  std::string_view name = Trim(assignment.substr(0, eq));
+  std::string_view text = Trim(assignment.substr(eq + 1));
+  const ThresholdSpec* spec = nullptr;
+  for (const auto& s : AllThresholds())
+    if (s.name == name) spec = &s;
+  if (!spec) {
+    std::string known;
+    for (const auto& s : AllThresholds()) known += (known.empty() ? "" : ", ") + std::string(s.name);
+    return MakeError("unknown threshold '{}' (known: {})", name, known);
+  }
+  double value = 0;
+  switch (spec->unit) {
+    case ThresholdUnit::kDuration: {
+      auto d = ParseDuration(text);
+      if (!d.ok()) return MakeError("threshold {}: {}", name, d.error().message);
+      value = static_cast<double>(*d);
+      if (value <= 0) return MakeError("threshold {} must be above zero", name);
+      break;
+    }
+    case ThresholdUnit::kRatio: {
+      bool percent = EndsWith(text, "%");
+      std::string num(percent ? text.substr(0, text.size() - 1) : text);
+      char* end = nullptr;
+      value = std::strtod(num.c_str(), &end);
+      if (num.empty() || end != num.c_str() + num.size())
+        return MakeError("threshold {}: '{}' is not a share (0.3 or 30%)", name, text);
+      if (percent) value /= 100;
+      if (value < 0 || value > 1) return MakeError("threshold {} must be between 0 and 1 (0%-100%)", name);
+      break;
+    }
+    case ThresholdUnit::kCount:
+    case ThresholdUnit::kRate: {
+      std::string num(text);
+      if (EndsWith(num, "/s")) num.resize(num.size() - 2);
+      char* end = nullptr;
+      value = std::strtod(num.c_str(), &end);
+      if (num.empty() || end != num.c_str() + num.size() || value < 0)
+        return MakeError("threshold {}: '{}' is not a non-negative number", name, text);
+      break;
+    }
+  }
+  values_[std::string(name)] = value;
+  return OkStatus();
+}
+
+double Thresholds::Get(std::string_view name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) {
+    fmt::print(stderr, "gpunoise: internal error: unknown threshold {}\n", name);
+    std::abort();
+  }
+  return it->second;
+}
+
+std::string Thresholds::Format(std::string_view name) const {
+  double v = Get(name);
+  for (const auto& s : AllThresholds()) {
+    if (s.name != name) continue;
+    switch (s.unit) {
+      case ThresholdUnit::kDuration:
+        if (v >= 1e9) return fmt::format("{:g} s", v / 1e9);
+        if (v >= 1e6) return fmt::format("{:g} ms", v / 1e6);
+        return fmt::format("{:g} us", v / 1e3);
+      case ThresholdUnit::kRatio: return fmt::format("{:g}%", v * 100);
+      case ThresholdUnit::kCount: return fmt::format("{:g}", v);
+      case ThresholdUnit::kRate: return fmt::format("{:g}/s", v);
+    }
+  }
+  return fmt::format("{:g}", v);
+}
+
+}  // namespace gpunoise::analyze
