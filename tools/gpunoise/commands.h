@@ -4,6 +4,7 @@
 namespace gpunoise::cli {
 
 int RunRecord(int argc, char** argv);
+int RunReport(int argc, char** argv);
 int RunDoctor(int argc, char** argv);
 
 int RunMerge(int argc, char** argv);

@@ -19,6 +19,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"record", gpunoise::cli::RunRecord, "record a Perfetto trace of this node (eBPF, and CUPTI with -- CMD)"},
+    {"report", gpunoise::cli::RunReport, "name what slowed the focus threads in a trace (text, JSON, annotated trace)"},
     {"monitor", gpunoise::cli::RunMonitor, "watch this node continuously: OpenMetrics on /metrics, detectors, flight recorder"},
     {"doctor", gpunoise::cli::RunDoctor, "check that this node is configured to be quiet (exit 0 ok, 1 warn, 2 fail)"},
     {"merge", gpunoise::cli::RunMerge, "merge Perfetto traces (processes, nodes) into one file"},
@@ -40,9 +41,9 @@ void PrintUsage(FILE* out) {
                "  sudo gpunoise record -d 30 -o run.pftrace -- python train.py\n"
                "                                               # kernel and GPU side of a training job\n"
                "  gpunoise merge a.pftrace b.pftrace -o all.pftrace  # one timeline from several traces\n"
+               "  gpunoise report run.pftrace                  # what delayed the GPU-launching (or busiest) threads\n"
                "  sudo gpunoise doctor --focus-cpus 8-63       # is this node quiet for training on CPUs 8-63?\n"
                "  sudo gpunoise monitor --listen 0.0.0.0:9464  # always on: metrics for Prometheus, findings\n");
-
 }
 
 }  // namespace

@@ -1,0 +1,112 @@
+#include "analyze/timeline_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "analyze/attribution.h"
+#include "analyze/synthetic.h"
+
+namespace gpunoise::analyze {
+namespace {
+
+using namespace gpunoise::testing;
+
+TEST(TimelineBuilder, SwitchesBecomeRunSlicesWithTheStateThatEndedThem) {
+  Synth s;
+  s.Switch(100, 0, -1, 7).Switch(200, 0, 7, 8, 256).Switch(350, 0, 8, 0, 1);
+  Timeline t = s.Build();
+  ASSERT_EQ(t.cpus.size(), 1u);
+  const auto& runs = t.cpus[0].runs;
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].tid, 7);
+  EXPECT_EQ(runs[0].start, 100u);
+  EXPECT_EQ(runs[0].end, 200u);
+  EXPECT_TRUE(IsPreemptedState(runs[0].end_state));
+  EXPECT_EQ(runs[1].tid, 8);
+  EXPECT_EQ(StateName(runs[1].end_state), "S");
+  EXPECT_EQ(runs[2].tid, 0);
+  EXPECT_EQ(runs[2].end_state, kStateStillRunning) << "idle until the data ends";
+  EXPECT_EQ(t.start_ts, 100u);
+  EXPECT_EQ(t.end_ts, 350u);
+}
+
+TEST(TimelineBuilder, ABrokenChainEndsTheSliceWithAnUnknownState) {
+  Synth s;
+  s.Switch(100, 0, 0, 7).Switch(200, 0, 9, 8, 1);  // 7 -> 9 never arrived
+  Timeline t = s.Build();
+  EXPECT_EQ(t.cpus[0].chain_breaks, 1u);
+  EXPECT_EQ(t.cpus[0].runs[0].end_state, kStateUnknown);
+}
+
+TEST(TimelineBuilder, LossClosesWhatRanAndStartsOverUnknown) {
+  Synth s;
+  s.Switch(100, 0, 0, 7).Irq(0, 150, 160, 3).Loss(0, 180, 300).Switch(400, 0, 5, 8);
+  Timeline t = s.Build();
+  const auto& c = t.cpus[0];
+  ASSERT_EQ(c.losses.size(), 1u);
+  ASSERT_EQ(c.runs.size(), 2u);
+  EXPECT_EQ(c.runs[0].end, 180u);
+  EXPECT_EQ(c.runs[0].end_state, kStateUnknown);
+  EXPECT_EQ(c.runs[1].tid, 8) << "the switch after the loss starts a slice; its prev's is lost";
+  Breakdown b;
+  AttributeCpu(t, 0, 100, 400, &b);
+  EXPECT_EQ((b[{Culprit::Kind::kUnknown, 0}]), 220u);
+  EXPECT_EQ((b[{Culprit::Kind::kTask, 7}]), 70u);
+  EXPECT_EQ((b[{Culprit::Kind::kHardirq, 3}]), 10u);
+}
+
+TEST(TimelineBuilder, InterruptsAreSlicesWithTheTaskTheyHit) {
+  Synth s;
+  s.Switch(100, 1, 0, 7).Softirq(1, 200, 300, 3).Irq(1, 250, 260, 45).Switch(400, 1, 7, 0, 1);
+  Timeline t = s.Build();
+  const auto& c = t.cpus[1];
+  ASSERT_EQ(c.softirqs.size(), 1u);
+  EXPECT_EQ(c.softirqs[0].tid, 7);
+  ASSERT_EQ(c.hardirqs.size(), 1u);
+  EXPECT_EQ(c.hardirqs[0].id, 45);
+  // The hard IRQ is carved out of the softirq, both out of the task.
+  Breakdown b;
+  AttributeCpu(t, 1, 100, 400, &b);
+  EXPECT_EQ((b[{Culprit::Kind::kTask, 7}]), 200u);
+  EXPECT_EQ((b[{Culprit::Kind::kSoftirq, 3}]), 90u);
+  EXPECT_EQ((b[{Culprit::Kind::kHardirq, 45}]), 10u);
+}
+
+TEST(TimelineBuilder, NamesThreadsFromSwitchesRenamesAndForks) {
+  TimelineBuilder b;
+  b.OnProcess(40, 1, "python3", false);
+  model::SchedSwitch sw;
+  sw.prev_tid = 0;
+  sw.next_tid = 41;
+  sw.next_comm = model::TaskComm("python3");
+  b.OnEvent({100, 0, 0, sw});
+  model::ProcessFork fork;  // task_newtask with CLONE_THREAD: tgid from the parent
+  fork.parent_tid = 40;
+  fork.child_tid = 41;
+  fork.is_thread = true;
+  fork.child_comm = model::TaskComm("python3");
+  b.OnEvent({90, 1, 40, fork});
+  model::TaskRename rename;
+  rename.tid = 41;
+  rename.new_comm = model::TaskComm("pt_data_worker");
+  b.OnEvent({150, 0, 41, rename});
+  Timeline t = b.Finish();
+  EXPECT_EQ(t.ThreadName(41), "pt_data_worker");
+  EXPECT_EQ(t.TgidOf(41), 40);
+  EXPECT_EQ(t.DescribeThread(41), "pt_data_worker (tid 41, pid 40 python3)");
+  EXPECT_FALSE(t.IsKernelThread(41));
+}
+
+TEST(TimelineBuilder, KernelThreadsAreKnownByProcessTreeOrName) {
+  Synth s;
+  s.Process(2, "kthreadd", true).Thread(30, 2, "kworker/1:0");
+  s.Thread(31, 0, "ksoftirqd/3");
+  s.Thread(32, 0, "myapp");
+  Timeline t = s.Build();
+  EXPECT_TRUE(t.IsKernelThread(30));
+  EXPECT_TRUE(t.IsKernelThread(31));
+  EXPECT_FALSE(t.IsKernelThread(32));
+  EXPECT_TRUE(t.IsKernelThread(0));
+}
+
+}  // namespace
+}  // namespace gpunoise::analyze

@@ -1,0 +1,130 @@
+// gpunoise report: read a trace and say what slowed the focus threads down.
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "common/log.h"
+#include "report/report_session.h"
+
+namespace po = boost::program_options;
+
+namespace gpunoise::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "gpunoise report: read a Perfetto trace (gpunoise's, or Perfetto's own recorder's) and name\n"
+    "what delayed the threads that matter: findings ranked by the time they cost, then tables.\n\n"
+    "USAGE: gpunoise report FILE.pftrace [--json] [--focus PID|COMM|CGROUP ...] [--window START:END]\n"
+    "                       [--threshold NAME=VALUE ...] [--annotate OUT.pftrace] [--partial]\n";
+
+constexpr const char* kExamples =
+    "\nEXAMPLES:\n"
+    "  gpunoise report node17.pftrace                     # findings and tables for a person\n"
+    "  gpunoise report node17.pftrace --json > r.json     # the same for machines (docs/report.md)\n"
+    "  gpunoise report node17.pftrace --focus 4242        # threads of process 4242 (or thread 4242)\n"
+    "  gpunoise report node17.pftrace --focus python3     # threads or processes named python3\n"
+    "  gpunoise report node17.pftrace --window 2:5        # only seconds 2 to 5 of the trace\n"
+    "  gpunoise report node17.pftrace --threshold softirq.share=20%   # a more sensitive storm detector\n"
+    "  gpunoise report node17.pftrace --annotate n17-findings.pftrace # findings as tracks, for the UI\n"
+    "  gpunoise report cut.pftrace --partial              # report what a damaged trace still holds\n"
+    "\nEXIT STATUS: 0 report written, 1 error, 2 usage error, 3 report written from a damaged trace (--partial)\n";
+
+}  // namespace
+
+int RunReport(int argc, char** argv) {
+  std::string file, window, annotate;
+  std::vector<std::string> focus, thresholds;
+  bool json = false, partial = false, list_thresholds = false;
+  size_t top = 10;
+
+  po::options_description opts("OPTIONS");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("json", po::bool_switch(&json), "write JSON (schema in docs/report.md) instead of text")
+      ("focus,f", po::value(&focus)->multitoken()->composing(),
+       "threads the report is about: PID (a process's threads, or one thread), COMM (thread or process "
+       "name) or CGROUP (a cgroup-v2 path, resolved live); default: threads that launch GPU work, else "
+       "the busiest non-kernel threads")
+      ("window,w", po::value(&window), "only START:END, seconds from the first event (2.5:7, 500ms:, :10)")
+      ("threshold,t", po::value(&thresholds)->multitoken()->composing(),
+       "change a detector threshold, NAME=VALUE (see --list-thresholds)")
+      ("list-thresholds", po::bool_switch(&list_thresholds), "list every threshold with its default and meaning")
+      ("annotate", po::value(&annotate), "also write a copy of the trace with the findings as tracks")
+      ("partial", po::bool_switch(&partial), "on a corrupt or truncated trace, report what could be read")
+      ("top", po::value(&top)->default_value(10), "rows in the run-queue delay table");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", 1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "usage: gpunoise report: %s (see gpunoise report --help)\n", e.what());
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << opts << kExamples;
+    return 0;
+  }
+  if (list_thresholds) {
+    analyze::Thresholds defaults;
+    for (const auto& s : analyze::AllThresholds())
+      std::printf("%-26s %-10s %.*s\n", std::string(s.name).c_str(), defaults.Format(s.name).c_str(),
+                  static_cast<int>(s.meaning.size()), s.meaning.data());
+    return 0;
+  }
+  if (file.empty()) {
+    std::fprintf(stderr, "usage: gpunoise report: name a trace file (see gpunoise report --help)\n");
+    return 2;
+  }
+
+  report::ReportOptions options;
+  options.trace_path = file;
+  options.json = json;
+  options.partial = partial;
+  options.annotate_path = annotate;
+  options.analysis.top_delays = top;
+  for (const auto& f : focus) {
+    if (f.empty()) {
+      std::fprintf(stderr, "usage: gpunoise report: --focus needs a PID, a name or a cgroup\n");
+      return 2;
+    }
+    options.analysis.focus.push_back(f);
+  }
+  for (const auto& t : thresholds) {
+    if (Status st = options.analysis.thresholds.Set(t); !st.ok()) {
+      std::fprintf(stderr, "usage: gpunoise report: %s\n", st.error().message.c_str());
+      return 2;
+    }
+  }
+  if (!window.empty()) {
+    if (Status st = report::ParseWindow(window, &options.analysis); !st.ok()) {
+      std::fprintf(stderr, "usage: gpunoise report: %s\n", st.error().message.c_str());
+      return 2;
+    }
+  }
+  if (!annotate.empty() && file == "-") {
+    std::fprintf(stderr, "usage: gpunoise report: --annotate needs a trace file, not standard input\n");
+    return 2;
+  }
+
+  auto result = report::RunReport(options);
+  if (!result.ok()) {
+    log::Error("{}", result.error().message);
+    return 1;
+  }
+  std::fwrite(result->output.data(), 1, result->output.size(), stdout);
+  std::fflush(stdout);
+  for (const auto& p : result->read.problems) log::Warning("{}", p);
+  if (!annotate.empty()) log::Info("wrote {} with {} findings as tracks", annotate, result->analysis.findings.size());
+  return result->damaged ? 3 : 0;
+}
+
+}  // namespace gpunoise::cli

@@ -1,0 +1,287 @@
+#include "analyze/analysis.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "analyze/analysis_context.h"
+#include "analyze/gpu_gap_detector.h"
+#include "analyze/interference_detector.h"
+#include "analyze/nic_irqs.h"
+#include "analyze/nic_trouble_detector.h"
+#include "analyze/softirq_storm_detector.h"
+#include "model/events.h"
+#include "model/net_trace_event.h"
+
+namespace gpunoise::analyze {
+
+bool AnalysisContext::LossDuring(uint32_t cpu, uint64_t a, uint64_t b) const {
+  if (cpu >= timeline->cpus.size()) return false;
+  for (const LossSpan& l : timeline->cpus[cpu].losses)
+    if (l.to >= a && (l.from == 0 || l.from < b)) return true;
+  return false;
+}
+
+void RankFindings(std::vector<Finding>* findings) {
+  auto severity = [](const Finding& f) {
+    // Findings that cost nothing measurable (a TX timeout, a counter) rank
+    // by kind: broken hardware before rates.
+    if (f.kind == "tx_timeout" || f.kind == "kernel_health") return 3;
+    if (f.kind == "dql_stall") return 2;
+    return 1;
+  };
+  std::stable_sort(findings->begin(), findings->end(), [&](const Finding& a, const Finding& b) {
+    if (a.cost_ns != b.cost_ns) return a.cost_ns > b.cost_ns;
+    if (severity(a) != severity(b)) return severity(a) > severity(b);
+    return a.end - a.start > b.end - b.start;
+  });
+}
+
+namespace {
+
+std::vector<CpuShare> CpuShares(const AnalysisContext& ctx) {
+  const Timeline& t = ctx.t();
+  std::vector<CpuShare> out;
+  for (uint32_t cpu = 0; cpu < t.cpus.size(); ++cpu) {
+    const CpuTimeline& c = t.cpus[cpu];
+    if (!c.has_data()) continue;
+    CpuShare s;
+    s.cpu = cpu;
+    uint64_t from = std::max(ctx.from, c.first_ts), to = std::min(ctx.to, t.end_ts);
+    if (to <= from) continue;
+    Breakdown bd;
+    AttributeCpu(t, cpu, from, to, &bd);
+    for (const auto& [who, ns] : bd) {
+      if (who.kind == Culprit::Kind::kUnknown) continue;
+      s.observed_ns += ns;
+      if (who.kind != Culprit::Kind::kIdle) s.busy_ns += ns;
+      if (who.kind == Culprit::Kind::kHardirq) s.irq_ns += ns;
+      if (who.kind == Culprit::Kind::kSoftirq) s.softirq_ns += ns;
+      if (who.kind == Culprit::Kind::kTask && ctx.focus.count(who.id)) s.focus_ns += ns;
+    }
+    for (const RunSlice& r : c.runs)
+      if (r.start >= from && r.start < to) ++s.switches;
+    s.lost_spans = c.losses.size();
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<RunQueueDelay> TopDelays(const AnalysisContext& ctx, size_t n) {
+  const Timeline& t = ctx.t();
+  std::vector<std::pair<int32_t, const ThreadWait*>> all;
+  for (const auto& [tid, act] : ctx.activities)
+    for (const ThreadWait& w : act.waits) all.push_back({tid, &w});
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    uint64_t da = a.second->end - a.second->start, db = b.second->end - b.second->start;
+    return da != db ? da > db : a.second->start < b.second->start;
+  });
+  std::vector<RunQueueDelay> out;
+  for (size_t i = 0; i < all.size() && i < n; ++i) {
+    const ThreadWait& w = *all[i].second;
+    RunQueueDelay d;
+    d.tid = all[i].first;
+    d.thread = t.DescribeThread(d.tid);
+    d.cpu = w.cpu;
+    d.start = w.start;
+    d.end = w.end;
+    d.after_preemption = w.after_preemption;
+    Breakdown bd;
+    AttributeCpu(t, w.cpu, w.start, w.end, &bd);
+    for (const auto& [who, ns] : Ranked(bd)) {
+      if (d.ran_instead.size() >= 3) break;
+      d.ran_instead.push_back({DescribeCulprit(t, who), std::string(CulpritKindName(who.kind)), ns});
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
+  const Timeline& t = ctx.t();
+  std::map<std::string, DeviceStats> devices;
+  for (const NetRecord& e : t.net.events) {
+    if (e.ts < ctx.from || e.ts >= ctx.to) continue;
+    auto kind = static_cast<model::NetTraceKind>(e.kind);
+    std::string name(t.net.Name(e.device));
+    // Retransmits belong to sockets, not devices; drops and timeouts without
+    // a device still count somewhere.
+    if (kind == model::NetTraceKind::kRetransmit) continue;
+    if (name.empty() && kind != model::NetTraceKind::kDrop && kind != model::NetTraceKind::kTxTimeout &&
+        kind != model::NetTraceKind::kDqlStall)
+      continue;
+    if (name.empty()) name = "(no device)";
+    DeviceStats& d = devices[name];
+    d.device = name;
+    switch (kind) {
+      case model::NetTraceKind::kRxPacket:
+        ++d.rx_packets;
+        d.rx_bytes += static_cast<uint64_t>(std::max<int64_t>(0, e.value));
+        break;
+      case model::NetTraceKind::kTxPacket:
+        ++d.tx_packets;
+        d.tx_bytes += static_cast<uint64_t>(std::max<int64_t>(0, e.value));
+        break;
+      case model::NetTraceKind::kNapiPoll:
+        ++d.napi_polls;
+        if (e.budget > 0 && e.value >= e.budget) ++d.full_budget_polls;
+        break;
+      case model::NetTraceKind::kDrop: {
+        ++d.drops;
+        std::string reason(t.net.Name(e.reason));
+        d.drops_by_reason[reason.empty() ? "unknown" : reason]++;
+        break;
+      }
+      case model::NetTraceKind::kTxTimeout: ++d.tx_timeouts; break;
+      case model::NetTraceKind::kDqlStall: ++d.dql_stalls; break;
+      case model::NetTraceKind::kRetransmit: break;
+    }
+  }
+  // The network collectors' totals cover every packet, not just the ones
+  // with a record of their own.
+  for (const DeviceTotals& n : ctx.net.devices) {
+    DeviceStats& d = devices[n.device];
+    d.device = n.device;
+    d.rx_packets = std::max(d.rx_packets, n.rx_packets);
+    d.rx_bytes = std::max(d.rx_bytes, n.rx_bytes);
+    d.tx_packets = std::max(d.tx_packets, n.tx_packets);
+    d.tx_bytes = std::max(d.tx_bytes, n.tx_bytes);
+    d.napi_polls = std::max(d.napi_polls, n.napi_polls);
+    d.full_budget_polls = std::max(d.full_budget_polls, n.napi_full_budget_polls);
+    d.tx_timeouts = std::max(d.tx_timeouts, n.tx_timeouts);
+    if (n.drops > d.drops) {
+      d.drops = n.drops;
+      d.drops_by_reason = n.drops_by_reason;
+    }
+  }
+  for (const auto& [irq, q] : ctx.nic_irqs) {
+    DeviceStats& d = devices[q.device];
+    d.device = q.device;
+    d.irqs.push_back(irq);
+  }
+  for (auto& [name, d] : devices) {
+    for (int32_t irq : d.irqs)
+      for (const CpuTimeline& c : t.cpus)
+        for (const IntrSlice& s : c.hardirqs)
+          if (s.id == irq && s.start >= ctx.from && s.start < ctx.to) {
+            ++d.irq_count;
+            d.irq_ns += s.end - s.start;
+          }
+  }
+  std::vector<DeviceStats> out;
+  for (auto& [_, d] : devices) out.push_back(std::move(d));
+  return out;
+}
+
+LossSummary Losses(const Timeline& t) {
+  LossSummary l;
+  std::map<uint32_t, CpuLossRow> rows;
+  for (uint32_t cpu = 0; cpu < t.cpus.size(); ++cpu) {
+    const CpuTimeline& c = t.cpus[cpu];
+    if (!c.has_data() && c.losses.empty()) continue;
+    CpuLossRow& r = rows[cpu];
+    r.cpu = cpu;
+    r.loss_spans = c.losses.size();
+    r.unseen_switches = c.chain_breaks;
+  }
+  if (t.session) {
+    l.source = "gpunoise session summary";
+    for (const auto& c : t.session->cpus) {
+      CpuLossRow& r = rows[c.cpu];
+      r.cpu = c.cpu;
+      r.lost = c.lost;
+      r.unseen_switches = std::max(r.unseen_switches, c.unseen_switches);
+    }
+    l.collectors = t.session->collectors;
+    l.bpf_recursion_misses = t.session->bpf_recursion_misses;
+  } else if (!t.recorder_stats.empty()) {
+    l.source = "ftrace_stats";
+    for (const auto& [cpu, s] : t.recorder_stats) {
+      CpuLossRow& r = rows[cpu];
+      r.cpu = cpu;
+      r.lost = s.lost;
+    }
+  } else {
+    l.source = "none: the trace says nothing about lost events";
+  }
+  for (auto& [_, r] : rows) {
+    l.total_lost += r.lost;
+    l.total_unseen_switches += r.unseen_switches;
+    l.cpus.push_back(r);
+  }
+  l.total_lost += l.bpf_recursion_misses;
+  return l;
+}
+
+}  // namespace
+
+Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
+  Analysis a;
+  a.thresholds = options.thresholds;
+  a.trace_start = t.start_ts;
+  a.trace_end = t.end_ts;
+  if (!t.start_ts) return MakeError("the trace holds no scheduling or interrupt events to analyze");
+  uint64_t from = t.start_ts, to = t.end_ts + 1;
+  if (options.window_start) from = t.start_ts + *options.window_start;
+  if (options.window_end) to = std::min(to, t.start_ts + *options.window_end);
+  if (to <= from)
+    return MakeError("--window selects nothing: the trace spans {:.3f} s", static_cast<double>(t.end_ts - t.start_ts) / 1e9);
+  a.from = from;
+  a.to = to;
+  a.hostname = t.host.hostname;
+  a.kernel = t.host.release;
+  a.recorder = t.session ? "gpunoise " + t.session->tool_version : "not gpunoise (no session summary)";
+  for (const auto& c : t.cpus) a.num_cpus += c.has_data() ? 1 : 0;
+
+
+  AnalysisContext ctx;
+  ctx.timeline = &t;
+  ctx.thresholds = &a.thresholds;
+  ctx.from = from;
+  ctx.to = to;
+  ctx.gpu = BuildGpuModel(t);
+  ctx.net = ReadNetMetadata(t);
+  ctx.nic_irqs = NicIrqs(t, ctx.net);
+  a.has_network_data = !t.net.events.empty() || !ctx.net.empty();
+  a.has_gpu_data = ctx.gpu.present();
+  GN_ASSIGN_OR_RETURN(a.focus, SelectFocus(t, ctx.gpu, a.thresholds, options.focus, options.cgroups, from, to));
+  ctx.focus = a.focus.tids;
+  ctx.activities = BuildActivities(t, ctx.focus, from, to);
+  for (const auto& [tid, act] : ctx.activities) ctx.focus_observed_ns += act.observed_ns();
+
+  auto add = [&](std::vector<Finding> found) {
+    for (auto& f : found) a.findings.push_back(std::move(f));
+  };
+  add(DetectInterference(ctx));
+  add(DetectSoftirqStorms(ctx));
+  add(DetectNicTrouble(ctx));
+  add(DetectGpuIdleGaps(ctx));
+  RankFindings(&a.findings);
+  a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
+
+  for (int32_t tid : ctx.focus) {
+    const ThreadActivity& act = ctx.activities[tid];
+    FocusThreadSummary s;
+    s.tid = tid;
+    s.name = t.DescribeThread(tid);
+    s.observed_ns = act.observed_ns();
+    s.run_ns = act.run_ns();
+    s.wait_ns = act.wait_ns();
+    std::set<uint32_t> cpus;
+    for (const ThreadRun& r : act.runs) {
+      cpus.insert(r.cpu);
+      Breakdown bd;
+      AttributeInterrupts(t, r.cpu, r.start, r.end, &bd);
+      for (const auto& [_, ns] : bd) s.interrupted_ns += ns;
+    }
+    s.cpus.assign(cpus.begin(), cpus.end());
+    a.focus_threads.push_back(std::move(s));
+  }
+  a.cpus = CpuShares(ctx);
+  a.top_delays = TopDelays(ctx, options.top_delays);
+  a.devices = Devices(ctx);
+  a.loss = Losses(t);
+  return a;
+}
+
+}  // namespace gpunoise::analyze

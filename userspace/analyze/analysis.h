@@ -1,0 +1,108 @@
+// The report's analysis: pick the window and the focus threads, run every
+// detector, rank the findings, and compute the summary tables (per-CPU
+// shares, the focus threads' worst run-queue delays, per-device network
+// figures, lost events). Pure: everything comes from the Timeline.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/attribution.h"
+#include "analyze/finding.h"
+#include "analyze/focus.h"
+#include "analyze/thresholds.h"
+#include "analyze/timeline.h"
+#include "common/result.h"
+
+namespace gpunoise::analyze {
+
+struct AnalysisOptions {
+  Thresholds thresholds;
+  std::vector<std::string> focus;  // --focus items
+  CgroupResolver cgroups;
+  // --window, as offsets from the first event (ns); unset: the whole trace.
+  std::optional<uint64_t> window_start;
+  std::optional<uint64_t> window_end;
+  size_t top_delays = 10;
+};
+
+struct CpuShare {
+  uint32_t cpu = 0;
+  uint64_t observed_ns = 0;  // time within the window this CPU has data for
+  uint64_t busy_ns = 0;      // not idle (tasks and interrupts)
+  uint64_t irq_ns = 0;
+  uint64_t softirq_ns = 0;
+  uint64_t focus_ns = 0;     // focus threads running
+  uint64_t switches = 0;
+  uint64_t lost_spans = 0;
+};
+
+struct FocusThreadSummary {
+  int32_t tid = 0;
+  std::string name;  // DescribeThread
+  uint64_t observed_ns = 0, run_ns = 0, wait_ns = 0, interrupted_ns = 0;
+  std::vector<uint32_t> cpus;
+};
+
+struct DelayCulprit {
+  std::string who;
+  std::string kind;
+  uint64_t ns = 0;
+};
+struct RunQueueDelay {
+  int32_t tid = 0;
+  std::string thread;
+  uint32_t cpu = 0;
+  uint64_t start = 0, end = 0;
+  bool after_preemption = false;
+  std::vector<DelayCulprit> ran_instead;  // largest first
+};
+
+struct DeviceStats {
+  std::string device;
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+  uint64_t napi_polls = 0, full_budget_polls = 0, drops = 0, tx_timeouts = 0, dql_stalls = 0;
+  std::map<std::string, uint64_t> drops_by_reason;
+  std::vector<int32_t> irqs;
+  uint64_t irq_count = 0, irq_ns = 0;
+};
+
+struct CpuLossRow {
+  uint32_t cpu = 0;
+  uint64_t lost = 0;             // recorder's count (session summary, else ftrace_stats)
+  uint64_t unseen_switches = 0;  // switches the kernel never delivered (session) or chain breaks seen
+  uint64_t loss_spans = 0;       // bundles marked lost_events
+};
+struct LossSummary {
+  std::string source;  // "gpunoise session summary", "ftrace_stats", "none"
+  uint64_t total_lost = 0;
+  uint64_t total_unseen_switches = 0;
+  uint64_t bpf_recursion_misses = 0;
+  std::vector<CpuLossRow> cpus;
+  std::vector<model::CollectorReport> collectors;
+  std::vector<std::string> reader_problems;  // corruption met in --partial mode
+};
+
+struct Analysis {
+  uint64_t trace_start = 0, trace_end = 0;  // first and last event
+  uint64_t from = 0, to = 0;                // analysis window
+  std::string hostname, kernel;
+  std::string recorder;  // "gpunoise 0.1.0" or "unknown (no gpunoise session summary)"
+  uint32_t num_cpus = 0;
+  bool has_network_data = false, has_gpu_data = false;
+  FocusSelection focus;
+  std::vector<FocusThreadSummary> focus_threads;
+  uint64_t recorder_cost_ns = 0;  // focus-thread time gpunoise's own threads took
+  std::vector<Finding> findings;  // ranked
+  std::vector<CpuShare> cpus;
+  std::vector<RunQueueDelay> top_delays;
+  std::vector<DeviceStats> devices;
+  LossSummary loss;
+  Thresholds thresholds;
+};
+
+Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options);
+
+}  // namespace gpunoise::analyze

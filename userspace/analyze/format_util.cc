@@ -1,0 +1,42 @@
+#include "analyze/format_util.h"
+
+#include <fmt/format.h>
+
+namespace gpunoise::analyze {
+
+std::string FormatNs(uint64_t ns) {
+  double v = static_cast<double>(ns);
+  if (ns >= 1000000000ull) return fmt::format("{:.3g} s", v / 1e9);
+  if (ns >= 1000000ull) return fmt::format("{:.3g} ms", v / 1e6);
+  if (ns >= 1000ull) return fmt::format("{:.3g} us", v / 1e3);
+  return fmt::format("{} ns", ns);
+}
+
+std::string FormatShare(double share) {
+  if (share > 0 && share < 0.001) return "<0.1%";
+  return fmt::format("{:.1f}%", share * 100);
+}
+
+std::string JoinCpus(const std::vector<uint32_t>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += j > i + 1 ? fmt::format("{}-{}", cpus[i], cpus[j]) : std::to_string(cpus[i]);
+    if (j == i + 1) out += "," + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string CpuPhrase(const std::vector<uint32_t>& cpus) {
+  return (cpus.size() == 1 ? "CPU " : "CPUs ") + JoinCpus(cpus);
+}
+
+std::string FormatOffset(uint64_t ts, uint64_t origin) {
+  if (ts < origin) return fmt::format("-{:.3f} s", static_cast<double>(origin - ts) / 1e9);
+  return fmt::format("+{:.3f} s", static_cast<double>(ts - origin) / 1e9);
+}
+
+}  // namespace gpunoise::analyze

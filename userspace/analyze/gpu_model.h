@@ -1,0 +1,38 @@
+// GPU work and the CPU threads that launched it, from track events: slices on
+// tracks whose name (or an ancestor's) starts with "GPU" are GPU work
+// (kernels, copies, memsets); a launch is a slice on a thread track joined to
+// GPU work by a flow or by an equal correlation id. docs/report.md says what
+// a producer must write for this to work (the CUPTI library does).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analyze/timeline.h"
+
+namespace gpunoise::analyze {
+
+struct GpuWork {
+  uint64_t start = 0, end = 0;
+  int32_t pid = 0;         // the process the work belongs to (0: unknown)
+  int32_t launch_tid = 0;  // the thread that launched it (0: unknown)
+  uint64_t launch_ts = 0;  // when the launch call began
+  uint64_t track = 0;
+  uint32_t name = 0;  // TrackData string
+};
+
+struct GpuModel {
+  std::vector<GpuWork> work;       // sorted by start
+  std::set<int32_t> launch_tids;   // threads that launch GPU work
+  std::set<uint64_t> gpu_tracks;
+  bool present() const { return !work.empty(); }
+};
+
+// True for a track path naming a GPU ("GPU 0 (H200) stream 7").
+bool IsGpuTrackPath(std::string_view path);
+
+GpuModel BuildGpuModel(const Timeline& t);
+
+}  // namespace gpunoise::analyze

@@ -1,0 +1,166 @@
+#include "analyze/interference_detector.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "analyze/format_util.h"
+
+namespace gpunoise::analyze {
+
+bool IsRecorderThread(const Timeline& t, int32_t tid) {
+  return t.ThreadName(tid) == "gpunoise" || t.ProcessName(t.TgidOf(tid)) == "gpunoise";
+}
+
+uint64_t RecorderCost(const InterferenceTotals& totals, const Timeline& t) {
+  uint64_t ns = 0;
+  for (const auto& [who, c] : totals.culprits)
+    if (who.kind == Culprit::Kind::kTask && IsRecorderThread(t, who.id)) ns += c.total();
+  return ns;
+}
+
+InterferenceTotals MeasureInterference(const AnalysisContext& ctx) {
+  InterferenceTotals totals;
+  const Timeline& t = ctx.t();
+  const uint64_t window = std::max<uint64_t>(1, ctx.th().GetNs("interference.window"));
+  // Splits [a, b) at window boundaries so each piece lands in one window.
+  auto for_each_piece = [&](uint64_t a, uint64_t b, auto&& fn) {
+    while (a < b) {
+      uint64_t index = (a - ctx.from) / window;
+      uint64_t edge = std::min(b, ctx.from + (index + 1) * window);
+      fn(a, edge, index);
+      a = edge;
+    }
+  };
+  for (const auto& [tid, act] : ctx.activities) {
+    for (const ThreadWait& w : act.waits) {
+      std::map<Culprit, bool> seen;
+      for_each_piece(w.start, w.end, [&](uint64_t a, uint64_t b, uint64_t index) {
+        Breakdown bd;
+        AttributeCpu(t, w.cpu, a, b, &bd);
+        for (const auto& [who, ns] : bd) {
+          // A wait attributed to the thread itself means it ran elsewhere
+          // meanwhile (a migration the trace did not show): not a culprit.
+          if (who.kind == Culprit::Kind::kTask && who.id == tid) continue;
+          auto& c = totals.culprits[who];
+          c.wait_ns += ns;
+          c.by_focus_tid[tid] += ns;
+          c.by_cpu[w.cpu] += ns;
+          c.by_window[index] += ns;
+          c.first = std::min(c.first, a);
+          c.last = std::max(c.last, b);
+          if (!seen[who]) {
+            ++c.waits;
+            seen[who] = true;
+          }
+          totals.wait_ns += ns;
+        }
+      });
+    }
+    for (const ThreadRun& r : act.runs) {
+      for_each_piece(r.start, r.end, [&](uint64_t a, uint64_t b, uint64_t index) {
+        Breakdown bd;
+        AttributeInterrupts(t, r.cpu, a, b, &bd);
+        for (const auto& [who, ns] : bd) {
+          auto& c = totals.culprits[who];
+          c.interrupt_ns += ns;
+          c.by_focus_tid[tid] += ns;
+          c.by_cpu[r.cpu] += ns;
+          c.by_window[index] += ns;
+          c.first = std::min(c.first, a);
+          c.last = std::max(c.last, b);
+          totals.interrupt_ns += ns;
+        }
+      });
+    }
+  }
+  return totals;
+}
+
+std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
+  std::vector<Finding> out;
+  if (ctx.activities.empty()) return out;
+  const Timeline& t = ctx.t();
+  InterferenceTotals totals = MeasureInterference(ctx);
+  const uint64_t min_delay = ctx.th().GetNs("interference.min_delay");
+  const double min_share = ctx.th().Get("interference.min_share");
+  const uint64_t window = std::max<uint64_t>(1, ctx.th().GetNs("interference.window"));
+  const double observed = static_cast<double>(std::max<uint64_t>(1, ctx.focus_observed_ns));
+
+  for (const auto& [who, c] : totals.culprits) {
+    // Idle CPUs and missing data explain a wait but name no culprit.
+    if (who.kind == Culprit::Kind::kIdle || who.kind == Culprit::Kind::kUnknown) continue;
+    // The recorder's own cost is reported once, in the report's header,
+    // not as the node's noise.
+    if (who.kind == Culprit::Kind::kTask && IsRecorderThread(t, who.id)) continue;
+    uint64_t cost = c.total();
+    double share = static_cast<double>(cost) / observed;
+    if (cost < min_delay || share < min_share) continue;
+
+    Finding f;
+    f.detector = "interference";
+    f.kind = c.wait_ns >= c.interrupt_ns ? "run_queue_delay" : "interrupted";
+    f.culprit = DescribeCulprit(t, who);
+    f.culprit_kind = std::string(CulpritKindName(who.kind));
+    if (who.kind == Culprit::Kind::kTask) f.culprit_tid = who.id;
+    if (who.kind == Culprit::Kind::kHardirq) f.culprit_irq = who.id;
+    if (who.kind == Culprit::Kind::kHardirq && ctx.nic_irqs.count(who.id)) {
+      f.device = ctx.nic_irqs.at(who.id).device;
+      f.queue = ctx.nic_irqs.at(who.id).queue;
+    }
+    for (const auto& [cpu, _] : c.by_cpu) f.cpus.push_back(cpu);
+    for (const auto& [tid, _] : c.by_focus_tid) f.focus_tids.push_back(tid);
+    f.cost_ns = cost;
+    f.cost_share = share;
+
+    std::string victims = f.focus_tids.size() == 1
+                              ? t.DescribeThread(f.focus_tids[0])
+                              : fmt::format("{} focus threads", f.focus_tids.size());
+    // Name both parts when each is a real share of the cost.
+    bool waits = c.wait_ns * 10 >= cost, interrupts = c.interrupt_ns * 10 >= cost;
+    if (waits && interrupts)
+      f.title = fmt::format("{} interrupted {} for {} and kept them waiting {} in the run queue of {}", f.culprit,
+                            victims, FormatNs(c.interrupt_ns), FormatNs(c.wait_ns), CpuPhrase(f.cpus));
+    else if (waits)
+      f.title = fmt::format("{} kept {} waiting {} in the run queue of {}", f.culprit, victims,
+                            FormatNs(c.wait_ns), CpuPhrase(f.cpus));
+    else
+      f.title = fmt::format("{} interrupted {} for {} on {}", f.culprit, victims,
+                            FormatNs(c.interrupt_ns), CpuPhrase(f.cpus));
+    f.title += fmt::format(" ({} of their time)", FormatShare(share));
+
+    f.metrics = {{"wait_ns", static_cast<double>(c.wait_ns)},
+                 {"interrupt_ns", static_cast<double>(c.interrupt_ns)},
+                 {"waits", static_cast<double>(c.waits)},
+                 {"share", share}};
+    for (const auto& [tid, ns] : c.by_focus_tid) {
+      const auto& act = ctx.activities.at(tid);
+      f.evidence.push_back(fmt::format("{}: {} of its {} observed ({} waiting behind it, {} running)",
+                                       t.DescribeThread(tid), FormatNs(ns), FormatNs(act.observed_ns()),
+                                       FormatNs(act.wait_ns()), FormatNs(act.run_ns())));
+    }
+    if (c.waits)
+      f.evidence.push_back(fmt::format("{} run-queue waits of focus threads had it on the CPU instead", c.waits));
+
+    // Worst windows.
+    std::vector<std::pair<uint64_t, uint64_t>> windows(c.by_window.begin(), c.by_window.end());
+    std::sort(windows.begin(), windows.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    f.start = c.first;
+    f.end = c.last;
+    for (size_t i = 0; i < windows.size() && i < 3; ++i) {
+      uint64_t ws = ctx.from + windows[i].first * window;
+      uint64_t we = std::min(ctx.to, ws + window);
+      f.windows.push_back({ws, we, windows[i].second,
+                           fmt::format("{} of {} ({})", FormatNs(windows[i].second), FormatNs(we - ws),
+                                       FormatShare(static_cast<double>(windows[i].second) /
+                                                   static_cast<double>(std::max<uint64_t>(1, we - ws))))});
+    }
+    for (uint32_t cpu : f.cpus)
+      if (ctx.LossDuring(cpu, f.start, f.end))
+        f.evidence.push_back(fmt::format("events were lost on CPU {} in this span: the figures are a lower bound", cpu));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace gpunoise::analyze

@@ -1,0 +1,194 @@
+// What the detectors look at: per-CPU timelines of who ran (run slices) and
+// of hard and soft interrupts, wakeups, migrations, thread and process
+// names, network events and track data (GPU work, counters), built from a
+// stream of model events. Each kept item is a small fixed-size record, so
+// memory is a small multiple of the events kept (~24 bytes per slice).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analyze/pod_vector.h"
+#include "model/host_info.h"
+#include "model/session_info.h"
+#include "model/track_events.h"
+
+namespace gpunoise::analyze {
+
+// RunSlice::end_state values beyond the kernel's prev_state encoding.
+inline constexpr int32_t kStateUnknown = -1;       // the slice's end was inferred (loss, chain break)
+inline constexpr int32_t kStateStillRunning = -2;  // running when the data ends
+
+// prev_state as sched_switch reports it (Linux >= 4.14: one bit per state,
+// TASK_REPORT_MAX for preemption). Runnable: no sleeping state bit set.
+bool IsRunnableState(int32_t state);
+bool IsPreemptedState(int32_t state);
+std::string_view StateName(int32_t state);  // "R+", "R", "S", "D", ...
+
+struct RunSlice {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  int32_t tid = 0;        // 0: the CPU was idle
+  int32_t end_state = 0;  // prev_state of the switch that ended it
+};
+
+// Hard IRQs carry their IRQ number; x86 system vectors (local timer, IPIs)
+// carry -1 - VectorKind. Softirqs carry their vector number.
+struct IntrSlice {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  int32_t id = 0;
+  int32_t tid = 0;  // the task it interrupted (0: idle)
+};
+int32_t VectorIrqId(uint32_t vector_kind);
+
+struct Wakeup {
+  uint64_t ts = 0;
+  int32_t tid = 0;
+  int16_t target_cpu = -1;
+  uint16_t waker_cpu = 0;
+};
+
+struct Migration {
+  uint64_t ts = 0;
+  int32_t tid = 0;
+  int32_t orig_cpu = 0;
+  int32_t dest_cpu = 0;
+};
+
+struct LossSpan {
+  uint64_t from = 0;  // 0: since the start of the data
+  uint64_t to = 0;
+};
+
+struct CpuTimeline {
+  PodVector<RunSlice> runs;  // sorted, non-overlapping
+  PodVector<IntrSlice> hardirqs;
+  PodVector<IntrSlice> softirqs;
+  std::vector<LossSpan> losses;
+  uint64_t first_ts = 0;  // 0: no events on this CPU
+  uint64_t last_ts = 0;
+  uint64_t chain_breaks = 0;  // switches whose prev was not the task we knew to be current
+  bool has_data() const { return first_ts != 0; }
+};
+
+struct ThreadInfo {
+  int32_t tid = 0;
+  int32_t tgid = 0;  // 0: unknown
+  std::string name;
+};
+
+struct ProcessInfo {
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  std::string name;
+  bool is_kthread = false;
+};
+
+struct NetRecord {
+  uint64_t ts = 0;
+  uint32_t cpu = 0;
+  uint8_t kind = 0;       // model::NetTraceKind
+  uint16_t device = 0;    // index into NetData::names; 0: unknown
+  uint16_t reason = 0;    // index into NetData::names; 0: none
+  int32_t queue = -1;
+  int64_t value = 0;
+  int64_t budget = 0;
+};
+
+struct NetData {
+  std::vector<std::string> names = {""};  // devices and drop reasons
+  std::vector<NetRecord> events;
+  std::string_view Name(uint16_t id) const { return id < names.size() ? names[id] : ""; }
+};
+
+struct TrackSlice {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t track = 0;
+  uint32_t name = 0;  // index into TrackData::strings
+  uint32_t category = 0;
+  uint64_t correlation_id = 0;
+};
+
+struct TrackFlow {
+  uint64_t flow_id = 0;
+  uint32_t slice = 0;  // index into TrackData::slices
+  bool terminating = false;
+};
+
+struct CounterSample {
+  uint64_t ts = 0;
+  double value = 0;
+};
+
+struct TrackData {
+  std::unordered_map<uint64_t, model::TrackInfo> tracks;
+  std::vector<std::string> strings = {""};
+  std::vector<TrackSlice> slices;  // completed slices, in end order
+  std::vector<TrackFlow> flows;
+  std::unordered_map<uint64_t, std::vector<CounterSample>> counters;
+  std::string_view String(uint32_t id) const { return id < strings.size() ? strings[id] : ""; }
+  // The track's name, or its nearest named ancestor's.
+  std::string TrackPath(uint64_t uuid) const;
+};
+
+// An instant with args on gpunoise's "gpunoise network" metadata track
+// ("irq", "napi", "net device", "net drop", ...): the network collectors'
+// IRQ map and end-of-recording totals (analyze/net_metadata.h reads them).
+inline constexpr std::string_view kNetMetadataTrack = "gpunoise network";
+struct MetaInstant {
+  uint64_t ts = 0;
+  std::string name;
+  std::vector<model::TrackArg> args;
+  const model::TrackArg* Find(std::string_view arg) const {
+    for (const auto& a : args)
+      if (a.name == arg) return &a;
+    return nullptr;
+  }
+};
+
+struct RecorderCpuStats {
+  uint64_t lost = 0;
+  uint64_t read = 0;
+};
+
+class Timeline {
+ public:
+  std::vector<CpuTimeline> cpus;
+  PodVector<Wakeup> wakeups;          // sorted by time
+  std::vector<Migration> migrations;  // sorted by time
+  std::unordered_map<int32_t, ProcessInfo> processes;
+  std::map<int32_t, std::string> irq_names;
+  NetData net;
+  TrackData tracks;
+  std::vector<MetaInstant> net_metadata;
+  std::optional<model::SessionInfo> session;
+  model::HostInfo host;
+  std::map<uint32_t, RecorderCpuStats> recorder_stats;
+  uint64_t start_ts = 0;  // first event
+  uint64_t end_ts = 0;    // last event
+
+  const ThreadInfo* Thread(int32_t tid) const;
+  std::vector<int32_t> AllThreads() const;
+  std::string ThreadName(int32_t tid) const;
+  int32_t TgidOf(int32_t tid) const;  // the thread's own tid when unknown
+  std::string ProcessName(int32_t tgid) const;
+  bool IsKernelThread(int32_t tid) const;
+  // "python3 (tid 4242, pid 4240)"
+  std::string DescribeThread(int32_t tid) const;
+  // Hard IRQ or system vector: "eth0-rx-3 (irq 45)", "local_timer"
+  std::string IrqName(int32_t id) const;
+
+  // Storage for threads, indexed by tid through a dense table.
+  std::vector<ThreadInfo> thread_store;
+  std::vector<uint32_t> thread_slot;  // tid -> index + 1 into thread_store; 0: none
+  ThreadInfo& MutableThread(int32_t tid);
+};
+
+}  // namespace gpunoise::analyze

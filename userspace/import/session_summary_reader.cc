@@ -1,0 +1,77 @@
+#include "import/session_summary_reader.h"
+
+#include <charconv>
+#include <map>
+
+#include "common/strings.h"
+
+namespace gpunoise::import {
+namespace {
+
+uint64_t Unsigned(const model::TrackArg& a) {
+  int64_t v = 0;
+  return a.AsInt64(&v) && v > 0 ? static_cast<uint64_t>(v) : 0;
+}
+
+model::CollectorState StateFromName(std::string_view s) {
+  if (s == "active") return model::CollectorState::kActive;
+  if (s == "degraded") return model::CollectorState::kDegraded;
+  if (s == "disabled") return model::CollectorState::kDisabled;
+  return model::CollectorState::kNotRequested;
+}
+
+}  // namespace
+
+bool IsSessionSummary(const model::TrackEventRecord& event) {
+  return event.type == model::TrackEventType::kInstant && event.name == kSessionEventName;
+}
+
+model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
+  model::SessionInfo s;
+  std::map<std::string, model::CollectorReport> collectors;
+  std::map<uint32_t, model::CpuLoss> cpus;
+  for (const auto& a : event.args) {
+    std::string_view name = a.name;
+    if (name == "tool_version") s.tool_version = a.ToString();
+    else if (name == "hostname") s.hostname = a.ToString();
+    else if (name == "command_line") s.command_line = a.ToString();
+    else if (name == "start_ts") s.start_ts = Unsigned(a);
+    else if (name == "end_ts") s.end_ts = Unsigned(a);
+    else if (name == "end_reason") s.end_reason = a.ToString();
+    else if (name == "bpf_recursion_misses") s.bpf_recursion_misses = Unsigned(a);
+    else if (StartsWith(name, "collector.")) {
+      std::string_view rest = name.substr(10);
+      size_t dot = rest.rfind('.');
+      if (dot == std::string_view::npos) continue;
+      std::string cname(rest.substr(0, dot));
+      std::string_view key = rest.substr(dot + 1);
+      auto& c = collectors[cname];
+      c.name = cname;
+      if (key == "state") c.state = StateFromName(a.ToString());
+      else if (key == "reason") c.reason = a.ToString();
+      else if (key == "events") c.events = Unsigned(a);
+      else if (key == "lost") c.lost = Unsigned(a);
+      else if (key == "missing_events")
+        for (auto m : Split(a.ToString(), ',')) c.missing_events.emplace_back(m);
+    } else if (StartsWith(name, "cpu.")) {
+      std::string_view rest = name.substr(4);
+      size_t dot = rest.find('.');
+      if (dot == std::string_view::npos) continue;
+      uint32_t cpu = 0;
+      auto [p, ec] = std::from_chars(rest.data(), rest.data() + dot, cpu);
+      if (ec != std::errc() || p != rest.data() + dot) continue;
+      std::string_view key = rest.substr(dot + 1);
+      auto& c = cpus[cpu];
+      c.cpu = cpu;
+      if (key == "events") c.events = Unsigned(a);
+      else if (key == "lost") c.lost = Unsigned(a);
+      else if (key == "unseen_switches") c.unseen_switches = Unsigned(a);
+      else if (key == "bytes") c.bytes = Unsigned(a);
+    }
+  }
+  for (auto& [_, c] : collectors) s.collectors.push_back(std::move(c));
+  for (auto& [_, c] : cpus) s.cpus.push_back(c);
+  return s;
+}
+
+}  // namespace gpunoise::import

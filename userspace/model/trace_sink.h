@@ -1,0 +1,42 @@
+// What a trace reader hands on while it streams a trace: kernel events in
+// the event model, network events, track events, and the metadata around
+// them. The reader calls these in file order; events of one CPU arrive in
+// time order, CPUs interleave.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/events.h"
+#include "model/host_info.h"
+#include "model/net_trace_event.h"
+#include "model/session_info.h"
+#include "model/track_events.h"
+
+namespace gpunoise::model {
+
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+
+  virtual void OnEvent(const Event& event) = 0;
+  virtual void OnNetEvent(const NetTraceEvent& /*event*/) {}
+
+  // The recorder lost events on `cpu` between `from_ts` (0: unknown) and
+  // `to_ts` (the first event after the loss).
+  virtual void OnCpuLoss(uint32_t /*cpu*/, uint64_t /*from_ts*/, uint64_t /*to_ts*/) {}
+
+  // process_tree: a process (tgid) and its command line's first word.
+  virtual void OnProcess(int32_t /*pid*/, int32_t /*ppid*/, std::string_view /*name*/,
+                         bool /*is_kthread*/) {}
+  virtual void OnThread(int32_t /*tid*/, int32_t /*tgid*/, std::string_view /*name*/) {}
+  virtual void OnIrqName(int32_t /*irq*/, std::string_view /*name*/) {}
+  virtual void OnHostInfo(const HostInfo& /*host*/) {}
+  // ftrace_stats at the end of a trace: per-CPU events the recorder lost.
+  virtual void OnRecorderCpuStats(uint32_t /*cpu*/, uint64_t /*lost*/, uint64_t /*read*/) {}
+
+  virtual void OnTrack(const TrackInfo& /*track*/) {}
+  virtual void OnTrackEvent(const TrackEventRecord& /*event*/) {}
+};
+
+}  // namespace gpunoise::model
