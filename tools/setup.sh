@@ -12,6 +12,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libcpp-httplib-dev libmnl-dev
   iproute2 ethtool util-linux procps
+  prometheus  # promtool (rule checks and tests) and a server for the monitor integration test
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -9,5 +9,6 @@ int RunDoctor(int argc, char** argv);
 
 int RunMerge(int argc, char** argv);
 int RunEnv(int argc, char** argv);
+int RunMonitor(int argc, char** argv);
 
 }  // namespace gpunoise::cli

@@ -20,6 +20,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"record", gpunoise::cli::RunRecord, "record a Perfetto trace of this node (eBPF, and CUPTI with -- CMD)"},
     {"report", gpunoise::cli::RunReport, "name what slowed the focus threads in a trace (text, JSON, annotated trace)"},
+    {"monitor", gpunoise::cli::RunMonitor, "watch this node continuously: OpenMetrics on /metrics, detectors, flight recorder"},
     {"doctor", gpunoise::cli::RunDoctor, "check that this node is configured to be quiet (exit 0 ok, 1 warn, 2 fail)"},
     {"merge", gpunoise::cli::RunMerge, "merge Perfetto traces (processes, nodes) into one file"},
     {"env", gpunoise::cli::RunEnv, "print the environment that turns GPU capture on for jobs started elsewhere"},
@@ -41,7 +42,8 @@ void PrintUsage(FILE* out) {
                "                                               # kernel and GPU side of a training job\n"
                "  gpunoise merge a.pftrace b.pftrace -o all.pftrace  # one timeline from several traces\n"
                "  gpunoise report run.pftrace                  # what delayed the GPU-launching (or busiest) threads\n"
-               "  sudo gpunoise doctor --focus-cpus 8-63       # is this node quiet for training on CPUs 8-63?\n");
+               "  sudo gpunoise doctor --focus-cpus 8-63       # is this node quiet for training on CPUs 8-63?\n"
+               "  sudo gpunoise monitor --listen 0.0.0.0:9464  # always on: metrics for Prometheus, findings\n");
 }
 
 }  // namespace

@@ -30,6 +30,26 @@ uint64_t Collector::RecursionMisses() const {
   return total;
 }
 
+uint64_t Collector::ProgramRunTimeNs() const {
+  uint64_t total = 0;
+  for (int fd : prog_fds_) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) total += info.run_time_ns;
+  }
+  return total;
+}
+
+uint64_t Collector::ProgramRunCount() const {
+  uint64_t total = 0;
+  for (int fd : prog_fds_) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) total += info.run_cnt;
+  }
+  return total;
+}
+
 void Collector::Disable(std::string reason) {
   report_.state = model::CollectorState::kDisabled;
   report_.reason = std::move(reason);

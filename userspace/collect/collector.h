@@ -66,6 +66,10 @@ class Collector {
   // Program runs the kernel skipped because one of ours was already running
   // on that CPU (bpf_prog_info.recursion_misses): events lost before any ring.
   uint64_t RecursionMisses() const;
+  // Time the kernel spent in this collector's programs, and how many runs
+  // (bpf_prog_info; zero unless kernel.bpf_stats_enabled is 1).
+  uint64_t ProgramRunTimeNs() const;
+  uint64_t ProgramRunCount() const;
 
   // Detaches every program now (also done by the destructor).
   virtual void Stop();

@@ -62,4 +62,9 @@ void DropsCollector::ReadDeviceNames(std::map<model::NetDeviceKey, std::string>*
   if (skel_) ReadNetNames(skel_->maps.gn_net_names, out);
 }
 
+size_t DropsCollector::ForgetDevices(const std::set<model::NetDeviceKey>& gone) {
+  if (!skel_) return 0;
+  return DeleteDeviceKeys<gn_drop_key>(skel_->maps.gn_drop_stats, gone) + DeleteNetNames(skel_->maps.gn_net_names, gone);
+}
+
 }  // namespace gpunoise::collect

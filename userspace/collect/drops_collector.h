@@ -19,6 +19,7 @@ class DropsCollector : public NetCollector {
   void AddLostPerCpu(std::vector<uint64_t>& lost) const override;
   void ReadCounters(model::NetSnapshot* out) const override;
   void ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* out) const override;
+  size_t ForgetDevices(const std::set<model::NetDeviceKey>& gone) override;
 
   // Valid after Start().
   const DropReasonNames& reason_names() const { return reasons_; }

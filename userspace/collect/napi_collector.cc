@@ -54,4 +54,9 @@ void NapiCollector::ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* 
   if (skel_) ReadNetNames(skel_->maps.gn_net_names, out);
 }
 
+size_t NapiCollector::ForgetDevices(const std::set<model::NetDeviceKey>& gone) {
+  if (!skel_) return 0;
+  return DeleteDeviceKeys<gn_napi_key>(skel_->maps.gn_napi_stats, gone) + DeleteNetNames(skel_->maps.gn_net_names, gone);
+}
+
 }  // namespace gpunoise::collect

@@ -18,6 +18,7 @@ class NapiCollector : public NetCollector {
   void AddLostPerCpu(std::vector<uint64_t>& lost) const override;
   void ReadCounters(model::NetSnapshot* out) const override;
   void ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* out) const override;
+  size_t ForgetDevices(const std::set<model::NetDeviceKey>& gone) override;
 
  private:
   NetOptions options_;

@@ -18,4 +18,14 @@ void ReadNetNames(const bpf_map* map, std::map<model::NetDeviceKey, std::string>
   }
 }
 
+size_t DeleteNetNames(const bpf_map* map, const std::set<model::NetDeviceKey>& gone) {
+  if (!map) return 0;
+  size_t deleted = 0;
+  for (const model::NetDeviceKey& dev : gone) {
+    gn_net_dev key{dev.netns, dev.ifindex};
+    if (bpf_map__delete_elem(map, &key, sizeof(key), 0) == 0) ++deleted;
+  }
+  return deleted;
+}
+
 }  // namespace gpunoise::collect

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct NetOptions {
   // `--nic-tracepoints`: tracefs categories to treat as NIC drivers;
   // empty: the built-in list (NicCollector::kKnownDriverCategories).
   std::vector<std::string> nic_categories;
+  // A ring record per TCP retransmission (always on for `record`; the
+  // monitor, which keeps no per-event records in steady state, turns it off).
+  bool retransmits = true;
+  // Packets and bytes per device, queue, direction and CPU from a program
+  // on every packet (netif_receive_skb, net_dev_xmit). The monitor turns it
+  // off by default (it reads device statistics instead); TX timeouts are
+  // counted either way.
+  bool device_counters = true;
 };
 
 class NetCollector : public Collector {
@@ -36,6 +45,10 @@ class NetCollector : public Collector {
   virtual void ReadCounters(model::NetSnapshot* out) const = 0;
   // Adds the device names the kernel side recorded (first name seen).
   virtual void ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* /*out*/) const {}
+  // Deletes the kernel's counters and name of devices that are gone, so a
+  // long-running monitor's maps stay bounded while devices come and go
+  // (veth pairs of containers). Returns the entries deleted.
+  virtual size_t ForgetDevices(const std::set<model::NetDeviceKey>& /*gone*/) { return 0; }
 
  protected:
   using Collector::Collector;
@@ -88,6 +101,28 @@ void ForEachPerCpuValue(const bpf_map* map, Fn fn) {
     }
   }
 }
+
+// Deletes every key of a per-device map whose device is in `gone` (keys
+// are collected first: deleting while walking would restart the walk).
+template <typename Key>
+size_t DeleteDeviceKeys(const bpf_map* map, const std::set<model::NetDeviceKey>& gone) {
+  if (!map || gone.empty()) return 0;
+  std::vector<Key> doomed;
+  Key key{}, next{};
+  const Key* prev = nullptr;
+  while (bpf_map__get_next_key(map, prev, &next, sizeof(Key)) == 0) {
+    key = next;
+    prev = &key;
+    if (gone.count(model::NetDeviceKey{key.dev.netns, key.dev.ifindex})) doomed.push_back(key);
+  }
+  size_t deleted = 0;
+  for (const Key& k : doomed)
+    if (bpf_map__delete_elem(map, &k, sizeof(Key), 0) == 0) ++deleted;
+  return deleted;
+}
+
+// Deletes the names of devices in `gone` from a gn_net_names map.
+size_t DeleteNetNames(const bpf_map* map, const std::set<model::NetDeviceKey>& gone);
 
 // Reads a gn_net_names map (struct gn_net_dev -> struct gn_net_name).
 void ReadNetNames(const bpf_map* map, std::map<model::NetDeviceKey, std::string>* out);

@@ -36,6 +36,8 @@ void NetdevCollector::Start(const CollectorContext& context) {
   // net_dev_xmit and the qdisc drop reasons already give (bench/net: ~85 ns
   // per packet), so it is counted only when packets are recorded anyway.
   auto wanted = [this](std::string_view event) {
+    if (event == "tcp_retransmit_skb") return options_.retransmits;
+    if (!options_.device_counters && event != "net_dev_xmit_timeout") return false;
     return options_.packets || !(StartsWith(event, "napi_gro_receive_") || event == "net_dev_queue");
   };
   Status st = SelectLoadAttach(skel_->obj, context, kRequired,
@@ -65,6 +67,11 @@ void NetdevCollector::ReadCounters(model::NetSnapshot* out) const {
 
 void NetdevCollector::ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* out) const {
   if (skel_) ReadNetNames(skel_->maps.gn_net_names, out);
+}
+
+size_t NetdevCollector::ForgetDevices(const std::set<model::NetDeviceKey>& gone) {
+  if (!skel_) return 0;
+  return DeleteDeviceKeys<gn_dev_key>(skel_->maps.gn_dev_stats, gone) + DeleteNetNames(skel_->maps.gn_net_names, gone);
 }
 
 }  // namespace gpunoise::collect

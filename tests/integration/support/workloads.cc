@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -82,6 +83,11 @@ ChildProcess::ChildProcess(std::vector<std::string> argv) {
   if (pipe2(err, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   pid_ = fork();
   if (pid_ == 0) {
+    // Its own process group, so that killing the group also takes down
+    // what it started (`timeout`, `sh -c` loops) and no busy loop outlives
+    // the test; and it dies with the test binary.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(err[1], 2);
     dup2(out[1], 1);
     // Do not inherit the test's blocked signals.
@@ -103,10 +109,8 @@ ChildProcess::ChildProcess(std::vector<std::string> argv) {
 }
 
 ChildProcess::~ChildProcess() {
-  if (!exited_ && pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  if (pid_ > 0) kill(-pid_, SIGKILL);  // the whole group, also after the leader exited
+  if (!exited_ && pid_ > 0) waitpid(pid_, nullptr, 0);
   if (stderr_fd_ >= 0) close(stderr_fd_);
   if (stdout_fd_ >= 0) close(stdout_fd_);
 }
@@ -151,7 +155,7 @@ int ChildProcess::Wait(std::chrono::milliseconds timeout) {
       break;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid_, SIGKILL);
+      kill(-pid_, SIGKILL);
       waitpid(pid_, &status_, 0);
       exited_ = true;
     }

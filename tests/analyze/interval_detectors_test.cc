@@ -1,0 +1,197 @@
+#include "analyze/interval_detectors.h"
+
+#include <gtest/gtest.h>
+
+namespace gpunoise::analyze {
+namespace {
+
+constexpr uint64_t kSecond = 1'000'000'000;
+
+struct Interval {
+  model::AggregateSnapshot delta;
+  model::IrqTable irqs;
+  model::NetNames names;
+  Thresholds thresholds;
+  IntervalContext Context() {
+    IntervalContext c;
+    c.delta = &delta;
+    c.start = 10 * kSecond;
+    c.end = 11 * kSecond;
+    c.irqs = &irqs;
+    c.names = &names;
+    c.thresholds = &thresholds;
+    return c;
+  }
+};
+
+void NetRx(Interval& in, uint32_t cpu, uint64_t ns, uint64_t count) {
+  model::SoftirqCpuCounters c;
+  c.cpu = cpu;
+  c.ns[3] = ns;
+  c.count[3] = count;
+  in.delta.softirqs.push_back(c);
+}
+
+TEST(IntervalSoftirqStorm, FiresAboveTheShareAndNamesTheDrivingQueue) {
+  Interval in;
+  NetRx(in, 0, 450'000'000, 250'000);  // 45% of a 1 s interval
+  NetRx(in, 1, 100'000'000, 50'000);   // 10%: quiet
+  in.names.devices[{7, 3}] = "eth0";
+  in.delta.net.napi.push_back({{7, 3}, 11, 5, 40, 0, 240'000, 10, 250'000});
+  in.delta.net.napi.push_back({{7, 3}, 12, 6, 41, 0, 1'000, 0, 1'000});
+  model::IrqInfo irq;
+  irq.irq = 40;
+  irq.name = "eth0-TxRx-5";
+  irq.device = "eth0";
+  irq.queue = 5;
+  in.irqs[40] = irq;
+  in.delta.hardirqs.push_back({0, 40, 9000, 9'000'000});
+  auto findings = DetectIntervalSoftirqStorms(in.Context());
+  ASSERT_EQ(findings.size(), 1u);
+  const Finding& f = findings[0];
+  EXPECT_EQ(f.detector, "softirq_storm");
+  EXPECT_EQ(f.kind, "net_rx");
+  EXPECT_EQ(f.cpus, std::vector<uint32_t>{0});
+  EXPECT_EQ(f.device, "eth0@7");
+  EXPECT_EQ(f.queue, 5);
+  EXPECT_EQ(f.culprit_irq, 40);
+  EXPECT_DOUBLE_EQ(f.Metric("share"), 0.45);
+  EXPECT_EQ(f.start, 10 * kSecond);
+  EXPECT_NE(f.title.find("NET_RX softirqs took 45% of CPU 0"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("eth0@7 queue 5"), std::string::npos) << f.title;
+}
+
+TEST(IntervalSoftirqStorm, ThresholdIsSettable) {
+  Interval in;
+  NetRx(in, 0, 450'000'000, 250'000);
+  ASSERT_TRUE(in.thresholds.Set("softirq.share=50%").ok());
+  EXPECT_TRUE(DetectIntervalSoftirqStorms(in.Context()).empty());
+}
+
+TEST(IntervalSoftirqStorm, KsoftirqdShareFromTheSampler) {
+  Interval in;
+  model::SampleCounter s;
+  s.cpu = 2;
+  s.task_class = model::TaskClass::kKernel;
+  s.comm = model::TaskComm("ksoftirqd/2");
+  s.count = 20;
+  in.delta.samples.push_back(s);
+  s.comm = model::TaskComm("python");
+  s.task_class = model::TaskClass::kFocus;
+  s.count = 29;
+  in.delta.samples.push_back(s);
+  auto findings = DetectIntervalSoftirqStorms(in.Context());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "ksoftirqd");
+  EXPECT_EQ(findings[0].culprit, "ksoftirqd/2");
+  // Too few samples say nothing.
+  in.delta.samples[0].count = 3;
+  in.delta.samples[1].count = 2;
+  EXPECT_TRUE(DetectIntervalSoftirqStorms(in.Context()).empty());
+}
+
+TEST(IntervalInterference, NamesTheBiggestPartAndTheBusiestOtherTask) {
+  Interval in;
+  model::FocusCpuCounters f;
+  f.cpu = 1;
+  f.oncpu_ns = 600'000'000;
+  f.wait_preempted_ns = 200'000'000;
+  f.wait_woken_ns = 20'000'000;
+  f.softirq_ns = 5'000'000;
+  f.preempted_by[static_cast<int>(model::TaskClass::kOther)] = 150;
+  in.delta.focus.push_back(f);
+  model::SampleCounter s;
+  s.cpu = 1;
+  s.task_class = model::TaskClass::kOther;
+  s.comm = model::TaskComm("stress-ng");
+  s.count = 12;
+  in.delta.samples.push_back(s);
+  auto findings = DetectIntervalInterference(in.Context());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].detector, "interference");
+  EXPECT_EQ(findings[0].kind, "run_queue_delay");
+  EXPECT_EQ(findings[0].culprit, "stress-ng");
+  EXPECT_EQ(findings[0].culprit_kind, "task");
+  EXPECT_EQ(findings[0].cost_ns, 225'000'000u);
+  EXPECT_NEAR(findings[0].cost_share, 225.0 / 820.0, 1e-9);
+}
+
+TEST(IntervalInterference, InterruptsAsCulpritAndQuietBelowThresholds) {
+  Interval in;
+  model::FocusCpuCounters f;
+  f.cpu = 1;
+  f.oncpu_ns = 900'000'000;
+  f.hardirq_ns = 60'000'000;
+  in.delta.focus.push_back(f);
+  auto findings = DetectIntervalInterference(in.Context());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "interrupts");
+  EXPECT_EQ(findings[0].culprit_kind, "hardirq");
+  in.delta.focus[0].hardirq_ns = 5'000'000;  // under interference.min_delay (10 ms)
+  EXPECT_TRUE(DetectIntervalInterference(in.Context()).empty());
+  in.delta.focus.clear();  // no focus threads: nothing to say
+  EXPECT_TRUE(DetectIntervalInterference(in.Context()).empty());
+}
+
+TEST(IntervalNicTrouble, TimeoutsFullBudgetDropsAndKernelCounters) {
+  Interval in;
+  in.names.own_netns = 7;
+  in.names.devices[{7, 3}] = "eth0";
+  in.names.drop_reasons[3] = "NETFILTER_DROP";
+  in.delta.net.devices.push_back({{7, 3}, 2, model::NetDirection::kTxTimeout, 0, 1, 0, 0});
+  in.delta.net.napi.push_back({{7, 3}, 11, 0, 40, 1, 5000, 400, 300000});
+  in.delta.net.drops.push_back({{7, 3}, 3, 0x1234, 0, 150, 9000});
+  in.delta.net.drops.push_back({{7, 3}, 3, 0x1234, 1, 20, 1200});
+  in.delta.kernel["softlockup_count"] = 1;
+  in.delta.kernel["warn_count"] = 0;
+  in.delta.dql_stalls = 2;
+  auto findings = DetectIntervalNicTrouble(in.Context());
+  std::map<std::string, const Finding*> by_kind;
+  for (const auto& f : findings) by_kind[f.kind] = &f;
+  ASSERT_TRUE(by_kind.count("tx_timeout"));
+  EXPECT_EQ(by_kind["tx_timeout"]->device, "eth0");
+  EXPECT_EQ(by_kind["tx_timeout"]->queue, 2);
+  ASSERT_TRUE(by_kind.count("napi_full_budget"));
+  EXPECT_EQ(by_kind["napi_full_budget"]->cpus, std::vector<uint32_t>{1});
+  ASSERT_TRUE(by_kind.count("drops"));
+  EXPECT_EQ(by_kind["drops"]->culprit, "NETFILTER_DROP");
+  EXPECT_DOUBLE_EQ(by_kind["drops"]->Metric("drops_per_s"), 170);
+  EXPECT_TRUE(by_kind.count("kernel_softlockup"));
+  EXPECT_FALSE(by_kind.count("kernel_warn"));
+  EXPECT_TRUE(by_kind.count("dql_stall"));
+  for (const auto& f : findings) EXPECT_EQ(f.detector, "nic_trouble");
+}
+
+TEST(IntervalNicTrouble, NicInterruptsOnFocusCpus) {
+  Interval in;
+  model::IrqInfo irq;
+  irq.irq = 50;
+  irq.name = "mlx5_comp3";
+  irq.device = "eth1";
+  irq.queue = 3;
+  in.irqs[50] = irq;
+  model::FocusCpuCounters f;
+  f.cpu = 4;
+  f.oncpu_ns = 1'000'000'000;
+  in.delta.focus.push_back(f);
+  in.delta.hardirqs.push_back({4, 50, 500, 20'000'000});
+  in.delta.hardirqs.push_back({9, 50, 5000, 90'000'000});  // not a focus CPU
+  auto findings = DetectIntervalNicTrouble(in.Context());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "nic_irq_on_focus_cpu");
+  EXPECT_EQ(findings[0].device, "eth1");
+  EXPECT_EQ(findings[0].cpus, std::vector<uint32_t>{4});
+  EXPECT_DOUBLE_EQ(findings[0].Metric("interrupts"), 500);
+  in.delta.hardirqs[0].count = 50;  // under nic.irq_overlap_min
+  EXPECT_TRUE(DetectIntervalNicTrouble(in.Context()).empty());
+}
+
+TEST(IntervalDetectors, AQuietIntervalHasNoFindings) {
+  Interval in;
+  NetRx(in, 0, 10'000'000, 3000);
+  in.delta.kernel["warn_count"] = 0;
+  EXPECT_TRUE(DetectIntervalFindings(in.Context()).empty());
+}
+
+}  // namespace
+}  // namespace gpunoise::analyze

@@ -1,0 +1,95 @@
+#include "collect/link_stats.h"
+
+#include <gtest/gtest.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include <cstring>
+#include <vector>
+
+namespace gpunoise::collect {
+namespace {
+
+// Appends one RTM_NEWLINK message (ifinfomsg, IFLA_IFNAME, IFLA_STATS64) as
+// the kernel lays it out.
+void AddLink(std::vector<uint8_t>& buf, int ifindex, const char* name, uint64_t rx, uint64_t tx) {
+  size_t name_len = std::strlen(name) + 1;
+  size_t len = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg)) + RTA_ALIGN(RTA_LENGTH(name_len)) +
+               RTA_ALIGN(RTA_LENGTH(sizeof(rtnl_link_stats64)));
+  size_t off = buf.size();
+  buf.resize(off + NLMSG_ALIGN(len), 0);
+  nlmsghdr h{};
+  h.nlmsg_len = static_cast<uint32_t>(len);
+  h.nlmsg_type = RTM_NEWLINK;
+  std::memcpy(buf.data() + off, &h, sizeof(h));
+  ifinfomsg ifi{};
+  ifi.ifi_index = ifindex;
+  std::memcpy(buf.data() + off + NLMSG_HDRLEN, &ifi, sizeof(ifi));
+  size_t a = off + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
+  rtattr ra{};
+  ra.rta_len = static_cast<unsigned short>(RTA_LENGTH(name_len));
+  ra.rta_type = IFLA_IFNAME;
+  std::memcpy(buf.data() + a, &ra, sizeof(ra));
+  std::memcpy(buf.data() + a + RTA_LENGTH(0), name, name_len);
+  a += RTA_ALIGN(ra.rta_len);
+  rtnl_link_stats64 st{};
+  st.rx_packets = rx;
+  st.tx_packets = tx;
+  st.rx_bytes = rx * 60;
+  st.tx_dropped = 3;
+  ra.rta_len = static_cast<unsigned short>(RTA_LENGTH(sizeof(st)));
+  ra.rta_type = IFLA_STATS64;
+  std::memcpy(buf.data() + a, &ra, sizeof(ra));
+  std::memcpy(buf.data() + a + RTA_LENGTH(0), &st, sizeof(st));
+}
+
+void AddDone(std::vector<uint8_t>& buf) {
+  nlmsghdr h{};
+  h.nlmsg_len = NLMSG_LENGTH(sizeof(int));
+  h.nlmsg_type = NLMSG_DONE;
+  size_t off = buf.size();
+  buf.resize(off + NLMSG_ALIGN(h.nlmsg_len), 0);
+  std::memcpy(buf.data() + off, &h, sizeof(h));
+}
+
+TEST(LinkStats, ParsesNamesAndStatistics64OfEachLink) {
+  std::vector<uint8_t> buf;
+  AddLink(buf, 1, "lo", 10, 10);
+  AddLink(buf, 7, "eth0", 123456789012ull, 42);
+  bool done = true;
+  auto links = ParseLinkDump(buf, &done);
+  EXPECT_FALSE(done);
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[1].ifindex, 7);
+  EXPECT_EQ(links[1].name, "eth0");
+  EXPECT_EQ(links[1].rx_packets, 123456789012ull);
+  EXPECT_EQ(links[1].tx_packets, 42u);
+  EXPECT_EQ(links[1].rx_bytes, 123456789012ull * 60);
+  EXPECT_EQ(links[1].tx_dropped, 3u);
+}
+
+TEST(LinkStats, StopsAtDoneAndAtTruncatedMessages) {
+  std::vector<uint8_t> buf;
+  AddLink(buf, 1, "lo", 1, 1);
+  AddDone(buf);
+  AddLink(buf, 2, "after", 1, 1);
+  bool done = false;
+  EXPECT_EQ(ParseLinkDump(buf, &done).size(), 1u);
+  EXPECT_TRUE(done);
+  std::vector<uint8_t> cut;
+  AddLink(cut, 3, "cut", 1, 1);
+  cut.resize(cut.size() - 20);
+  EXPECT_TRUE(ParseLinkDump(cut, &done).empty());
+}
+
+TEST(LinkStats, ReadsThisNamespacesLoopback) {
+  auto links = ReadLinkStats();
+  ASSERT_TRUE(links.ok()) << links.error().message;
+  bool lo = false;
+  for (const auto& l : *links) lo = lo || (l.name == "lo" && l.ifindex == 1);
+  EXPECT_TRUE(lo);
+}
+
+}  // namespace
+}  // namespace gpunoise::collect

@@ -1,0 +1,102 @@
+#include "collect/runqlat_collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "collect/percpu_maps.h"
+#include "common/log.h"
+#include "runqlat.skel.h"
+
+extern "C" {
+#include "bpf/runqlat.h"
+}
+
+namespace gpunoise::collect {
+
+static_assert(sizeof(gn_rq_hist) == (GN_RQ_SLOTS + 2) * 8);
+static_assert(offsetof(gn_rq_hist, count) == GN_RQ_SLOTS * 8);
+static_assert(sizeof(gn_focus_sched) == 10 * 8);
+static_assert(offsetof(gn_focus_sched, oncpu_ns) == 6 * 8);
+
+RunqlatCollector::RunqlatCollector(int focus_map_fd) : Collector("runqlat"), focus_map_fd_(focus_map_fd) {}
+
+RunqlatCollector::~RunqlatCollector() {
+  Stop();
+  if (skel_) runqlat_bpf__destroy(skel_);
+}
+
+void RunqlatCollector::Start(const CollectorContext& context) {
+  skel_ = runqlat_bpf__open();
+  if (!skel_) {
+    Disable(fmt::format("failed to open the eBPF object: {}", std::strerror(errno)));
+    return;
+  }
+  skel_->rodata->gn_switch_has_prev_state = context.catalog->BtfTracepointArity("sched_switch") >= 4;
+  if (bpf_map__reuse_fd(skel_->maps.gn_focus, focus_map_fd_) != 0) {
+    Disable(fmt::format("failed to share the focus map: {}", std::strerror(errno)));
+    return;
+  }
+  // Task-local storage (Linux 5.11+) keeps the tp_btf programs' enqueue
+  // times; without it only the classic twins (hash by tid) can run.
+  CollectorContext ctx = context;
+  if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) <= 0) {
+    bpf_map__set_autocreate(skel_->maps.gn_rq_task, false);
+    ctx.attach_mode = AttachMode::kClassicOnly;
+  }
+  static constexpr std::string_view kRequired[] = {"sched_switch"};
+  Status st = SelectLoadAttach(skel_->obj, ctx, kRequired, [&] { return runqlat_bpf__load(skel_); });
+  if (!st.ok()) log::Warning("{}", st.error().message);
+}
+
+// Enqueue times the classic twins could not store (their hash was full).
+void RunqlatCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const {
+  if (!skel_ || !skel_->bss) return;
+  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
+    lost[cpu] += __atomic_load_n(&skel_->bss->gn_rq_full[cpu], __ATOMIC_RELAXED);
+}
+
+void RunqlatCollector::SetFocusEnabled(bool enabled) {
+  if (skel_ && skel_->bss) __atomic_store_n(&skel_->bss->gn_focus_enabled, enabled ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
+void RunqlatCollector::Read(model::AggregateSnapshot* out) const {
+  if (!skel_ || report_.state == model::CollectorState::kDisabled) return;
+  auto all = ReadPerCpuArray<gn_rq_hist>(skel_->maps.gn_rq_hist, GN_RQ_ALL);
+  auto focus = ReadPerCpuArray<gn_rq_hist>(skel_->maps.gn_rq_hist, GN_RQ_FOCUS);
+  auto to_model = [](const gn_rq_hist& h) {
+    model::Log2Histogram m;
+    m.slots.assign(std::begin(h.slots), std::end(h.slots));
+    m.count = h.count;
+    m.sum_ns = h.sum_ns;
+    return m;
+  };
+  for (size_t cpu = 0; cpu < all.size() && cpu < focus.size(); ++cpu) {
+    if (!all[cpu].count && !focus[cpu].count) continue;
+    out->runqueue.push_back({static_cast<uint32_t>(cpu), to_model(all[cpu]), to_model(focus[cpu])});
+  }
+  auto fs = ReadPerCpuArray<gn_focus_sched>(skel_->maps.gn_focus_sched, 0);
+  for (size_t cpu = 0; cpu < fs.size(); ++cpu) {
+    const gn_focus_sched& v = fs[cpu];
+    if (!v.switches && !v.waits) continue;
+    model::FocusCpuCounters* c = nullptr;
+    for (auto& existing : out->focus)
+      if (existing.cpu == cpu) c = &existing;
+    if (!c) {
+      out->focus.emplace_back();
+      c = &out->focus.back();
+      c->cpu = static_cast<uint32_t>(cpu);
+    }
+    c->switches = v.switches;
+    c->preempted = v.preempted;
+    for (uint32_t k = 0; k < model::kNumTaskClasses; ++k) c->preempted_by[k] = v.preempted_by[k];
+    c->oncpu_ns = v.oncpu_ns;
+    c->wait_woken_ns = v.wait_woken_ns;
+    c->wait_preempted_ns = v.wait_preempted_ns;
+    c->waits = v.waits;
+  }
+}
+
+}  // namespace gpunoise::collect
