@@ -18,7 +18,8 @@ Per pair:
   few); on an idle node (W3) the count is prorated to the run's share of
   the tracer's life;
 - bytes/event = output file size / events; bytes per sched event = size /
-  scheduler events (an upper bound: the file holds the other events too);
+  scheduler events (an upper bound: the file holds the other events too),
+  given only where sched events are at least half of the events;
 - lost = what the tracer itself reports, summed over the pairs.
 """
 
@@ -50,6 +51,7 @@ class PairResult:
     ns_per_event: float = None
     bytes_per_event: float = None
     bytes_per_sched_event: float = None
+    unreported_switches: int = None
     note: str = ""
 
 
@@ -71,7 +73,12 @@ class CellResult:
         return sum(lost) if lost else None
 
     def notes(self):
-        return sorted({p.note for p in self.pairs if p.note})
+        notes = sorted({p.note for p in self.pairs if p.note})
+        unreported = self.values("unreported_switches")
+        if unreported and sum(unreported):
+            notes.append(f"{sum(unreported):,} context switches the kernel never delivered to a tracepoint "
+                         "(gpunoise's switch-chain check; not ring loss)")
+        return notes
 
 
 class TracerFailed(Exception):
@@ -134,7 +141,7 @@ def run_traced(tracer, workload, outdir):
 
 
 def measure_pair(tracer, workload, base, traced, output, timings):
-    p = PairResult(note=output.note)
+    p = PairResult(note=output.note, unreported_switches=output.unreported_switches)
     if base.throughput and traced.throughput:
         p.ratio = traced.throughput / base.throughput
         p.base_throughput = base.throughput
@@ -153,7 +160,9 @@ def measure_pair(tracer, workload, base, traced, output, timings):
             p.ns_per_event = p.extra_cpu_s * 1e9 / in_run
         if output.output_bytes:
             p.bytes_per_event = output.output_bytes / output.events
-    if output.output_bytes and output.sched_events:
+    # Meaningful only where the file is mostly sched events (W1); elsewhere
+    # the other events' bytes would swamp it.
+    if output.output_bytes and output.sched_events and output.events and 2 * output.sched_events >= output.events:
         p.bytes_per_sched_event = output.output_bytes / output.sched_events
     return p
 

@@ -218,7 +218,7 @@ def results_block(run, workloads, cells, micro):
     units = {w.name: w.unit for w in workloads}
     for cell in cells:
         lines.append(cell_row(cell, units.get(cell.workload, "")))
-    notes = sorted({f"{c.tracer}: {n}" for c in cells if not c.error for n in c.notes()})
+    notes = [f"{c.tracer} / {c.workload}: {'; '.join(c.notes())}" for c in cells if not c.error and c.notes()]
     if notes:
         lines += ["", "Notes from the tracers' own output:", ""] + [f"- {n}" for n in notes]
     lines += ["", "#### Micro-benchmarks (Google Benchmark, pinned to one CPU)", ""] + micro_table(micro)

@@ -47,6 +47,9 @@ class TracerOutput:
     sched_events: int = None    # of those, scheduler/task events
     lost: int = None            # events it says it lost (None: it has no loss report)
     output_bytes: int = None    # what it wrote to disk (None: it writes nothing)
+    # gpunoise only: context switches whose switch chain shows the kernel
+    # never delivered them to any tracepoint consumer (not a ring loss).
+    unreported_switches: int = None
     note: str = ""
 
 
@@ -173,7 +176,7 @@ class GpunoiseRecord(Tracer):
         return TracerOutput(
             events=sum(per_collector.values()), sched_events=per_collector.get("sched"), lost=lost,
             output_bytes=os.path.getsize(path) if os.path.exists(path) else None,
-            note=f"{unseen.group(1)} switches the kernel did not report" if unseen else "")
+            unreported_switches=int(unseen.group(1)) if unseen else 0)
 
 
 def free_loopback_port():
@@ -390,10 +393,15 @@ class TraceCmd(Tracer):
         stat = subprocess.run(["trace-cmd", "report", "--stat", "-i", path], capture_output=True,
                               text=True).stdout
         sched_names = {tp.split(":")[1] for tp in self.tracepoints if tp.split(":")[0] in SCHED_CATEGORIES}
-        return TracerOutput(events=sum(per_event.values()),
+        events = sum(per_event.values())
+        note = ""
+        # trace-cmd compresses the ftrace pages it stores; it prints both sizes.
+        uncompressed = [int(n) for n in re.findall(r"\((\d+) uncompressed\)", self.stdout(outdir))]
+        if uncompressed and events:
+            note = f"trace.dat is compressed; the ftrace data it holds is {sum(uncompressed) / events:.1f} B/event"
+        return TracerOutput(events=events,
                             sched_events=sum(n for e, n in per_event.items() if e in sched_names),
-                            lost=parse_trace_cmd_stat(stat), output_bytes=os.path.getsize(path),
-                            note="trace.dat as trace-cmd writes it (compressed where it can)")
+                            lost=parse_trace_cmd_stat(stat), output_bytes=os.path.getsize(path), note=note)
 
 
 def parse_perf_stats(text):

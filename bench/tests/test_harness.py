@@ -140,6 +140,19 @@ class ArithmeticTest(unittest.TestCase):
         self.assertAlmostEqual(p.events_per_s, 1000.0)
         self.assertAlmostEqual(p.ns_per_event, 0.002 * 1e9 / 2000)  # half the events fell in the run
 
+    def test_bytes_per_sched_event_is_withheld_where_sched_events_are_a_minority(self):
+        out = tracers.TracerOutput(events=1_000_000, sched_events=100_000, lost=0, output_bytes=20_000_000)
+        timings = {"cpu_run_s": 0.1, "cpu_after_s": 0.0, "life_s": 5.0}
+        p = cells.measure_pair(None, Fixed(), run(1.0, 1.0, 1.0, 5.0), run(1.0, 1.0, 1.0, 5.0), out, timings)
+        self.assertAlmostEqual(p.bytes_per_event, 20.0)
+        self.assertIsNone(p.bytes_per_sched_event)
+
+    def test_unreported_switches_are_summed_into_one_note(self):
+        c = cells.CellResult("gpunoise record", "W1 sched pipe")
+        c.pairs = [cells.PairResult(unreported_switches=8), cells.PairResult(unreported_switches=11)]
+        self.assertEqual(len(c.notes()), 1)
+        self.assertIn("19 context switches the kernel never delivered", c.notes()[0])
+
     def test_median_range_formats_one_and_several_pairs(self):
         self.assertEqual(cells.median_range([]), "n/a")
         self.assertEqual(cells.median_range([0.5]), "0.500")
