@@ -137,6 +137,10 @@ class NoTracer(Tracer):
     def argv(self, outdir):
         return ["sleep", "100000"]
 
+    def ready(self, pid, outdir):
+        # Once exec'd, so that its start-up is not counted in the run.
+        return read_text(f"/proc/{pid}/comm").strip() == "sleep"
+
 
 def parse_gpunoise_summary(text):
     """`gpunoise record`'s summary line: per-collector events and lost events."""
