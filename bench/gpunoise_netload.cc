@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -64,7 +65,13 @@ void RemoveOwnNamespaces() {
   while (dirent* e = ::readdir(d))
     if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) mine.emplace_back(e->d_name);
   ::closedir(d);
-  for (const auto& name : mine) gpunoise::testing::RunCommand({"ip", "netns", "del", name});
+  std::string ip = "ip";
+  for (const char* p : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"})
+    if (::access(p, X_OK) == 0) {
+      ip = p;
+      break;
+    }
+  for (const auto& name : mine) gpunoise::testing::RunCommand({ip, "netns", "del", name});
 }
 
 // SIGINT/SIGTERM/SIGHUP/SIGQUIT are blocked in every thread and taken here,

@@ -51,6 +51,7 @@ class PairResult:
     ns_per_event: float = None
     bytes_per_event: float = None
     bytes_per_sched_event: float = None
+    uncompressed_bytes_per_event: float = None
     unreported_switches: int = None
     note: str = ""
 
@@ -160,6 +161,8 @@ def measure_pair(tracer, workload, base, traced, output, timings):
             p.ns_per_event = p.extra_cpu_s * 1e9 / in_run
         if output.output_bytes:
             p.bytes_per_event = output.output_bytes / output.events
+        if output.uncompressed_bytes:
+            p.uncompressed_bytes_per_event = output.uncompressed_bytes / output.events
     # Meaningful only where the file is mostly sched events (W1); elsewhere
     # the other events' bytes would swamp it.
     if output.output_bytes and output.sched_events and output.events and 2 * output.sched_events >= output.events:

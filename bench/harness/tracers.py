@@ -47,6 +47,7 @@ class TracerOutput:
     sched_events: int = None    # of those, scheduler/task events
     lost: int = None            # events it says it lost (None: it has no loss report)
     output_bytes: int = None    # what it wrote to disk (None: it writes nothing)
+    uncompressed_bytes: int = None  # the data before the tool compressed it, when it says
     # gpunoise only: context switches whose switch chain shows the kernel
     # never delivered them to any tracepoint consumer (not a ring loss).
     unreported_switches: int = None
@@ -398,14 +399,14 @@ class TraceCmd(Tracer):
                               text=True).stdout
         sched_names = {tp.split(":")[1] for tp in self.tracepoints if tp.split(":")[0] in SCHED_CATEGORIES}
         events = sum(per_event.values())
-        note = ""
         # trace-cmd compresses the ftrace pages it stores; it prints both sizes.
-        uncompressed = [int(n) for n in re.findall(r"\((\d+) uncompressed\)", self.stdout(outdir))]
-        if uncompressed and events:
-            note = f"trace.dat is compressed; the ftrace data it holds is {sum(uncompressed) / events:.1f} B/event"
+        uncompressed = [int(n) for n in re.findall(r"\((\d+) uncompressed\)",
+                                                       self.stdout(outdir) + self.stderr(outdir))]
         return TracerOutput(events=events,
                             sched_events=sum(n for e, n in per_event.items() if e in sched_names),
-                            lost=parse_trace_cmd_stat(stat), output_bytes=os.path.getsize(path), note=note)
+                            lost=parse_trace_cmd_stat(stat), output_bytes=os.path.getsize(path),
+                            uncompressed_bytes=sum(uncompressed) if uncompressed else None,
+                            note="trace.dat is compressed: bytes/event is what it wrote" if uncompressed else "")
 
 
 def parse_perf_stats(text):

@@ -186,6 +186,15 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(lines[3].endswith(f"| {report.MET} |"), lines[3])  # zero loss
         self.assertTrue(lines[4].endswith(f"| {report.MET} |"), lines[4])  # bytes per sched event
 
+    def test_sched_bytes_are_judged_against_the_limit_and_against_the_peers_apart(self):
+        results = [cell("gpunoise", "w1", bytes_per_sched_event=8.7),
+                   cell("trace-cmd", "w1", bytes_per_event=6.3, uncompressed_bytes_per_event=26.0),
+                   cell("perf", "w1", bytes_per_event=117.0)]
+        lines = report.targets_table(results, [])
+        self.assertTrue(lines[4].endswith(f"| {report.MET} |"), lines[4])
+        self.assertIn("trace-cmd 6.3 B/event as written (26.0 B/event before its compression)", lines[5])
+        self.assertTrue(lines[5].endswith(f"| {report.MISSED} |"), lines[5])
+
     def test_absent_monitor_and_report_benchmark_read_not_measured(self):
         results = [cell("monitor", "w3", error="this gpunoise has no monitor command yet")]
         micro_results = [micro.MicroResult("bench/report/report_reader_benchmark", "x",
@@ -198,8 +207,8 @@ class ReportTest(unittest.TestCase):
         m = micro.MicroResult("bench/report/report_reader_benchmark", micro.REPORT_PARSING_BENCHMARK,
                               ns_per_event=50.0, events_per_s=2e7)
         lines = report.targets_table([], [m])
-        self.assertIn("20.0 M events/s", lines[6])
-        self.assertTrue(lines[6].endswith(f"| {report.MET} |"))
+        self.assertIn("20.0 M events/s", lines[7])
+        self.assertTrue(lines[7].endswith(f"| {report.MET} |"))
 
     def test_replace_block_keeps_the_text_outside_the_markers(self):
         path = os.path.join(tempfile.mkdtemp(), "doc.md")
