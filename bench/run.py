@@ -68,10 +68,12 @@ def parse_args(argv):
                                      "(default README.md; --quick: none)")
     args = ap.parse_args(argv)
     quick = args.quick
-    args.pairs = args.pairs or (1 if quick else 3)
-    args.pipe_loops = args.pipe_loops or (100000 if quick else 600000)
-    args.net_seconds = args.net_seconds or (2 if quick else 5)
-    args.idle_seconds = args.idle_seconds or (3 if quick else 10)
+    default = lambda value, quick_value, full_value: value if value is not None else (
+        quick_value if quick else full_value)
+    args.pairs = default(args.pairs, 1, 3)
+    args.pipe_loops = default(args.pipe_loops, 100000, 600000)
+    args.net_seconds = default(args.net_seconds, 2, 5)
+    args.idle_seconds = default(args.idle_seconds, 3, 10)
     if args.out is None:
         args.out = os.path.join(args.build_dir, "bench-quick.md") if quick else os.path.join(ROOT, "docs", "performance.md")
     if args.readme is None:

@@ -81,7 +81,7 @@ def target_cost_per_event(f):
     for wl, label in (("w1", "W1"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP")):
         g = f.median("gpunoise", wl, "ns_per_event")
         if g is None:
-            parts.append(f"{label}: gpunoise not measured ({f.why_missing('gpunoise', wl)})")
+            parts.append(f"{label}: not measured (gpunoise: {f.why_missing('gpunoise', wl)})")
             verdicts.append(None)
             continue
         peers = []
@@ -161,6 +161,14 @@ def target_report_parsing(f):
     return "report parsing at least 10 million events/s on one core", [f"not measured ({why})"], [None]
 
 
+def merge_unmeasured(parts, verdicts):
+    """'W3: not measured (R); W2 UDP: not measured (R)' reads 'not measured (R)'."""
+    if any(v is not None for v in verdicts):
+        return parts
+    reasons = {re.sub(r"^[^:]*: ", "", p) if ": not measured (" in p else p for p in parts}
+    return sorted(reasons) if len(reasons) == 1 else parts
+
+
 def verdict(verdicts):
     judged = [v for v in verdicts if v is not None]
     if not judged:
@@ -177,6 +185,7 @@ def targets_table(cells, micro):
     for target in (target_cost_per_event, target_zero_loss, target_sched_bytes, target_sched_bytes_below_peers,
                    target_monitor, target_report_parsing):
         title, parts, verdicts = target(f)
+        parts = merge_unmeasured(parts, verdicts)
         lines.append(f"| {title} | {'; '.join(parts)} | {verdict(verdicts)} |")
     return lines
 
@@ -206,7 +215,7 @@ def results_block(run, workloads, cells, micro):
     m = run["machine"]
     lines = [RESULTS_BEGIN, "", f"### Results: {m['date']}", ""] + smoke_banner(run) + [
         f"- Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory']}, Linux {m['kernel']}; "
-        f"load average at start {run['load_start']}, at end {run['load_end']}.",
+        f"load average at start {run['load_start']}, at end {run['load_end']}. {m['irq_accounting']}",
         f"- Command: `{run['command']}`",
         f"- Pairs per cell: {run['pairs']} (order alternates: untraced first, then traced first, ...). "
         f"Tracer CPU measured through: {run['cpu_method']}.",
@@ -239,10 +248,10 @@ def results_block(run, workloads, cells, micro):
 
 def targets_block(run, cells, micro):
     m = run["machine"]
-    label = "smoke run (`--quick`, noisy; not the benchmark)" if run["quick"] else "full run"
+    label = "a smoke run (`--quick`: noisy, not the benchmark)" if run["quick"] else "the full run"
     return [TARGETS_BEGIN, "",
-            f"Where the targets stand ({label} of {m['date']} on {m['nproc']} CPUs, Linux {m['kernel']}; "
-            "details in [docs/performance.md](docs/performance.md)):", ""] + targets_table(cells, micro) + [
+            f"Where the targets stand, from {label} of {m['date']} on {m['nproc']} CPUs, Linux {m['kernel']} "
+            "(details in [docs/performance.md](docs/performance.md)):", ""] + targets_table(cells, micro) + [
             "", TARGETS_END]
 
 

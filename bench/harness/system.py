@@ -167,12 +167,28 @@ def machine_description():
             if line.startswith("MemTotal:"):
                 mem_gib = int(line.split()[1]) / 1024 / 1024
     return {
+        "irq_accounting": irq_time_accounting(),
         "nproc": os.cpu_count(),
         "cpu": cpu,
         "kernel": platform.release(),
         "memory": f"{mem_gib:.1f} GiB",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
+
+
+def irq_time_accounting():
+    """Whether interrupt time is charged to the task it interrupts, which
+    decides whether a tracer's CPU includes interrupts that hit it."""
+    import gzip
+    try:
+        with gzip.open("/proc/config.gz", "rt") as f:
+            config = f.read()
+    except OSError:
+        return "Kernel config unknown: interrupts may be charged to the task they interrupt, tracers included."
+    if "CONFIG_IRQ_TIME_ACCOUNTING=y" in config:
+        return "CONFIG_IRQ_TIME_ACCOUNTING=y: interrupt time is not charged to tracers."
+    return ("CONFIG_IRQ_TIME_ACCOUNTING is off: interrupts are charged to the task they interrupt, "
+            "so a tracer that is on a CPU more is also charged more of the softirqs that land there.")
 
 
 def load_average():

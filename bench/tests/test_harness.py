@@ -196,12 +196,13 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(lines[5].endswith(f"| {report.MISSED} |"), lines[5])
 
     def test_absent_monitor_and_report_benchmark_read_not_measured(self):
-        results = [cell("monitor", "w3", error="this gpunoise has no monitor command yet")]
+        results = [cell("monitor", w, error="this gpunoise has no monitor command yet")
+                   for w in ("w3", "w2udp", "w2tcp")]
         micro_results = [micro.MicroResult("bench/report/report_reader_benchmark", "x",
-                                           error="not built (Google Benchmark missing, or its branch is not merged yet)")]
+                                           error="not built: Google Benchmark is missing, or its branch is not merged yet")]
         table = "\n".join(report.targets_table(results, micro_results))
-        self.assertIn("W3 idle: not measured (this gpunoise has no monitor command yet)", table)
-        self.assertIn("not measured (not built", table)
+        self.assertIn("| not measured (this gpunoise has no monitor command yet) | not measured |", table)
+        self.assertIn("not measured (not built: Google Benchmark is missing", table)
 
     def test_report_parsing_target_reads_the_reader_benchmark(self):
         m = micro.MicroResult("bench/report/report_reader_benchmark", micro.REPORT_PARSING_BENCHMARK,
