@@ -238,7 +238,13 @@ def results_block(run, workloads, cells, micro):
     units = {w.name: w.unit for w in workloads}
     for cell in cells:
         lines.append(cell_row(cell, units.get(cell.workload, "")))
-    notes = [f"{c.tracer} / {c.workload}: {'; '.join(c.notes())}" for c in cells if not c.error and c.notes()]
+    # One line per (tracer, note), naming the workloads it came from.
+    where = {}
+    for c in cells:
+        if not c.error:
+            for n in c.notes():
+                where.setdefault((c.tracer, n), []).append(c.workload)
+    notes = [f"{tracer} / {', '.join(wls)}: {n}" for (tracer, n), wls in where.items()]
     if notes:
         lines += ["", "Notes from the tracers' own output:", ""] + [f"- {n}" for n in notes]
     lines += ["", "#### Micro-benchmarks (Google Benchmark, pinned to one CPU)", ""] + micro_table(micro)

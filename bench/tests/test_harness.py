@@ -230,6 +230,16 @@ class ReportTest(unittest.TestCase):
         with open(path) as f:
             self.assertEqual(f.read(), f"intro\n\n{report.TARGETS_BEGIN}\nt\n{report.TARGETS_END}\n")
 
+    def test_a_note_repeated_across_workloads_is_one_line(self):
+        results = [cell("perf", w, note="perf refuses irq_vectors:irq_work_exit; it records the rest")
+                   for w in ("W1 sched pipe", "W2 UDP")]
+        run = {"quick": True, "machine": {"date": "d", "nproc": 2, "cpu": "c", "memory": "m", "kernel": "k",
+                                          "irq_accounting": ""},
+               "load_start": "", "load_end": "", "command": "c", "pairs": 1, "tracepoints": [], "cpu_method": ""}
+        lines = report.results_block(run, [], results, [])
+        self.assertIn("- perf / W1 sched pipe, W2 UDP: perf refuses irq_vectors:irq_work_exit; it records the rest",
+                      lines)
+
     def test_a_cell_that_cannot_run_says_why(self):
         row = report.cell_row(cell("bcc", "w1", error="no kernel headers"), "ops/s")
         self.assertIn("cannot run: no kernel headers", row)
