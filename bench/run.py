@@ -1,499 +1,202 @@
 #!/usr/bin/env python3
 """gpunoise's overhead beside the tracers an operator would otherwise use.
 
-Each (tracer, workload) cell runs the workload traced and untraced in turn
-(A B A B ..., --pairs times) so that the ratio traced/untraced holds on a
-noisy machine. Figures per cell: workload throughput ratio (median, min-max),
-tracer CPU (% of one CPU), events seen per second, lost events, nanoseconds
-of extra system-wide CPU time per event, and output bytes per event.
+Each (tracer, workload) cell runs the workload untraced and traced in pairs
+(--pairs, order alternating) so that ratios hold on a noisy machine, and
+reports per cell: throughput traced/untraced (median [min-max]), the
+tracer's own CPU, events/s it saw, events it lost (its own report), ns of
+extra system-wide CPU per event, and output bytes per event. Then the
+micro-benchmarks, then where each target stands.
 
 The harness measures and reports; it never judges. It exits non-zero only
-when it cannot run at all (not root, gpunoise not built). A tracer that cannot
-run on this machine is listed with the reason.
+when it cannot run at all (not root, gpunoise not built, bad flags); a
+tracer or workload that cannot run here gets "cannot run: <reason>" in its
+cell, and a missed target is a word in a table.
 
-Usage: sudo bench/run.py [--pairs 3] [--workloads w1,w2,w3] [--tracers ...]
-                         [--out docs/performance.md]
+  sudo bench/run.sh                 # installs the peer tools, builds, runs this
+  sudo bench/run.py --quick         # smoke run: 1 pair, short workloads
+  sudo bench/run.py --workloads w1 --tracers none,gpunoise,trace-cmd
 """
 
 import argparse
-import datetime
 import os
-import platform
-import re
 import shlex
 import signal
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPUNOISE = os.path.join(ROOT, "build", "tools", "gpunoise", "gpunoise")
-NETLOAD = os.path.join(ROOT, "build", "bench", "gpunoise-netload")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
 
-# The same kernel events for every tracer: scheduling, hard and soft irqs.
-SCHED_IRQ_EVENTS = [
-    "sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup_new",
-    "sched:sched_process_fork", "sched:sched_process_exec", "sched:sched_process_exit",
-    "irq:irq_handler_entry", "irq:irq_handler_exit",
-    "irq:softirq_entry", "irq:softirq_exit", "irq:softirq_raise",
-]
+from harness import cells as cells_mod  # noqa: E402
+from harness import micro as micro_mod  # noqa: E402
+from harness import report, system, tracers, workloads  # noqa: E402
 
+ALL_WORKLOADS = "w1,w2udp,w2tcp,w3"
+ALL_TRACERS = "none,gpunoise,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
 
-def busy_jiffies():
-    """System-wide non-idle CPU time from /proc/stat, in seconds."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
+def log(text):
+    print(text, flush=True)
 
-# ---------------------------------------------------------------- workloads
 
-class Workload:
-    name = ""
-    description = ""
+def usage_error(message):
+    print(f"usage: bench/run.py: {message}", file=sys.stderr)
+    sys.exit(2)
 
-    def available(self):
-        return None  # or a reason string
 
-    def run(self):
-        """Runs once; returns throughput (higher is better) or None."""
-        raise NotImplementedError
+def interrupt(_signum, _frame):
+    raise KeyboardInterrupt
 
 
-class PipeWorkload(Workload):
-    name = "W1 sched pipe"
-    description = "taskset -c 1 perf bench sched pipe -l {loops} (context-switch heavy)"
-
-    def __init__(self, loops):
-        self.loops = loops
-        self.description = self.description.format(loops=loops)
-
-    def available(self):
-        if subprocess.run(["perf", "bench", "sched", "pipe", "-l", "10"],
-                          capture_output=True).returncode != 0:
-            return "perf bench is not available"
-        return None
-
-    def run(self):
-        out = subprocess.run(["taskset", "-c", "1", "perf", "bench", "sched", "pipe", "-l",
-                              str(self.loops)], capture_output=True, text=True).stdout
-        m = re.search(r"([\d.]+)\s+ops/sec", out)
-        return float(m.group(1)) if m else None
-
-
-class NetWorkload(Workload):
-    def __init__(self, mode, seconds):
-        self.mode = mode
-        self.seconds = seconds
-        self.name = f"W2 {mode.upper()}"
-        self.description = (f"{os.path.relpath(NETLOAD, ROOT)} --{mode} --seconds {seconds} "
-                            "(veth between two network namespaces)")
-
-    def available(self):
-        if not os.access(NETLOAD, os.X_OK):
-            return "the network load generator (build/bench/gpunoise-netload) is not built"
-        return None
-
-    def run(self):
-        out = subprocess.run([NETLOAD, f"--{self.mode}", "--seconds", str(self.seconds)],
-                             capture_output=True, text=True)
-        m = re.search(r"throughput\s+([\d.]+)", out.stdout)
-        return float(m.group(1)) if m else None
-
-
-class IdleWorkload(Workload):
-    name = "W3 idle"
-
-    def __init__(self, seconds):
-        self.seconds = seconds
-        self.description = f"sleep {seconds} (an idle node: the floor of continuous mode)"
-
-    def run(self):
-        time.sleep(self.seconds)
-        return None
-
-
-# ------------------------------------------------------------------ tracers
-
-class Tracer:
-    name = ""
-    ready_marker = None  # stderr text that says the tracer is attached
-    settle_seconds = 2.0
-
-    def available(self):
-        return None
-
-    def command(self, outdir):
-        raise NotImplementedError
-
-    def wrap(self, argv):
-        return argv
-
-    def parse(self, stdout, stderr, outdir):
-        """Returns (events, lost, output_bytes) after the tracer exits."""
-        return None, None, None
-
-
-class GpunoiseRecord(Tracer):
-    ready_marker = "recording"
-
-    def __init__(self, events=None, name="gpunoise record"):
-        self.events = events
-        self.name = name
-
-    def available(self):
-        return None if os.access(GPUNOISE, os.X_OK) else "gpunoise is not built"
-
-    def command(self, outdir):
-        argv = [GPUNOISE, "record", "-o", os.path.join(outdir, "trace.pftrace")]
-        if self.events:
-            argv += ["--events", self.events]
-        return argv
-
-    def parse(self, stdout, stderr, outdir):
-        events = sum(int(n) for n in re.findall(r"(\d+) events", stdout))
-        m = re.search(r"(\d+) lost events", stdout)
-        lost = int(m.group(1)) if m else None
-        path = os.path.join(outdir, "trace.pftrace")
-        size = os.path.getsize(path) if os.path.exists(path) else None
-        return events, lost, size
-
-
-class GpunoiseMonitor(Tracer):
-    name = "gpunoise monitor"
-    ready_marker = "listening"
-
-    def available(self):
-        if not os.access(GPUNOISE, os.X_OK):
-            return "gpunoise is not built"
-        r = subprocess.run([GPUNOISE, "monitor", "--help"], capture_output=True)
-        return None if r.returncode == 0 else "gpunoise monitor is not available in this build"
-
-    def command(self, outdir):
-        return [GPUNOISE, "monitor", "--listen", "127.0.0.1:0"]
-
-
-class Bpftrace(Tracer):
-    name = "bpftrace count()"
-
-    def available(self):
-        return None if shutil_which("bpftrace") else "bpftrace is not installed (apt install bpftrace)"
-
-    def command(self, outdir):
-        probes = ",".join("tracepoint:" + e for e in SCHED_IRQ_EVENTS)
-        return ["bpftrace", "-e", probes + " { @[probe] = count(); }"]
-
-    def parse(self, stdout, stderr, outdir):
-        counts = [int(n) for n in re.findall(r"\]:\s*(\d+)", stdout)]
-        m = re.search(r"Lost (\d+) events", stdout + stderr)
-        return (sum(counts) if counts else None), (int(m.group(1)) if m else 0), None
-
-
-class Bcc(Tracer):
-    name = "bcc softirqs + runqlat"
-
-    def available(self):
-        if not shutil_which("softirqs-bpfcc"):
-            return "bcc tools are not installed (apt install bpfcc-tools)"
-        r = subprocess.run(["timeout", "20", "softirqs-bpfcc", "1", "1"], capture_output=True, text=True)
-        if r.returncode != 0:
-            if "kernel headers" in r.stderr:
-                return "bcc cannot compile its programs here: no kernel headers for this kernel"
-            last = (r.stderr.strip().splitlines() or ["failed"])[-1]
-            return f"bcc cannot run here: {last.strip()}"
-        return None
-
-    def command(self, outdir):
-        return ["sh", "-c", "softirqs-bpfcc & runqlat-bpfcc & wait"]
-
-
-class TraceCmd(Tracer):
-    name = "trace-cmd record"
-
-    def available(self):
-        return None if shutil_which("trace-cmd") else "trace-cmd is not installed (apt install trace-cmd)"
-
-    def command(self, outdir):
-        out = os.path.join(outdir, "trace.dat")
-        events = " ".join("-e " + e for e in SCHED_IRQ_EVENTS)
-        # Some kernels refuse writes to ftrace_enabled (no function tracer);
-        # trace-cmd insists on writing it, so give it a stand-in file in a
-        # private mount namespace.
-        stand_in = os.path.join(outdir, "ftrace_enabled")
-        with open(stand_in, "w") as f:
-            f.write("1\n")
-        empty = os.path.join(outdir, "empty")
-        open(empty, "w").close()
-        # This kernel has no function tracer: trace-cmd's writes to these
-        # control files fail and it gives up, so it gets empty stand-ins.
-        binds = " ".join(
-            f"[ -e /sys/kernel/tracing/{name} ] && mount --bind {empty} /sys/kernel/tracing/{name};"
-            for name in ("set_ftrace_pid", "set_ftrace_filter", "set_ftrace_notrace",
-                         "set_graph_function", "set_graph_notrace"))
-        # trace-cmd crashes on SIGINT here when it has no command to follow,
-        # so it follows a long sleep that the stop signal ends.
-        script = (f"mount --bind {stand_in} /proc/sys/kernel/ftrace_enabled 2>/dev/null; {binds} "
-                  f"exec trace-cmd record {events} -o {out} sleep 1000000")
-        return ["unshare", "-m", "sh", "-c", script]
-
-    def parse(self, stdout, stderr, outdir):
-        out = os.path.join(outdir, "trace.dat")
-        if not os.path.exists(out):
-            return None, None, None
-        report = subprocess.run(["trace-cmd", "report", "-i", out], capture_output=True, text=True)
-        events = sum(1 for line in report.stdout.splitlines() if re.search(r"\d+\.\d+: \w+:", line))
-        stats = subprocess.run(["trace-cmd", "report", "--stat", "-i", out], capture_output=True,
-                               text=True).stdout
-        lost = sum(int(n) for n in re.findall(r"overrun: (\d+)", stats))
-        return events, lost, os.path.getsize(out)
-
-
-class PerfRecord(Tracer):
-    name = "perf record"
-
-    def command(self, outdir):
-        argv = ["perf", "record", "-q", "-a", "-o", os.path.join(outdir, "perf.data")]
-        for e in SCHED_IRQ_EVENTS:
-            argv += ["-e", e]
-        return argv
-
-    def parse(self, stdout, stderr, outdir):
-        out = os.path.join(outdir, "perf.data")
-        if not os.path.exists(out):
-            return None, None, None
-        stats = subprocess.run(["perf", "report", "--stats", "-i", out], capture_output=True,
-                               text=True).stdout
-        m = re.search(r"SAMPLE events:\s+(\d+)", stats)
-        lost = re.search(r"LOST events:\s+(\d+)", stats)
-        return (int(m.group(1)) if m else None), (int(lost.group(1)) if lost else 0), os.path.getsize(out)
-
-
-def shutil_which(cmd):
-    from shutil import which
-    return which(cmd)
-
-
-# ------------------------------------------------------------------ running
-
-def start_tracer(tracer, outdir):
-    proc = subprocess.Popen(tracer.command(outdir), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE,
-                            start_new_session=True)
-    proc.early_stderr = b""
-    if tracer.ready_marker:
-        import select
-        deadline = time.time() + 30
-        marker = tracer.ready_marker.encode()
-        while time.time() < deadline and marker not in proc.early_stderr and proc.poll() is None:
-            ready, _, _ = select.select([proc.stderr], [], [], 0.1)
-            if ready:
-                chunk = os.read(proc.stderr.fileno(), 65536)
-                if not chunk:
-                    break
-                proc.early_stderr += chunk
-    else:
-        time.sleep(tracer.settle_seconds)
-    return proc
-
-
-def kill_group(proc, sig):
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def stop_tracer(proc):
-    # The whole group: some tracers (trace-cmd) leave per-CPU readers behind.
-    kill_group(proc, signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        kill_group(proc, signal.SIGKILL)
-        out, err = proc.communicate(timeout=10)
-    kill_group(proc, signal.SIGKILL)
-    decode = lambda b: (b or b"").decode(errors="replace")
-    return decode(out), decode(proc.early_stderr) + decode(err)
-
-
-def tracer_cpu_seconds(pid_rusage):
-    return pid_rusage.ru_utime + pid_rusage.ru_stime
-
-
-def run_cell(tracer, workload, pairs):
-    ratios, tracer_cpu, events_rate, lost_total, bytes_per_event, ns_per_event = [], [], [], 0, [], []
-    for _ in range(pairs):
-        # B: untraced
-        busy0 = busy_jiffies()
-        t0 = time.monotonic()
-        base = workload.run()
-        base_wall = time.monotonic() - t0
-        base_busy = busy_jiffies() - busy0
-        # A: traced
-        with tempfile.TemporaryDirectory(prefix="gpunoise-bench-") as outdir:
-            proc = start_tracer(tracer, outdir)
-            if proc.poll() is not None:
-                kill_group(proc, signal.SIGKILL)
-                out, err = proc.communicate(timeout=10)
-                why = (proc.early_stderr + (err or b"") or out or b"").decode(errors="replace")
-                return {"error": f"{tracer.name} exited at start: {why.strip()[:200]}"}
-            busy0 = busy_jiffies()
-            t0 = time.monotonic()
-            traced = workload.run()
-            wall = time.monotonic() - t0
-            busy = busy_jiffies() - busy0
-            # The workload's own child is reaped by now; the tracer is reaped
-            # only at stop, so the difference is the tracer's whole CPU time.
-            before = resource_children()
-            t_stop = time.monotonic()
-            out, err = stop_tracer(proc)
-            cpu = resource_children() - before
-            events, lost, size = tracer.parse(out, err, outdir)
-        if base and traced:
-            ratios.append(traced / base)
-        tracer_cpu.append(cpu / max(wall + (t_stop - t0 - wall), 1e-9))
-        if events:
-            events_rate.append(events / wall)
-            # Extra system-wide CPU for the same work, per event seen.
-            extra = busy - base_busy * (wall / base_wall if workload.name.startswith("W3") else 1.0)
-            ns_per_event.append(max(extra, 0.0) * 1e9 / events)
-            if size:
-                bytes_per_event.append(size / events)
-        if lost:
-            lost_total += lost
-    return {
-        "ratios": ratios, "tracer_cpu": tracer_cpu, "events_rate": events_rate,
-        "lost": lost_total, "bytes_per_event": bytes_per_event, "ns_per_event": ns_per_event,
-    }
-
-
-def resource_children():
-    import resource
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def fmt_ratio(values):
-    if not values:
-        return "n/a"
-    return f"{statistics.median(values):.3f} [{min(values):.3f}–{max(values):.3f}]"
-
-
-def fmt_median(values, fmt):
-    return fmt.format(statistics.median(values)) if values else "n/a"
-
-
-def machine_description():
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return f"{os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}"
-
-
-def main():
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pairs", type=int, default=3, help="traced/untraced pairs per cell (default 3)")
-    ap.add_argument("--workloads", default="w1,w2udp,w2tcp,w3")
-    ap.add_argument("--tracers", default="none,gpunoise,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf")
-    ap.add_argument("--pipe-loops", type=int, default=600000)
-    ap.add_argument("--net-seconds", type=int, default=5)
-    ap.add_argument("--idle-seconds", type=int, default=10)
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: 1 pair, short workloads, short micro-benchmarks; writes "
+                         "build/bench-quick.md unless --out is given, and leaves README.md alone")
+    ap.add_argument("--pairs", type=int, help="traced/untraced pairs per cell (default 3; --quick: 1)")
+    ap.add_argument("--workloads", default=ALL_WORKLOADS, help=f"comma-separated (default {ALL_WORKLOADS})")
+    ap.add_argument("--tracers", default=ALL_TRACERS, help=f"comma-separated (default {ALL_TRACERS})")
+    ap.add_argument("--pipe-loops", type=int, help="W1 loops (default 600000; --quick: 100000)")
+    ap.add_argument("--net-seconds", type=int, help="W2 seconds per run (default 5; --quick: 2)")
+    ap.add_argument("--idle-seconds", type=int, help="W3 seconds per run (default 10; --quick: 3)")
+    ap.add_argument("--no-micro", action="store_true", help="skip the micro-benchmarks")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", help="markdown to write the results into, between its markers "
+                                  "(default docs/performance.md; --quick: build/bench-quick.md)")
+    ap.add_argument("--readme", help="README to write the targets table into, between its markers "
+                                     "(default README.md; --quick: none)")
+    args = ap.parse_args(argv)
+    quick = args.quick
+    default = lambda value, quick_value, full_value: value if value is not None else (
+        quick_value if quick else full_value)
+    args.pairs = default(args.pairs, 1, 3)
+    args.pipe_loops = default(args.pipe_loops, 100000, 600000)
+    args.net_seconds = default(args.net_seconds, 2, 5)
+    args.idle_seconds = default(args.idle_seconds, 3, 10)
+    if args.out is None:
+        args.out = os.path.join(args.build_dir, "bench-quick.md") if quick else os.path.join(ROOT, "docs", "performance.md")
+    if args.readme is None:
+        args.readme = "" if quick else os.path.join(ROOT, "README.md")
+    if args.pairs < 1 or args.pipe_loops < 1 or args.net_seconds < 1 or args.idle_seconds < 1:
+        ap.error("--pairs, --pipe-loops, --net-seconds and --idle-seconds must be positive")
+    if args.net_seconds > 600 or args.idle_seconds > 3600:
+        ap.error("--net-seconds is at most 600 and --idle-seconds at most 3600 (every load is bounded)")
+    return args
+
+
+def pick(keys_text, table, what):
+    out = []
+    for key in filter(None, keys_text.split(",")):
+        if key not in table:
+            usage_error(f"unknown {what} {key!r} (known: {', '.join(table)})")
+        out.append(table[key])
+    return out
+
+
+def main(argv):
+    args = parse_args(argv)
+
+    gpunoise = os.path.join(args.build_dir, "tools", "gpunoise", "gpunoise")
+    netload = os.path.join(args.build_dir, "bench", "gpunoise-netload")
+    ncpu = os.cpu_count() or 1
+    last_cpu = ncpu - 1
+    all_workloads = {
+        # MEASURED.md's layout: W1 on the last CPU, W2's sender on CPU 0 and
+        # receiver on CPU 1 (the same CPU on a one-CPU machine).
+        "w1": workloads.PipeWorkload(args.pipe_loops, last_cpu),
+        "w2udp": workloads.NetWorkload(netload, "udp", args.net_seconds, 0, min(1, last_cpu)),
+        "w2tcp": workloads.NetWorkload(netload, "tcp", args.net_seconds, 0, min(1, last_cpu)),
+        "w3": workloads.IdleWorkload(args.idle_seconds),
+    }
+    peer_tps = tracers.peer_tracepoints() if os.path.isdir(tracers.TRACEFS + "/events") else []
+    all_tracers = {
+        "none": tracers.NoTracer(),
+        "gpunoise": tracers.GpunoiseRecord(gpunoise, "gpunoise", "gpunoise record"),
+        "gpunoise-packets": tracers.GpunoiseRecord(gpunoise, "gpunoise-packets",
+                                                   "gpunoise record + per-packet net events",
+                                                   "sched,irq,softirq,net,net-packets"),
+        "monitor": tracers.GpunoiseMonitor(gpunoise),
+        "bpftrace": tracers.Bpftrace(peer_tps),
+        "bcc": tracers.Bcc(),
+        "trace-cmd": tracers.TraceCmd(peer_tps),
+        "perf": tracers.PerfRecord(peer_tps),
+    }
+    chosen_workloads = pick(args.workloads, all_workloads, "workload")
+    chosen_tracers = pick(args.tracers, all_tracers, "tracer")
 
     if os.geteuid() != 0:
-        sys.exit("bench: needs root (tracers load eBPF programs)")
-    if not os.access(GPUNOISE, os.X_OK):
-        sys.exit("bench: build gpunoise first (tools/setup.sh)")
+        print("bench: needs root (the tracers load eBPF programs; W2 creates network namespaces)",
+              file=sys.stderr)
+        return 1
+    if not os.access(gpunoise, os.X_OK):
+        print(f"bench: gpunoise is not built at {gpunoise} (run tools/setup.sh or bench/run.sh)", file=sys.stderr)
+        return 1
+    if not peer_tps:
+        print(f"bench: tracefs is not mounted at {tracers.TRACEFS} (mount -t tracefs nodev {tracers.TRACEFS})",
+              file=sys.stderr)
+        return 1
 
-    all_workloads = {
-        "w1": PipeWorkload(args.pipe_loops),
-        "w2udp": NetWorkload("udp", args.net_seconds),
-        "w2tcp": NetWorkload("tcp", args.net_seconds),
-        "w3": IdleWorkload(args.idle_seconds),
+    # SIGTERM unwinds like Ctrl-C, so tracers are stopped and cgroups removed.
+    signal.signal(signal.SIGTERM, interrupt)
+    system.remove_stale_cgroups()
+
+    run = {
+        "quick": args.quick,
+        "machine": system.machine_description(),
+        "load_start": system.load_average(),
+        "command": "sudo bench/run.py " + " ".join(shlex.quote(a) for a in argv) if argv else "sudo bench/run.py",
+        "pairs": args.pairs,
+        "tracepoints": peer_tps,
+        "cpu_method": "",
     }
+    if os.environ.get("GPUNOISE_BENCH_COMMAND"):
+        run["command"] = os.environ["GPUNOISE_BENCH_COMMAND"]
 
-    class NoTracer(Tracer):
-        name = "control (no tracer)"
-
-        def command(self, outdir):
-            return ["sleep", "100000"]
-
-    all_tracers = {
-        "none": NoTracer(),
-        "gpunoise": GpunoiseRecord(),
-        "gpunoise-packets": GpunoiseRecord("sched,irq,softirq,net,net-packets",
-                                           "gpunoise record + per-packet net events"),
-        "monitor": GpunoiseMonitor(),
-        "bpftrace": Bpftrace(),
-        "bcc": Bcc(),
-        "trace-cmd": TraceCmd(),
-        "perf": PerfRecord(),
-    }
-    workloads = [all_workloads[w] for w in args.workloads.split(",")]
-    tracers = [all_tracers[t] for t in args.tracers.split(",")]
-
-    rows = []
-    for tracer in tracers:
-        reason = tracer.available()
-        for workload in workloads:
-            why = reason or workload.available()
+    results = []
+    reasons = {t.key: t.available() for t in chosen_tracers}
+    for workload in chosen_workloads:
+        wl_reason = workload.available()
+        for tracer in chosen_tracers:
+            why = reasons[tracer.key] or wl_reason
             if why:
-                rows.append((tracer.name, workload.name, {"error": why}))
-                print(f"{tracer.name} / {workload.name}: cannot run: {why}", flush=True)
+                log(f"{tracer.name} / {workload.name}: cannot run: {why}")
+                results.append(cells_mod.CellResult(tracer.name, workload.name, tracer.key, workload.key,
+                                                    error=why))
                 continue
-            print(f"{tracer.name} / {workload.name} ...", flush=True)
-            cell = run_cell(tracer, workload, args.pairs)
-            rows.append((tracer.name, workload.name, cell))
-            print("   ", cell if "error" in cell else fmt_ratio(cell["ratios"]), flush=True)
+            log(f"{tracer.name} / {workload.name} ({args.pairs} pairs) ...")
+            cell = cells_mod.run_cell(tracer, workload, args.pairs, log)
+            if cell.error:
+                log(f"    cannot run: {cell.error}")
+            run["cpu_method"] = run["cpu_method"] or cell.cpu_method
+            results.append(cell)
 
-    write_report(args, workloads, rows)
-    print(f"bench: wrote {args.out}")
+    micro = []
+    if not args.no_micro:
+        micro = micro_mod.run_micro(args.build_dir, last_cpu, 0.05 if args.quick else 0.5,
+                                    1 if args.quick else 3, log)
+    run["load_end"] = system.load_average()
+    run["cpu_method"] = {"cgroup": "a cgroup v2 per tracer (cpu.stat usage_usec)",
+                         "process group": "/proc of the tracer's process group (no cgroup v2)"}.get(
+                             run["cpu_method"], "n/a")
 
-
-def write_report(args, workloads, rows):
-    lines = [
-        "# Performance: gpunoise beside the tracers it replaces",
-        "",
-        f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC on {machine_description()}.",
-        "",
-        f"Command: `sudo bench/run.py --pairs {args.pairs} --workloads {args.workloads} "
-        f"--tracers {args.tracers}`",
-        "",
-        "Workloads:",
-        "",
-    ]
-    for w in workloads:
-        lines.append(f"- **{w.name}**: `{w.description}`")
-    lines += [
-        "",
-        "Each cell: workload throughput traced/untraced, median [min–max] over the pairs (A B A B ...) | "
-        "tracer CPU (% of one CPU) | events seen per second | lost events | ns of extra system-wide CPU "
-        "per event | output bytes per event. W3 has no throughput; its figure is the tracer's CPU.",
-        "",
-        "| tracer | workload | throughput ratio | tracer CPU | events/s | lost | ns/event | bytes/event |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for tracer, workload, cell in rows:
-        if "error" in cell:
-            lines.append(f"| {tracer} | {workload} | cannot run: {cell['error']} | | | | | |")
-            continue
-        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            tracer, workload, fmt_ratio(cell["ratios"]),
-            fmt_median([100 * c for c in cell["tracer_cpu"]], "{:.2f}%"),
-            fmt_median(cell["events_rate"], "{:,.0f}"), cell["lost"],
-            fmt_median(cell["ns_per_event"], "{:.0f}"),
-            fmt_median(cell["bytes_per_event"], "{:.1f}")))
-    lines.append("")
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines))
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    report.replace_block(args.out, report.RESULTS_BEGIN, report.RESULTS_END,
+                         report.results_block(run, chosen_workloads, results, micro),
+                         create_heading="# gpunoise benchmark results")
+    log(f"bench: wrote {args.out}")
+    if args.readme:
+        report.replace_block(args.readme, report.TARGETS_BEGIN, report.TARGETS_END,
+                             report.targets_block(run, results, micro))
+        log(f"bench: wrote the targets table into {args.readme}")
+    for line in report.targets_table(results, micro):
+        log(line)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        print("bench: interrupted; tracers stopped, nothing written", file=sys.stderr)
+        sys.exit(130)

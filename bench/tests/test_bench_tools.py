@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Integration tests of the benchmark tools on this machine (root):
+gpunoise-netload, the ring-consume micro-benchmark and a bench/run.py smoke
+run. GPUNOISE_BUILD_DIR names the build directory (CMake sets it)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from harness import system  # noqa: E402
+
+BUILD = os.environ.get("GPUNOISE_BUILD_DIR", os.path.join(ROOT, "build"))
+NETLOAD = os.path.join(BUILD, "bench", "gpunoise-netload")
+RING_BENCH = os.path.join(BUILD, "bench", "ring_consume_benchmark")
+
+
+def require_root(test):
+    if os.geteuid() != 0:
+        if os.environ.get("GPUNOISE_REQUIRE_ROOT_TESTS") == "1":
+            test.fail("needs root, and GPUNOISE_REQUIRE_ROOT_TESTS=1")
+        test.skipTest("needs root")
+
+
+def namespaces_of(pid):
+    try:
+        return [n for n in os.listdir("/run/netns") if n.startswith(f"gnt-{pid}-")]
+    except OSError:
+        return []
+
+
+def parse_line(stdout):
+    for line in stdout.splitlines():
+        if line.startswith("gpunoise-netload:"):
+            return dict(kv.split("=", 1) for kv in line.split()[1:])
+    return {}
+
+
+class NetloadTest(unittest.TestCase):
+    def setUp(self):
+        require_root(self)
+
+    def run_netload(self, *args):
+        p = subprocess.Popen([NETLOAD, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = p.communicate(timeout=120)
+        return p, out, err
+
+    def test_udp_flood_prints_packets_per_second_and_removes_its_namespaces(self):
+        p, out, err = self.run_netload("--udp", "--seconds", "1")
+        self.assertEqual(p.returncode, 0, err)
+        values = parse_line(out)
+        self.assertEqual(values["mode"], "udp")
+        self.assertEqual(values["unit"], "packets/s")
+        self.assertGreater(float(values["throughput"]), 1000)
+        self.assertGreater(int(values["work"]), 0)
+        self.assertLessEqual(int(values["work"]), int(values["sent"]))
+        self.assertGreater(float(values["busy_cpu_s"]), 0)
+        self.assertEqual(namespaces_of(p.pid), [])
+
+    def test_tcp_stream_prints_gbit_per_second_and_removes_its_namespaces(self):
+        p, out, err = self.run_netload("--tcp", "--seconds", "1")
+        self.assertEqual(p.returncode, 0, err)
+        values = parse_line(out)
+        self.assertEqual(values["unit"], "Gbit/s")
+        self.assertGreater(float(values["throughput"]), 0.01)
+        self.assertEqual(namespaces_of(p.pid), [])
+
+    def test_a_terminated_load_removes_its_namespaces(self):
+        p = subprocess.Popen([NETLOAD, "--udp", "--seconds", "30"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while len(namespaces_of(p.pid)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(len(namespaces_of(p.pid)), 2, "the load never made its namespaces")
+            time.sleep(0.5)
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)
+        self.assertIn("namespaces removed", err)
+        self.assertEqual(namespaces_of(p.pid), [])
+
+    def test_flag_misuse_exits_2_with_a_usage_line(self):
+        for args in ([], ["--udp", "--tcp"], ["--udp", "--seconds", "0"], ["--tcp", "--seconds", "601"],
+                     ["--udp", "--napi", "fast"], ["--udp", "--sender-cpu", "4096"]):
+            p, _, err = self.run_netload(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertTrue(err.startswith("usage:"), err)
+
+
+class RingConsumeBenchmarkTest(unittest.TestCase):
+    def setUp(self):
+        require_root(self)
+        if not os.access(RING_BENCH, os.X_OK):
+            self.skipTest("ring_consume_benchmark is not built (Google Benchmark missing)")
+
+    def test_every_record_the_program_writes_is_drained_and_encoded(self):
+        r = subprocess.run([RING_BENCH, "--benchmark_filter=BM_RingConsumeEncode/1024",
+                            "--benchmark_format=json", "--benchmark_min_time=0.01"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        results = json.loads(r.stdout)["benchmarks"]
+        self.assertEqual(len(results), 1)
+        b = results[0]
+        self.assertFalse(b.get("error_occurred"), b.get("error_message"))
+        self.assertGreater(b["items_per_second"], 0)
+        self.assertGreater(b["bytes_per_event"], 1)
+
+
+class RunPyTest(unittest.TestCase):
+    def setUp(self):
+        require_root(self)
+
+    def test_quick_run_writes_a_results_block_with_every_figure(self):
+        out = os.path.join(tempfile.mkdtemp(prefix="gpunoise-bench-test-"), "perf.md")
+        p = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "run.py"), "--quick", "--workloads",
+                              "w3", "--tracers", "none,gpunoise,bcc", "--idle-seconds", "1", "--no-micro",
+                              "--build-dir", BUILD, "--out", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout, stderr = p.communicate(timeout=300)
+        self.assertEqual(p.returncode, 0, stdout + stderr)
+        with open(out) as f:
+            text = f.read()
+        self.assertIn("<!-- bench:results:begin", text)
+        self.assertIn("<!-- bench:results:end -->", text)
+        self.assertIn("Smoke run", text)
+        row = next(line for line in text.splitlines() if line.startswith("| gpunoise record | W3 idle |"))
+        cols = [c.strip() for c in row.strip("|").split("|")]
+        # tracer CPU, events/s, lost and bytes/event are measured on W3.
+        self.assertNotEqual(cols[4], "n/a", row)
+        self.assertNotEqual(cols[5], "n/a", row)
+        self.assertEqual(cols[6], "0", row)
+        self.assertNotEqual(cols[8], "n/a", row)
+        bcc = next(line for line in text.splitlines() if line.startswith("| bcc softirqs + runqlat | W3 idle |"))
+        self.assertTrue("cannot run:" in bcc or "n/a" in bcc, bcc)
+        root = system.cgroup2_root()
+        if root:
+            mine = [n for n in os.listdir(root) if n.startswith(f"gpunoise-bench-{p.pid}-")]
+            self.assertEqual(mine, [])
+
+
+if __name__ == "__main__":
+    unittest.main()

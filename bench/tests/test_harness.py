@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Unit tests of bench/run.py's parsers, arithmetic and report (no root)."""
+
+import os
+import struct
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from harness import cells, micro, perf_data, report, tracers, workloads  # noqa: E402
+
+
+class Idle(workloads.Workload):
+    key, name, uniform_rate = "w3", "W3 idle", True
+
+
+class Fixed(workloads.Workload):
+    key, name = "w1", "W1 sched pipe"
+
+
+def run(throughput, work, busy, wall):
+    return workloads.WorkloadRun(throughput, work, busy, wall)
+
+
+class ParsersTest(unittest.TestCase):
+    def test_gpunoise_summary_gives_per_collector_events_and_lost(self):
+        text = ("gpunoise: recorded 3.2 s on 2 CPUs to /tmp/x/trace.pftrace (1.1 MiB): sched 120000 events, "
+                "irq 3000 events, napi 0 events, netdev disabled; 7 lost events, 3 context switches the "
+                "kernel did not report\nnetwork: 2 devices, rx 10 packets, tx 10 packets")
+        per_collector, lost = tracers.parse_gpunoise_summary(text)
+        self.assertEqual(per_collector, {"sched": 120000, "irq": 3000, "napi": 0})
+        self.assertEqual(lost, 7)
+
+    def test_gpunoise_summary_absent_is_none(self):
+        self.assertIsNone(tracers.parse_gpunoise_summary("gpunoise: failed to attach: EPERM"))
+
+    def test_bpftrace_counts_are_summed_and_sched_split(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "stdout.txt"), "w") as f:
+            f.write("Attaching 3 probes...\n\n\n@[tracepoint:task:task_rename]: 10\n"
+                    "@[tracepoint:irq_vectors:local_timer_entry]: 1958\n@[tracepoint:sched:sched_switch]: 2180\n")
+        open(os.path.join(d, "stderr.txt"), "w").close()
+        out = tracers.Bpftrace([]).parse(d)
+        self.assertEqual(out.events, 10 + 1958 + 2180)
+        self.assertEqual(out.sched_events, 10 + 2180)
+        self.assertEqual(out.lost, 0)
+        self.assertIsNone(out.output_bytes)
+
+    def test_trace_cmd_losses_sum_overruns_commit_overruns_and_drops(self):
+        text = ("CPU: 0\nentries: 898\noverrun: 5\ncommit overrun: 1\nbytes: 50080\ndropped events: 2\n"
+                "read events: 0\n\nCPU: 1\nentries: 0\noverrun: 10\ncommit overrun: 0\ndropped events: 0\n")
+        self.assertEqual(tracers.parse_trace_cmd_stat(text), 18)
+
+    def test_perf_stats_give_samples_per_event_and_lost_records(self):
+        text = ("\nAggregated stats:\n           TOTAL events:       2010\n            LOST events:          2\n"
+                "          SAMPLE events:       1306  (65.0%)\nsched:sched_switch stats:\n"
+                "          SAMPLE events:        758\nirq:softirq_entry stats:\n          SAMPLE events:        548\n")
+        total, per_event, lost_records = tracers.parse_perf_stats(text)
+        self.assertEqual(total, 1306)
+        self.assertEqual(per_event, {"sched:sched_switch": 758, "irq:softirq_entry": 548})
+        self.assertEqual(lost_records, 2)
+
+    def test_perf_data_lost_samples_are_summed(self):
+        records = b"".join([
+            struct.pack("<IHH", 9, 0, 16) + b"\0" * 8,                     # a sample
+            struct.pack("<IHH", perf_data.PERF_RECORD_LOST, 0, 24) + struct.pack("<QQ", 1, 40),
+            struct.pack("<IHH", perf_data.PERF_RECORD_LOST_SAMPLES, 0, 16) + struct.pack("<Q", 2),
+        ])
+        header = bytearray(104)
+        header[:8] = perf_data.PERF_MAGIC
+        struct.pack_into("<QQ", header, 40, 104, len(records))
+        path = os.path.join(tempfile.mkdtemp(), "perf.data")
+        with open(path, "wb") as f:
+            f.write(bytes(header) + records)
+        self.assertEqual(perf_data.lost_samples(path), 42)
+
+    def test_perf_data_rejects_a_file_that_is_not_perf_data(self):
+        path = os.path.join(tempfile.mkdtemp(), "perf.data")
+        with open(path, "wb") as f:
+            f.write(b"x" * 200)
+        with self.assertRaises(perf_data.PerfDataError):
+            perf_data.lost_samples(path)
+
+    def test_netload_line_is_parsed(self):
+        text = ("gpunoise-netload: mode=udp throughput=253012 unit=packets/s work=1265061 work_unit=packets "
+                "seconds=5.000 sent=1300224 busy_cpu_s=9.95 sender_cpu=0 receiver_cpu=1 napi=gro\n")
+        values = workloads.parse_netload_line(text)
+        self.assertEqual(values["throughput"], "253012")
+        self.assertEqual(values["busy_cpu_s"], "9.95")
+        self.assertEqual(workloads.parse_netload_line("nothing"), {})
+
+    def test_google_benchmark_json_keeps_medians_and_errors(self):
+        text = """{"benchmarks": [
+          {"name": "BM_A/16_mean", "run_name": "BM_A/16", "run_type": "aggregate", "aggregate_name": "mean",
+           "items_per_second": 1.0e7},
+          {"name": "BM_A/16_median", "run_name": "BM_A/16", "run_type": "aggregate", "aggregate_name": "median",
+           "items_per_second": 2.0e7, "bytes_per_event": 8.5},
+          {"name": "BM_B", "run_name": "BM_B", "run_type": "iteration", "error_occurred": true,
+           "error_message": "needs root"}]}"""
+        out = micro.parse_benchmark_json("bench/x", text)
+        self.assertEqual([m.name for m in out], ["BM_A/16", "BM_B"])
+        self.assertAlmostEqual(out[0].ns_per_event, 50.0)
+        self.assertEqual(out[0].bytes_per_event, 8.5)
+        self.assertEqual(out[1].error, "needs root")
+
+
+class ArithmeticTest(unittest.TestCase):
+    def test_fixed_work_extra_cpu_is_the_plain_difference(self):
+        out = tracers.TracerOutput(events=1_000_000, sched_events=900_000, lost=0, output_bytes=8_000_000)
+        timings = {"cpu_run_s": 0.1, "cpu_after_s": 0.05, "life_s": 2.0}
+        p = cells.measure_pair(None, Fixed(), run(400_000, 600_000, 2.0, 1.5), run(300_000, 600_000, 2.25, 2.0),
+                               out, timings)
+        self.assertAlmostEqual(p.ratio, 0.75)
+        self.assertAlmostEqual(p.extra_cpu_s, 0.30)          # 2.25 + 0.05 - 2.0
+        self.assertAlmostEqual(p.ns_per_event, 300.0)        # 0.3 s / 1M events
+        self.assertAlmostEqual(p.tracer_cpu, 0.05)           # 0.1 s over a 2 s run
+        self.assertAlmostEqual(p.events_per_s, 500_000)
+        self.assertAlmostEqual(p.bytes_per_event, 8.0)
+        self.assertAlmostEqual(p.bytes_per_sched_event, 8_000_000 / 900_000)
+
+    def test_fixed_time_extra_cpu_scales_untraced_busy_to_the_same_work(self):
+        # A saturated flood: both halves keep both CPUs busy for 5 s, the
+        # traced one delivers 20% fewer packets: the CPU those would have
+        # taken is the tracer's cost.
+        out = tracers.TracerOutput(events=2_000_000, lost=0)
+        timings = {"cpu_run_s": 0.2, "cpu_after_s": 0.0, "life_s": 5.0}
+        p = cells.measure_pair(None, Fixed(), run(250_000, 1_250_000, 10.0, 5.0),
+                               run(200_000, 1_000_000, 10.0, 5.0), out, timings)
+        self.assertAlmostEqual(p.extra_cpu_s, 2.0)           # 10 - 10 * 0.8
+        self.assertAlmostEqual(p.ns_per_event, 1000.0)
+
+    def test_idle_events_are_prorated_to_the_run(self):
+        out = tracers.TracerOutput(events=4000, lost=0)
+        timings = {"cpu_run_s": 0.01, "cpu_after_s": 0.0, "life_s": 4.0}
+        p = cells.measure_pair(None, Idle(), run(None, 2.0, 0.010, 2.0), run(None, 2.0, 0.012, 2.0),
+                               out, timings)
+        self.assertIsNone(p.ratio)
+        self.assertAlmostEqual(p.events_per_s, 1000.0)
+        self.assertAlmostEqual(p.ns_per_event, 0.002 * 1e9 / 2000)  # half the events fell in the run
+
+    def test_bytes_per_sched_event_is_withheld_where_sched_events_are_a_minority(self):
+        out = tracers.TracerOutput(events=1_000_000, sched_events=100_000, lost=0, output_bytes=20_000_000)
+        timings = {"cpu_run_s": 0.1, "cpu_after_s": 0.0, "life_s": 5.0}
+        p = cells.measure_pair(None, Fixed(), run(1.0, 1.0, 1.0, 5.0), run(1.0, 1.0, 1.0, 5.0), out, timings)
+        self.assertAlmostEqual(p.bytes_per_event, 20.0)
+        self.assertIsNone(p.bytes_per_sched_event)
+
+    def test_unreported_switches_are_summed_into_one_note(self):
+        c = cells.CellResult("gpunoise record", "W1 sched pipe")
+        c.pairs = [cells.PairResult(unreported_switches=8), cells.PairResult(unreported_switches=11)]
+        self.assertEqual(len(c.notes()), 1)
+        self.assertIn("19 context switches the kernel never delivered", c.notes()[0])
+
+    def test_median_range_formats_one_and_several_pairs(self):
+        self.assertEqual(cells.median_range([]), "n/a")
+        self.assertEqual(cells.median_range([0.5]), "0.500")
+        self.assertEqual(cells.median_range([0.9, 0.8, 1.0]), "0.900 [0.800–1.000]")
+
+
+def cell(tracer, workload, error=None, **fields):
+    c = cells.CellResult(tracer, workload, tracer, workload, error=error)
+    if not error:
+        c.pairs.append(cells.PairResult(**fields))
+    return c
+
+
+class ReportTest(unittest.TestCase):
+    def test_a_missed_target_is_a_word_in_the_table(self):
+        results = [cell("gpunoise", "w1", ns_per_event=500.0, lost=3, bytes_per_sched_event=12.0),
+                   cell("trace-cmd", "w1", ns_per_event=400.0, lost=0, bytes_per_event=30.0),
+                   cell("bpftrace", "w1", ns_per_event=900.0, lost=0)]
+        table = "\n".join(report.targets_table(results, []))
+        self.assertIn("W1: gpunoise 500 ns, trace-cmd 400 ns, bpftrace 900 ns", table)
+        self.assertIn("W1: 3 lost", table)
+        self.assertIn(report.MISSED, table)
+
+    def test_met_targets_read_met(self):
+        results = [cell("gpunoise", w, ns_per_event=100.0, lost=0, bytes_per_sched_event=8.4)
+                   for w in ("w1", "w2udp", "w2tcp")]
+        results += [cell("trace-cmd", w, ns_per_event=400.0, lost=0, bytes_per_event=30.0)
+                    for w in ("w1", "w2udp", "w2tcp")]
+        lines = report.targets_table(results, [])
+        self.assertTrue(lines[2].endswith(f"| {report.MET} |"), lines[2])  # cost per event
+        self.assertTrue(lines[3].endswith(f"| {report.MET} |"), lines[3])  # zero loss
+        self.assertTrue(lines[4].endswith(f"| {report.MET} |"), lines[4])  # bytes per sched event
+
+    def test_sched_bytes_are_judged_against_the_limit_and_against_the_peers_apart(self):
+        results = [cell("gpunoise", "w1", bytes_per_sched_event=8.7),
+                   cell("trace-cmd", "w1", bytes_per_event=6.3, uncompressed_bytes_per_event=26.0),
+                   cell("perf", "w1", bytes_per_event=117.0)]
+        lines = report.targets_table(results, [])
+        self.assertTrue(lines[4].endswith(f"| {report.MET} |"), lines[4])
+        self.assertIn("trace-cmd 6.3 B/event as written (26.0 B/event before its compression)", lines[5])
+        self.assertTrue(lines[5].endswith(f"| {report.MISSED} |"), lines[5])
+
+    def test_absent_monitor_and_report_benchmark_read_not_measured(self):
+        results = [cell("monitor", w, error="this gpunoise has no monitor command yet")
+                   for w in ("w3", "w2udp", "w2tcp")]
+        micro_results = [micro.MicroResult("bench/report/report_reader_benchmark", "x",
+                                           error="not built: Google Benchmark is missing, or its branch is not merged yet")]
+        table = "\n".join(report.targets_table(results, micro_results))
+        self.assertIn("| not measured (this gpunoise has no monitor command yet) | not measured |", table)
+        self.assertIn("not measured (not built: Google Benchmark is missing", table)
+
+    def test_report_parsing_target_reads_the_reader_benchmark(self):
+        m = micro.MicroResult("bench/report/report_reader_benchmark", micro.REPORT_PARSING_BENCHMARK,
+                              ns_per_event=50.0, events_per_s=2e7)
+        lines = report.targets_table([], [m])
+        self.assertIn("20.0 M events/s", lines[7])
+        self.assertTrue(lines[7].endswith(f"| {report.MET} |"))
+
+    def test_replace_block_keeps_the_text_outside_the_markers(self):
+        path = os.path.join(tempfile.mkdtemp(), "doc.md")
+        with open(path, "w") as f:
+            f.write(f"intro\n\n{report.RESULTS_BEGIN}\nold\n{report.RESULTS_END}\n\noutro\n")
+        report.replace_block(path, report.RESULTS_BEGIN, report.RESULTS_END,
+                             [report.RESULTS_BEGIN, "new", report.RESULTS_END])
+        with open(path) as f:
+            text = f.read()
+        self.assertEqual(text, f"intro\n\n{report.RESULTS_BEGIN}\nnew\n{report.RESULTS_END}\n\noutro\n")
+
+    def test_replace_block_appends_to_a_file_without_markers(self):
+        path = os.path.join(tempfile.mkdtemp(), "doc.md")
+        with open(path, "w") as f:
+            f.write("intro\n")
+        report.replace_block(path, report.TARGETS_BEGIN, report.TARGETS_END,
+                             [report.TARGETS_BEGIN, "t", report.TARGETS_END])
+        with open(path) as f:
+            self.assertEqual(f.read(), f"intro\n\n{report.TARGETS_BEGIN}\nt\n{report.TARGETS_END}\n")
+
+    def test_a_note_repeated_across_workloads_is_one_line(self):
+        results = [cell("perf", w, note="perf refuses irq_vectors:irq_work_exit; it records the rest")
+                   for w in ("W1 sched pipe", "W2 UDP")]
+        run = {"quick": True, "machine": {"date": "d", "nproc": 2, "cpu": "c", "memory": "m", "kernel": "k",
+                                          "irq_accounting": ""},
+               "load_start": "", "load_end": "", "command": "c", "pairs": 1, "tracepoints": [], "cpu_method": ""}
+        lines = report.results_block(run, [], results, [])
+        self.assertIn("- perf / W1 sched pipe, W2 UDP: perf refuses irq_vectors:irq_work_exit; it records the rest",
+                      lines)
+
+    def test_a_cell_that_cannot_run_says_why(self):
+        row = report.cell_row(cell("bcc", "w1", error="no kernel headers"), "ops/s")
+        self.assertIn("cannot run: no kernel headers", row)
+
+
+if __name__ == "__main__":
+    unittest.main()
