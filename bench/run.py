@@ -33,7 +33,7 @@ from harness import micro as micro_mod  # noqa: E402
 from harness import report, system, tracers, workloads  # noqa: E402
 
 ALL_WORKLOADS = "w1,w2udp,w2tcp,w3"
-ALL_TRACERS = "none,gpunoise,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
+ALL_TRACERS = "none,gpunoise,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
 
 
 def log(text):
@@ -113,6 +113,9 @@ def main(argv):
     all_tracers = {
         "none": tracers.NoTracer(),
         "gpunoise": tracers.GpunoiseRecord(gpunoise, "gpunoise", "gpunoise record"),
+        "gpunoise-same": tracers.GpunoiseRecord(gpunoise, "gpunoise-same",
+                                                "gpunoise record, the peers' events (sched,irq,softirq)",
+                                                "sched,irq,softirq"),
         "gpunoise-packets": tracers.GpunoiseRecord(gpunoise, "gpunoise-packets",
                                                    "gpunoise record + per-packet net events",
                                                    "sched,irq,softirq,net,net-packets"),

@@ -43,8 +43,7 @@ def run_micro(build_dir, cpu, min_time_s, repetitions, log):
     for spec in MICRO_BENCHMARKS:
         path = os.path.join(build_dir, spec.binary)
         if not os.access(path, os.X_OK):
-            results.append(MicroResult(spec.binary, spec.what, error="not built: Google Benchmark is missing, "
-                                       "or its branch is not merged yet"))
+            results.append(MicroResult(spec.binary, spec.what, error="not built: Google Benchmark (libbenchmark-dev) is missing"))
             continue
         if spec.needs_root and os.geteuid() != 0:
             results.append(MicroResult(spec.binary, spec.what, error="needs root"))

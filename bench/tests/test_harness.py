@@ -172,9 +172,17 @@ class ReportTest(unittest.TestCase):
                    cell("trace-cmd", "w1", ns_per_event=400.0, lost=0, bytes_per_event=30.0),
                    cell("bpftrace", "w1", ns_per_event=900.0, lost=0)]
         table = "\n".join(report.targets_table(results, []))
-        self.assertIn("W1: gpunoise 500 ns, trace-cmd 400 ns, bpftrace 900 ns", table)
+        self.assertIn("W1: gpunoise (default events) 500 ns, trace-cmd 400 ns, bpftrace 900 ns", table)
         self.assertIn("W1: 3 lost", table)
         self.assertIn(report.MISSED, table)
+
+    def test_cost_per_event_compares_the_run_with_the_peers_events_when_there_is_one(self):
+        results = [cell("gpunoise", "w1", ns_per_event=500.0, lost=0),
+                   cell("gpunoise-same", "w1", ns_per_event=90.0, lost=0),
+                   cell("trace-cmd", "w1", ns_per_event=400.0, lost=0),
+                   cell("bpftrace", "w1", ns_per_event=300.0, lost=0)]
+        table = "\n".join(report.targets_table(results, []))
+        self.assertIn("W1: gpunoise (sched,irq,softirq) 90 ns, trace-cmd 400 ns, bpftrace 300 ns", table)
 
     def test_met_targets_read_met(self):
         results = [cell("gpunoise", w, ns_per_event=100.0, lost=0, bytes_per_sched_event=8.4)
@@ -199,10 +207,10 @@ class ReportTest(unittest.TestCase):
         results = [cell("monitor", w, error="this gpunoise has no monitor command yet")
                    for w in ("w3", "w2udp", "w2tcp")]
         micro_results = [micro.MicroResult("bench/report/report_reader_benchmark", "x",
-                                           error="not built: Google Benchmark is missing, or its branch is not merged yet")]
+                                           error="not built: Google Benchmark (libbenchmark-dev) is missing")]
         table = "\n".join(report.targets_table(results, micro_results))
         self.assertIn("| not measured (this gpunoise has no monitor command yet) | not measured |", table)
-        self.assertIn("not measured (not built: Google Benchmark is missing", table)
+        self.assertIn("not measured (not built: Google Benchmark (libbenchmark-dev) is missing", table)
 
     def test_report_parsing_target_reads_the_reader_benchmark(self):
         m = micro.MicroResult("bench/report/report_reader_benchmark", micro.REPORT_PARSING_BENCHMARK,
