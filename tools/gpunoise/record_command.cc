@@ -85,7 +85,7 @@ int RunRecord(int argc, char** argv) {
        "tracefs categories of NIC-driver tracepoints to count (default: mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
       ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
        "how often the network counters are sampled into counter tracks")
-      ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 16M, halved until all rings fit in 256M)")
+      ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")

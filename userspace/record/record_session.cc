@@ -59,7 +59,7 @@ struct CpuBatch {
 }  // namespace
 
 uint64_t DefaultRingBytesPerCpu(size_t ncpus) {
-  uint64_t per_cpu = 16ull << 20;
+  uint64_t per_cpu = 4ull << 20;
   const uint64_t budget = 256ull << 20;
   while (per_cpu > (256u << 10) && per_cpu * ncpus > budget) per_cpu >>= 1;
   return per_cpu;

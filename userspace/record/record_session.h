@@ -81,9 +81,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options);
 // One line: events per collector, lost events, bytes, duration.
 std::string FormatSummary(const RecordResult& result);
 
-// Default per-CPU ring size: 16 MiB per CPU (a second of a NET_RX storm's
-// softirq events, so a consumer starved by the storm it records still loses
-// nothing), halved until all rings fit in 256 MiB, never under 256 KiB.
+// Default per-CPU ring size: 4 MiB per CPU, at most 256 MiB in all.
 uint64_t DefaultRingBytesPerCpu(size_t ncpus);
 
 }  // namespace gpunoise::record
