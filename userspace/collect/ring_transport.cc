@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,42 +49,60 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
   if (outer < 0) return MakeError("failed to create the ring map: {}", std::strerror(errno));
   t->outer_fd_.Reset(outer);
 
+  t->epoll_fd_.Reset(::epoll_create1(EPOLL_CLOEXEC));
+  if (!t->epoll_fd_.valid()) return MakeError("failed to create an epoll instance: {}", std::strerror(errno));
   for (size_t i = 0; i < cpus.size(); ++i) {
     uint32_t key = static_cast<uint32_t>(cpus[i]);
     uint32_t value = static_cast<uint32_t>(t->ring_fds_[i].get());
     if (bpf_map_update_elem(outer, &key, &value, BPF_ANY) != 0)
       return MakeError("failed to register the ring of CPU {}: {}", cpus[i], std::strerror(errno));
     t->contexts_.push_back(std::make_unique<CpuContext>(CpuContext{t.get(), key}));
-    if (i == 0) {
-      t->consumer_ = ring_buffer__new(t->ring_fds_[0].get(), &RingTransport::OnRecord,
-                                      t->contexts_.back().get(), nullptr);
-      if (!t->consumer_) return MakeError("failed to open the ring buffer consumer: {}", std::strerror(errno));
-    } else if (ring_buffer__add(t->consumer_, t->ring_fds_[i].get(), &RingTransport::OnRecord,
-                                t->contexts_.back().get()) != 0) {
-      return MakeError("failed to add the ring of CPU {}: {}", cpus[i], std::strerror(errno));
-    }
+    ring_buffer* rb = ring_buffer__new(t->ring_fds_[i].get(), &RingTransport::OnRecord,
+                                       t->contexts_.back().get(), nullptr);
+    if (!rb) return MakeError("failed to open the ring buffer consumer of CPU {}: {}", cpus[i], std::strerror(errno));
+    t->consumers_.emplace_back(rb);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    if (::epoll_ctl(t->epoll_fd_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb), &ev) != 0)
+      return MakeError("failed to watch the ring of CPU {}: {}", cpus[i], std::strerror(errno));
   }
   return t;
 }
 
-RingTransport::~RingTransport() {
-  if (consumer_) ring_buffer__free(consumer_);
-}
+void RingTransport::ConsumerDeleter::operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
+
+RingTransport::~RingTransport() = default;
 
 uint64_t RingTransport::wakeup_bytes() const { return bytes_per_cpu_ / GN_WAKEUP_FRACTION; }
 
-int RingTransport::wait_fd() const { return ring_buffer__epoll_fd(consumer_); }
+int RingTransport::wait_fd() const { return epoll_fd_.get(); }
+
+// A negative return makes libbpf store the consumer position past this
+// record and stop reading the ring; it is how a drain ends at its budget.
+constexpr int kBudgetSpent = -EAGAIN;
 
 int RingTransport::OnRecord(void* ctx, void* data, size_t size) {
   auto* c = static_cast<CpuContext*>(ctx);
   c->self->handler_(c->cpu, std::span<const uint8_t>(static_cast<const uint8_t*>(data), size));
+  if (c->budget && --c->budget == 0) return kBudgetSpent;
   return 0;
 }
 
-Result<uint64_t> RingTransport::DrainAll() {
-  int n = ring_buffer__consume(consumer_);
-  if (n < 0) return MakeError("failed to read the ring buffers: {}", std::strerror(-n));
-  return static_cast<uint64_t>(n);
+Result<uint64_t> RingTransport::DrainAll(uint64_t max_records_per_cpu) {
+  backlog_ = false;
+  uint64_t total = 0;
+  for (size_t i = 0; i < consumers_.size(); ++i) {
+    contexts_[i]->budget = max_records_per_cpu;
+    int n = ring_buffer__consume(consumers_[i].get());
+    if (n == kBudgetSpent) {
+      backlog_ = true;
+      total += max_records_per_cpu;
+      continue;
+    }
+    if (n < 0) return MakeError("failed to read the ring buffer of CPU {}: {}", contexts_[i]->cpu, std::strerror(-n));
+    total += static_cast<uint64_t>(n);
+  }
+  return total;
 }
 
 }  // namespace gpunoise::collect

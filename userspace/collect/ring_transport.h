@@ -40,14 +40,25 @@ class RingTransport {
   // An fd that becomes readable when a producer forces a wakeup (epoll).
   int wait_fd() const;
 
-  // Reads everything currently in every ring. Returns records consumed.
-  Result<uint64_t> DrainAll();
+  // Reads every ring: everything in it, or, with `max_records_per_cpu`, at
+  // most that many records from each. Under a storm the producers refill a
+  // ring as fast as it is read, so an unbounded drain of a busy ring may
+  // never end; the bound keeps each drain's staging small and lets the
+  // caller write and come back (backlog() says whether it should at once).
+  // Returns records consumed.
+  Result<uint64_t> DrainAll(uint64_t max_records_per_cpu = 0);
+  // True when the last bounded drain left records behind in some ring.
+  bool backlog() const { return backlog_; }
 
  private:
   RingTransport() = default;
   struct CpuContext {
     RingTransport* self;
     uint32_t cpu;
+    uint64_t budget = 0;  // records left in this drain; 0: unbounded
+  };
+  struct ConsumerDeleter {
+    void operator()(ring_buffer* rb) const;
   };
   static int OnRecord(void* ctx, void* data, size_t size);
 
@@ -56,7 +67,12 @@ class RingTransport {
   UniqueFd outer_fd_;
   std::vector<UniqueFd> ring_fds_;
   std::vector<std::unique_ptr<CpuContext>> contexts_;
-  ring_buffer* consumer_ = nullptr;
+  // One libbpf consumer per ring (libbpf 1.1 has no per-ring consume): a
+  // consume that stops early at one ring's budget must not skip the rings
+  // after it. Their epoll fds are gathered in epoll_fd_.
+  std::vector<std::unique_ptr<ring_buffer, ConsumerDeleter>> consumers_;
+  UniqueFd epoll_fd_;
+  bool backlog_ = false;
 };
 
 }  // namespace gpunoise::collect

@@ -58,6 +58,11 @@ struct CpuBatch {
 
 }  // namespace
 
+// At most this many records per CPU between two writes: the staging stays
+// small and cache-warm, and a ring a storm refills as fast as it is read
+// cannot hold the drain (and the stop deadline) forever.
+constexpr uint64_t kRecordsPerCpuPerDrain = 1 << 14;
+
 uint64_t DefaultRingBytesPerCpu(size_t ncpus) {
   uint64_t per_cpu = 4ull << 20;
   const uint64_t budget = 256ull << 20;
@@ -247,6 +252,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
     }
+    if (transport->backlog()) timeout_ms = 0;  // the last drain stopped at its bound
     epoll_event events[3];
     int n = ::epoll_wait(epoll_fd.get(), events, 3, timeout_ms);
     if (n < 0 && errno != EINTR) {
@@ -255,7 +261,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     }
     bool stop = !stopping && Readable(options.stop_fd);
     bool workload_done = Readable(workload_fd);
-    auto drained = transport->DrainAll();
+    auto drained = transport->DrainAll(kRecordsPerCpuPerDrain);
     if (!drained.ok()) {
       result.late_error = drained.error();
       break;
@@ -288,10 +294,12 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   for (auto& c : collectors) session.bpf_recursion_misses += c->RecursionMisses();
   for (auto& c : collectors) c->Stop();
   session.end_ts = BoottimeNs();
-  if (!result.late_error) {
-    if (auto drained = transport->DrainAll(); drained.ok()) {
-      if (Status st = flush_batches(); !st.ok()) result.late_error = st.error();
-    }
+  // The programs are detached, so the rings only empty from here.
+  while (!result.late_error) {
+    auto drained = transport->DrainAll(kRecordsPerCpuPerDrain);
+    if (!drained.ok()) break;
+    if (Status st = flush_batches(); !st.ok()) result.late_error = st.error();
+    if (!transport->backlog()) break;
   }
 
   // Final accounting: per CPU and per collector.

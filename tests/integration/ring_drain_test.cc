@@ -1,0 +1,89 @@
+// The ring transport's bounded drain, on a real BPF ring filled from the
+// kernel by bench/ring_fill.bpf.c (run with BPF_PROG_TEST_RUN, never
+// attached, so nothing else on the machine adds records).
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "collect/record_decoder.h"
+#include "collect/ring_transport.h"
+#include "integration/support/privileges.h"
+#include "ring_fill.skel.h"
+
+namespace gpunoise::testing {
+namespace {
+
+struct SkeletonDeleter {
+  void operator()(ring_fill_bpf* s) const { ring_fill_bpf__destroy(s); }
+};
+
+class RingDrainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GN_REQUIRE_REAL_EBPF();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(set), &set), 0);
+    while (cpu_ < CPU_SETSIZE - 1 && !CPU_ISSET(cpu_, &set)) ++cpu_;
+    auto transport = collect::RingTransport::Create({cpu_}, 4ull << 20, [this](uint32_t cpu, std::span<const uint8_t> data) {
+      model::Event ev;
+      ASSERT_EQ(collect::DecodeRecord(data, cpu, &ev), collect::DecodeResult::kOk);
+      EXPECT_GE(ev.ts, last_ts_) << "records come out in the order they were written";
+      last_ts_ = ev.ts;
+      ++seen_;
+    });
+    ASSERT_TRUE(transport.ok()) << transport.error().message;
+    transport_ = std::move(*transport);
+    skel_.reset(ring_fill_bpf__open());
+    ASSERT_TRUE(skel_) << std::strerror(errno);
+    ASSERT_EQ(bpf_map__reuse_fd(skel_->maps.gn_rings, transport_->outer_map_fd()), 0);
+    skel_->rodata->gn_wakeup_bytes = transport_->wakeup_bytes();
+    ASSERT_EQ(ring_fill_bpf__load(skel_.get()), 0);
+  }
+
+  void Fill(uint32_t n) {
+    skel_->bss->gn_fill_count = n;
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = static_cast<__u32>(cpu_));
+    ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.gn_bench_fill), &opts), 0) << std::strerror(errno);
+    ASSERT_EQ(skel_->bss->gn_fill_failed, 0u) << "the ring filled up";
+  }
+
+  uint64_t Drain(uint64_t bound) {
+    auto n = transport_->DrainAll(bound);
+    EXPECT_TRUE(n.ok()) << n.error().message;
+    return n.ok() ? *n : 0;
+  }
+
+  int cpu_ = 0;
+  uint64_t seen_ = 0;
+  uint64_t last_ts_ = 0;
+  std::unique_ptr<collect::RingTransport> transport_;
+  std::unique_ptr<ring_fill_bpf, SkeletonDeleter> skel_;
+};
+
+TEST_F(RingDrainTest, ABoundedDrainStopsAtItsBoundAndSaysRecordsAreLeft) {
+  Fill(12000);
+  EXPECT_EQ(Drain(5000), 5000u);
+  EXPECT_TRUE(transport_->backlog());
+  EXPECT_EQ(Drain(5000), 5000u);
+  EXPECT_TRUE(transport_->backlog());
+  EXPECT_EQ(Drain(5000), 2000u);
+  EXPECT_FALSE(transport_->backlog());
+  EXPECT_EQ(seen_, 12000u) << "every record is handed over exactly once";
+  EXPECT_EQ(Drain(5000), 0u);
+}
+
+TEST_F(RingDrainTest, AnUnboundedDrainEmptiesTheRing) {
+  Fill(30000);
+  EXPECT_EQ(Drain(0), 30000u);
+  EXPECT_FALSE(transport_->backlog());
+  EXPECT_EQ(seen_, 30000u);
+}
+
+}  // namespace
+}  // namespace gpunoise::testing
