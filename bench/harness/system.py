@@ -63,7 +63,10 @@ class TreeCpu:
         return "cgroup" if self.path else "process group"
 
     def preexec(self):
-        """Runs in the child between fork and exec: joins the cgroup."""
+        """Runs in the child between fork and exec: joins the cgroup, and
+        undoes an ignored SIGINT inherited from a shell that started the
+        harness in the background (the tracers are stopped with SIGINT)."""
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if self.path:
             with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
                 f.write("0")
