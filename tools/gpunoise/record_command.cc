@@ -93,7 +93,7 @@ int RunRecord(int argc, char** argv) {
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")
       ("compress", po::value(&compress_text)->default_value("zlib"),
-       "zlib (packets in compressed blocks, read by ui.perfetto.dev and trace_processor; about 4x smaller) "
+       "zlib (packets in compressed blocks, read by ui.perfetto.dev and trace_processor; 5-6x smaller) "
        "or none (for tools that cannot read compressed packets)")
       ("gpu-dir", po::value(&gpu_dir), "collect GPU fragments written to this directory by processes started with the environment 'gpunoise env DIR' prints")
       ("gpu-sample-ms", po::value(&gpu_sample_ms)->default_value(100), "milliseconds between NVML samples (SM clock, utilization, memory, temperature, power, throttling)")

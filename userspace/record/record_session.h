@@ -38,8 +38,8 @@ struct RecordOptions {
   uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
   uint64_t drain_interval_ms = 100;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
-  // zlib blocks by default: a sched-heavy trace shrinks about 4x
-  // (docs/record.md, "Compression").
+  // zlib blocks by default: files about 5x smaller for a few % of the
+  // recorder's CPU (docs/record.md, "Compression").
   perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;
   std::string command_line;
   // Readable (signalfd, eventfd, pipe) = stop recording now. -1: none.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -21,10 +22,26 @@
 namespace gpunoise::perfetto {
 namespace {
 
-std::string TempDir() {
+std::string MakeTempDir() {
   char tmpl[] = "/tmp/gpunoise-writer-XXXXXX";
   return ::mkdtemp(tmpl);
 }
+
+// A temporary directory removed, with what is in it, when the test ends.
+class TempDir {
+ public:
+  TempDir() : path_(MakeTempDir()) {}
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 TracePacket Packet(uint64_t ts) {
   TracePacket p;
@@ -34,7 +51,8 @@ TracePacket Packet(uint64_t ts) {
 }
 
 TEST(TraceFileWriter, FramesPacketsAsAPerfettoTrace) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   std::string path = dir + "/t.pftrace";
   auto w = TraceFileWriter::Create(path, 0);
   ASSERT_TRUE(w.ok()) << w.error().message;
@@ -50,7 +68,8 @@ TEST(TraceFileWriter, FramesPacketsAsAPerfettoTrace) {
 }
 
 TEST(TraceFileWriter, FileAppearsUnderItsNameOnlyOnCommit) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   std::string path = dir + "/t.pftrace";
   auto w = TraceFileWriter::Create(path);
   ASSERT_TRUE(w.ok());
@@ -68,7 +87,8 @@ TEST(TraceFileWriter, FileAppearsUnderItsNameOnlyOnCommit) {
 }
 
 TEST(TraceFileWriter, AbandonedWriterLeavesNoFiles) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   {
     auto w = TraceFileWriter::Create(dir + "/t.pftrace");
     ASSERT_TRUE(w.ok());
@@ -81,7 +101,8 @@ TEST(TraceFileWriter, AbandonedWriterLeavesNoFiles) {
 
 TEST(TraceFileWriter, RejectsUnwritableOrDirectoryPaths) {
   EXPECT_FALSE(TraceFileWriter::Create("/nonexistent-dir/t.pftrace").ok());
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   auto w = TraceFileWriter::Create(dir);
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.error().message.find("directory"), std::string::npos);
@@ -149,7 +170,8 @@ bool IsBareBlock(const TracePacket& p) {
 }
 
 TEST(TraceFileWriter, CompressedFileDecodesToTheSamePackets) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   auto plain = TraceFileWriter::Create(dir + "/plain.pftrace", 0, TraceCompression::kNone);
   auto zlib = TraceFileWriter::Create(dir + "/zlib.pftrace", 0, TraceCompression::kZlib);
   ASSERT_TRUE(plain.ok() && zlib.ok());
@@ -181,7 +203,8 @@ TEST(TraceFileWriter, CompressedFileDecodesToTheSamePackets) {
 }
 
 TEST(TraceFileWriter, CompressedBlocksHoldWholePacketsUpToTheBlockSize) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   std::string path = dir + "/t.pftrace";
   auto w = TraceFileWriter::Create(path, 0, TraceCompression::kZlib);
   ASSERT_TRUE(w.ok());
@@ -230,7 +253,8 @@ TEST(TraceFileWriter, CompressedBlocksHoldWholePacketsUpToTheBlockSize) {
 }
 
 TEST(TraceFileWriter, FlushPutsEveryPacketSoFarInTheFile) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   auto w = TraceFileWriter::Create(dir + "/t.pftrace", 0, TraceCompression::kZlib);
   ASSERT_TRUE(w.ok());
   for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(w->WritePacket(Packet(i)).ok());
@@ -243,7 +267,8 @@ TEST(TraceFileWriter, FlushPutsEveryPacketSoFarInTheFile) {
 }
 
 TEST(TraceFileWriter, AMovedWriterKeepsItsPendingPackets) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   for (TraceCompression c : {TraceCompression::kNone, TraceCompression::kZlib}) {
     std::string path = dir + "/" + std::string(TraceCompressionName(c)) + ".pftrace";
     auto created = TraceFileWriter::Create(path, 0, c);
@@ -270,7 +295,7 @@ std::optional<std::string> PrivateTmpfs(const char* size, std::string* why) {
     *why = std::string("making / private: ") + std::strerror(errno);
     return std::nullopt;
   }
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir();  // the test unmounts and removes it
   if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, (std::string("size=") + size).c_str()) != 0) {
     *why = std::string("mounting a tmpfs: ") + std::strerror(errno);
     return std::nullopt;
