@@ -119,6 +119,10 @@ def main(argv):
         "gpunoise-packets": tracers.GpunoiseRecord(gpunoise, "gpunoise-packets",
                                                    "gpunoise record + per-packet net events",
                                                    "sched,irq,softirq,net,net-packets"),
+        # Opt-in (not in ALL_TRACERS): what zlib compression saves and costs.
+        "gpunoise-plain": tracers.GpunoiseRecord(gpunoise, "gpunoise-plain",
+                                                 "gpunoise record --compress none",
+                                                 extra_args=["--compress", "none"]),
         "monitor": tracers.GpunoiseMonitor(gpunoise),
         "bpftrace": tracers.Bpftrace(peer_tps),
         "bcc": tracers.Bcc(),

@@ -153,11 +153,12 @@ def parse_gpunoise_summary(text):
 
 
 class GpunoiseRecord(Tracer):
-    def __init__(self, binary, key, name, events=None):
+    def __init__(self, binary, key, name, events=None, extra_args=()):
         self.binary = binary
         self.key = key
         self.name = name
         self.events = events
+        self.extra_args = list(extra_args)
 
     def available(self):
         return None if os.access(self.binary, os.X_OK) else "gpunoise is not built"
@@ -166,7 +167,7 @@ class GpunoiseRecord(Tracer):
         argv = [self.binary, "record", "-o", os.path.join(outdir, "trace.pftrace")]
         if self.events:
             argv += ["--events", self.events]
-        return argv
+        return argv + self.extra_args
 
     def ready(self, pid, outdir):
         return "recording to" in self.stderr(outdir)

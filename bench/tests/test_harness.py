@@ -33,6 +33,13 @@ class ParsersTest(unittest.TestCase):
         self.assertEqual(per_collector, {"sched": 120000, "irq": 3000, "napi": 0})
         self.assertEqual(lost, 7)
 
+    def test_gpunoise_summary_of_a_compressed_recording_reads_the_same(self):
+        text = ("gpunoise: recorded 6.1 s on 2 CPUs to /tmp/x/trace.pftrace (839.8 KiB; 4.8 MiB before zlib): "
+                "sched 603093 events, irq 5594 events, nic disabled; 0 lost events")
+        per_collector, lost = tracers.parse_gpunoise_summary(text)
+        self.assertEqual(per_collector, {"sched": 603093, "irq": 5594})
+        self.assertEqual(lost, 0)
+
     def test_gpunoise_summary_absent_is_none(self):
         self.assertIsNone(tracers.parse_gpunoise_summary("gpunoise: failed to attach: EPERM"))
 

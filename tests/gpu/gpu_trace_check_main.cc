@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "export/perfetto/expand_compressed_packets.h"
 #include "gpu/gpu_trace_check.h"
 
 int main(int argc, char** argv) {
@@ -26,6 +27,11 @@ int main(int argc, char** argv) {
   gpunoise::perfetto::Trace trace;
   if (!trace.ParseFromString(trace_bytes)) {
     std::fprintf(stderr, "gpu_trace_check: %s is not a trace\n", argv[1]);
+    return 1;
+  }
+  // Recordings are zlib-compressed by default.
+  if (auto expanded = gpunoise::perfetto::ExpandCompressedPackets(&trace); !expanded.ok()) {
+    std::fprintf(stderr, "gpu_trace_check: %s: %s\n", argv[1], expanded.error().message.c_str());
     return 1;
   }
   auto report = gpunoise::testing::CheckGpuTrace(trace, manifest);

@@ -408,6 +408,50 @@ TEST(TraceReader, StreamsPacketsLargerThanItsBufferFromAFile) {
   EXPECT_EQ(stats->bytes, trace.bytes().size());
 }
 
+TEST(TraceReader, ReadsTheWritersCompressedBlocksLikeThePlainFile) {
+  // Several blocks' worth of bundles, plus a process tree, through the
+  // writer with and without compression.
+  ScopedTempDir dir;
+  auto plain = perfetto::TraceFileWriter::Create(dir.path() + "/plain.pftrace", 0);
+  auto zlib = perfetto::TraceFileWriter::Create(dir.path() + "/zlib.pftrace", 0, perfetto::TraceCompression::kZlib);
+  ASSERT_TRUE(plain.ok() && zlib.ok());
+  perfetto::FtraceBundleEncoder encoder;
+  FixedIrqNames names;
+  perfetto::TracePacket packet;
+  model::ProcessSnapshot processes;
+  processes.threads.push_back({100, 100, "trainer"});
+  perfetto::FillProcessTree(&packet, processes);
+  ASSERT_TRUE(plain->WritePacket(packet).ok() && zlib->WritePacket(packet).ok());
+  uint64_t ts = 1000;
+  for (int drain = 0; drain < 1000; ++drain) {
+    for (uint32_t cpu = 0; cpu < 2; ++cpu) {
+      std::vector<model::Event> events;
+      for (int i = 0; i < 100; ++i, ts += 10) events.push_back(Switch(ts, cpu, 0, 100 + i % 7, i % 2, "t"));
+      packet.Clear();
+      encoder.Encode({cpu, false, 0}, events, names, &packet);
+      ASSERT_TRUE(plain->WritePacket(packet).ok() && zlib->WritePacket(packet).ok());
+    }
+  }
+  ASSERT_TRUE(plain->Commit().ok() && zlib->Commit().ok());
+  ASSERT_GT(zlib->packet_bytes(), 2 * perfetto::TraceFileWriter::kCompressionBlockBytes);
+
+  RecordingSink from_plain, from_zlib;
+  auto plain_stats = TraceReader(from_plain).ReadFile(dir.path() + "/plain.pftrace");
+  auto zlib_stats = TraceReader(from_zlib).ReadFile(dir.path() + "/zlib.pftrace");
+  ASSERT_TRUE(plain_stats.ok() && zlib_stats.ok()) << (zlib_stats.ok() ? "" : zlib_stats.error().message);
+  EXPECT_EQ(plain_stats->compressed_packets, 0u);
+  EXPECT_GE(zlib_stats->compressed_packets, 3u);
+  EXPECT_EQ(zlib_stats->events, plain_stats->events);
+  ASSERT_EQ(from_zlib.events.size(), 200000u);
+  ASSERT_EQ(from_zlib.events.size(), from_plain.events.size());
+  for (size_t i = 0; i < from_plain.events.size(); ++i) {
+    ASSERT_EQ(from_zlib.events[i].ts, from_plain.events[i].ts) << i;
+    ASSERT_EQ(from_zlib.events[i].cpu, from_plain.events[i].cpu) << i;
+  }
+  ASSERT_EQ(from_zlib.threads.size(), 1u);
+  EXPECT_EQ(from_zlib.threads[0].name, "trainer");
+}
+
 TEST(TraceReader, MissingFileIsAOneLineError) {
   RecordingSink sink;
   TraceReader reader(sink);

@@ -23,13 +23,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // "NAME (pid N)" in the recorder's output.
 int PidOf(const std::string& text, const std::string& name) {
   std::smatch m;
@@ -91,7 +84,7 @@ TEST(GpuRecordIntegration, CudaProgramWithoutAGpuStillGetsItsKernelSideTrace) {
   std::string error;
   auto trace = ReadTrace(out, &error);
   ASSERT_TRUE(trace) << error;
-  TraceView v(ReadAll(out));
+  TraceView v(*trace);
   EXPECT_EQ(SessionArg(v, "end_reason"), "command exited with status 3");
   // The recording ended with the program, long before -d.
   uint64_t start = std::stoull(SessionArg(v, "start_ts")), end = std::stoull(SessionArg(v, "end_ts"));
@@ -124,7 +117,7 @@ TEST(GpuRecordIntegration, GpuActivityAndKernelSideShareOneTimeline) {
   std::string error;
   auto trace = ReadTrace(out, &error);
   ASSERT_TRUE(trace) << error;
-  TraceView v(ReadAll(out));
+  TraceView v(*trace);
   ASSERT_TRUE(v.parsed());
   uint64_t start = std::stoull(SessionArg(v, "start_ts")), end = std::stoull(SessionArg(v, "end_ts"));
 
@@ -212,7 +205,10 @@ TEST(GpuRecordIntegration, GpuDirCollectsProcessesStartedElsewhere) {
   int rc = rec.Wait(60s);
   ASSERT_EQ(rc, 0) << rec.stderr_text();
   EXPECT_NE(rec.stdout_text().find("GPU: 1 processes"), std::string::npos) << rec.stdout_text();
-  TraceView v(ReadAll(out));
+  std::string error;
+  auto trace = ReadTrace(out, &error);
+  ASSERT_TRUE(trace) << error;
+  TraceView v(*trace);
   ASSERT_TRUE(v.parsed());
   EXPECT_TRUE(v.SliceNamed("busy()"));
   uint64_t thread_track = 0;
@@ -241,7 +237,10 @@ TEST(GpuRecordIntegration, CtrlCReachesBothAndTheCommandsLastDataIsKept) {
   rec.Signal(SIGINT);
   int rc = rec.Wait(30s);
   EXPECT_EQ(rc, 128 + SIGINT) << rec.stderr_text() << rec.stdout_text();
-  TraceView v(ReadAll(out));
+  std::string error;
+  auto trace = ReadTrace(out, &error);
+  ASSERT_TRUE(trace) << error;
+  TraceView v(*trace);
   ASSERT_TRUE(v.parsed());
   // The flush the library did on SIGINT made it into the trace.
   EXPECT_TRUE(v.InstantNamed("gpunoise GPU capture"));

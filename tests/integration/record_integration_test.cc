@@ -203,6 +203,42 @@ TEST(RecordIntegration, BadOptionsAreUsageErrors) {
   ChildProcess rec2({GpunoiseBinary(), "record", "--events", "sched,bogus"});
   EXPECT_EQ(rec2.Wait(10s), 2);
   EXPECT_NE(rec2.stderr_text().find("bogus"), std::string::npos);
+  ChildProcess rec3({GpunoiseBinary(), "record", "--compress", "gzip"});
+  EXPECT_EQ(rec3.Wait(10s), 2);
+  EXPECT_NE(rec3.stderr_text().find("usage: gpunoise record: --compress: unknown compression 'gzip'"),
+            std::string::npos)
+      << rec3.stderr_text();
+}
+
+TEST(RecordIntegration, RecordingsAreZlibCompressedUnlessCompressNone) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  std::string dir = MakeTempDir();
+  std::map<std::string, std::vector<std::string>> runs = {{"zlib", {}}, {"none", {"--compress", "none"}}};
+  for (const auto& [name, extra] : runs) {
+    std::string out = dir + "/" + name + ".pftrace";
+    std::vector<std::string> args = {"-d", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ChildProcess rec(RecordArgs(out, args));
+    ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
+    PingPongResult pp = RunPingPong(0, 1, 5000, 800ms, "gn-z-ping", "gn-z-pong");
+    ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+    std::string summary = rec.stdout_text();
+    int blocks = CompressedBlocks(out);
+    if (name == "zlib") {
+      EXPECT_GT(blocks, 0);
+      EXPECT_NE(summary.find("before zlib)"), std::string::npos) << summary;
+    } else {
+      EXPECT_EQ(blocks, 0);
+      EXPECT_EQ(summary.find("before zlib"), std::string::npos) << summary;
+    }
+    std::string error;
+    auto trace = ReadTrace(out, &error);
+    ASSERT_TRUE(trace) << error;
+    uint64_t ping_in = 0;
+    for (const auto& s : CompactSwitches(*trace)) ping_in += s.next_pid == pp.ping_tid;
+    EXPECT_GE(ping_in, pp.round_trips * 9 / 10) << name;
+  }
 }
 
 TEST(RecordIntegration, CpuFilterKeepsOnlyChosenCpus) {

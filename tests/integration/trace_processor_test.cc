@@ -12,6 +12,7 @@
 
 #include "common/strings.h"
 #include "integration/support/privileges.h"
+#include "integration/support/trace_reader.h"
 #include "integration/support/workloads.h"
 
 namespace gpunoise::testing {
@@ -56,6 +57,9 @@ TEST(TraceProcessor, BuildsCpuThreadIrqAndSoftirqTracksFromARecording) {
   ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
   PingPongResult pp = RunPingPong(0, 1, 2000, 800ms, "gn-tp-ping", "gn-tp-pong");
   ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+  // The default recording is the compressed one: the trace processor reads
+  // everything below out of zlib blocks.
+  ASSERT_GT(CompressedBlocks(out), 0);
 
   auto rows = Query(tp, out,
                     "select 'sched' as k, count(*) as v from sched "
@@ -90,6 +94,44 @@ TEST(TraceProcessor, BuildsCpuThreadIrqAndSoftirqTracksFromARecording) {
   EXPECT_LE(rows["dropped"], ParseInt64(summary.substr(start + 1, lost_at - start - 1)).value_or(-1))
       << summary;
   EXPECT_GT(rows["read_events"], 0);
+}
+
+// The same packets, plain and in zlib blocks (`gpunoise merge` of a
+// `--compress none` recording), must give the trace processor the same
+// tables: blocks are inflated in place, so nothing moves.
+TEST(TraceProcessor, CompressedAndPlainCopiesOfARecordingGiveTheSameTables) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string tp = FindTraceProcessor();
+  if (tp.empty()) GTEST_SKIP() << "trace_processor_shell is not installed";
+  std::string dir = MakeTempDir();
+  std::string plain = dir + "/plain.pftrace", compressed = dir + "/zlib.pftrace";
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "2", "--compress", "none", "-o", plain});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
+  RunPingPong(0, 1, 2000, 800ms, "gn-tpz-ping", "gn-tpz-pong");
+  ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+  ChildProcess merge({GpunoiseBinary(), "merge", plain, "-o", compressed});
+  ASSERT_EQ(merge.Wait(60s), 0) << merge.stderr_text();
+  ASSERT_EQ(CompressedBlocks(plain), 0);
+  ASSERT_GT(CompressedBlocks(compressed), 0);
+
+  std::string sql =
+      "select 'sched' as k, count(*) as v from sched "
+      "union all select 'sched_dur', sum(dur) from sched where dur > 0 "
+      "union all select 'thread_states', count(*) from thread_state "
+      "union all select 'threads', count(*) from thread "
+      "union all select 'slices', count(*) from slice "
+      "union all select 'irq', count(*) from slice join track on slice.track_id = track.id "
+      "  where track.name like 'Irq Cpu%' "
+      "union all select 'softirq', count(*) from slice join track on slice.track_id = track.id "
+      "  where track.name like 'SoftIrq Cpu%' "
+      "union all select 'counters', count(*) from counter "
+      "union all select 'errors', ifnull(sum(value), 0) from stats "
+      "  where severity in ('error', 'data_loss') and value > 0;";
+  auto plain_rows = Query(tp, plain, sql);
+  auto compressed_rows = Query(tp, compressed, sql);
+  EXPECT_GT(plain_rows["sched"], 0);
+  EXPECT_GT(plain_rows["softirq"], 0);
+  EXPECT_EQ(compressed_rows, plain_rows);
 }
 
 }  // namespace

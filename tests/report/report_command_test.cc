@@ -7,6 +7,8 @@
 
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/metadata_packets.h"
+#include "export/perfetto/trace_file_writer.h"
+#include "export/perfetto/trace_merger.h"
 #include "import/test_trace.h"
 #include "integration/support/trace_reader.h"
 #include "integration/support/workloads.h"
@@ -104,6 +106,79 @@ TEST(ReportCommand, NamesTheHogFirstWithWhenWhereAndHowMuch) {
   EXPECT_NE(r.out.find("TOP RUN-QUEUE DELAYS OF FOCUS THREADS"), std::string::npos);
   EXPECT_NE(r.out.find("ran instead: hog (pid 200) 4 ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("LOST EVENTS"), std::string::npos);
+}
+
+// The same packets in zlib blocks, the way `gpunoise record` writes them by
+// default.
+std::string CompressedCopy(const std::string& path, const std::string& out) {
+  auto reader = perfetto::TracePacketReader::Open(path);
+  auto writer = perfetto::TraceFileWriter::Create(out, 0, perfetto::TraceCompression::kZlib);
+  EXPECT_TRUE(reader.ok() && writer.ok());
+  std::string packet;
+  uint64_t offset = 0;
+  while (true) {
+    auto more = reader->Next(&packet, &offset);
+    EXPECT_TRUE(more.ok());
+    if (!more.ok() || !*more) break;
+    EXPECT_TRUE(writer->WriteSerializedPacket(packet).ok());
+  }
+  EXPECT_TRUE(writer->Commit().ok());
+  return out;
+}
+
+TEST(ReportCommand, ACompressedTraceGivesTheSameFindings) {
+  ScopedTempDir dir;
+  std::string path = WriteTrace(dir.path(), true);
+  std::string compressed = CompressedCopy(path, dir.path() + "/hog-zlib.pftrace");
+  CommandRun plain = Report({path, "--json", "--focus", "trainer"});
+  CommandRun zlib = Report({compressed, "--json", "--focus", "trainer"});
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  ASSERT_EQ(zlib.rc, 0) << zlib.err;
+  std::ofstream(dir.path() + "/plain.json") << plain.out;
+  std::ofstream(dir.path() + "/zlib.json") << zlib.out;
+  // Everything but the file's own name, size and packet count (a block
+  // counts as a packet too) must be the same.
+  std::string check =
+      "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); "
+      "assert a['findings'], 'the hog is found'; "
+      "[r['trace'].pop(k) for r in (a,b) for k in ('path',)]; "
+      "[r['trace']['read'].pop(k) for r in (a,b) for k in ('bytes','packets')]; "
+      "assert a == b, (a, b)";
+  ChildProcess py({"python3", "-c", check, dir.path() + "/plain.json", dir.path() + "/zlib.json"});
+  EXPECT_EQ(py.Wait(30s), 0) << py.stderr_text();
+  // The text report's findings read the same.
+  CommandRun plain_text = Report({path, "--focus", "trainer"});
+  CommandRun zlib_text = Report({compressed, "--focus", "trainer"});
+  auto findings = [](const std::string& out) { return out.substr(out.find("FINDINGS")); };
+  ASSERT_NE(plain_text.out.find("FINDINGS"), std::string::npos) << plain_text.out;
+  ASSERT_NE(zlib_text.out.find("FINDINGS"), std::string::npos) << zlib_text.out;
+  std::string a = findings(plain_text.out), b = findings(zlib_text.out);
+  // Cut the trace's size line, the one place the files differ.
+  auto cut = [](std::string s) {
+    auto at = s.find("  read ");
+    if (at != std::string::npos) s.erase(at, s.find('\n', at) - at);
+    return s;
+  };
+  EXPECT_EQ(cut(a), cut(b));
+}
+
+TEST(ReportCommand, AnnotatingACompressedTraceKeepsItsBlocks) {
+  ScopedTempDir dir;
+  std::string path = CompressedCopy(WriteTrace(dir.path(), true), dir.path() + "/hog-zlib.pftrace");
+  std::string out = dir.path() + "/annotated.pftrace";
+  CommandRun r = Report({path, "--focus", "trainer", "--annotate", out});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string error;
+  auto original = ReadTrace(path, &error);
+  auto annotated = ReadTrace(out, &error);
+  ASSERT_TRUE(original && annotated) << error;
+  ASSERT_GT(annotated->packet_size(), original->packet_size());
+  for (int i = 0; i < original->packet_size(); ++i)
+    ASSERT_EQ(annotated->packet(i).SerializeAsString(), original->packet(i).SerializeAsString());
+  bool findings_track = false;
+  for (const auto& p : annotated->packet())
+    findings_track |= p.has_track_descriptor() && p.track_descriptor().name() == "gpunoise findings";
+  EXPECT_TRUE(findings_track);
 }
 
 TEST(ReportCommand, AQuietTraceHasNoFindings) {

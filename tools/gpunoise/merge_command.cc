@@ -20,14 +20,17 @@ namespace {
 constexpr const char* kUsage =
     "gpunoise merge: merge Perfetto traces (several processes, several nodes, a recording and\n"
     "GPU fragments) into one file. Packets are copied unchanged, clock snapshots included;\n"
-    "each input's packet sequences get new ids so no two inputs share one.\n\n"
+    "each input's packet sequences get new ids so no two inputs share one. Compressed inputs\n"
+    "are inflated; the output is compressed again unless --compress none.\n\n"
     "USAGE: gpunoise merge A.pftrace B.pftrace ... -o ALL.pftrace\n";
 
 constexpr const char* kExamples =
     "\nEXAMPLES:\n"
     "  gpunoise merge node1.pftrace node2.pftrace -o both.pftrace   # two nodes, one timeline\n"
     "  gpunoise merge run.pftrace /tmp/gpu/gpunoise-gpu-*.pftrace -o all.pftrace\n"
-    "                                       # a recording plus GPU fragments collected by hand\n";
+    "                                       # a recording plus GPU fragments collected by hand\n"
+    "  gpunoise merge --compress none node1.pftrace -o plain.pftrace\n"
+    "                                       # an uncompressed copy, for tools that need one\n";
 
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
@@ -38,12 +41,14 @@ bool SameFile(const std::string& a, const std::string& b) {
 }  // namespace
 
 int RunMerge(int argc, char** argv) {
-  std::string output;
+  std::string output, compress_text = "zlib";
   std::vector<std::string> inputs;
   po::options_description opts("OPTIONS");
   opts.add_options()
       ("help,h", "show this help")
-      ("output,o", po::value(&output), "merged trace to write (required)");
+      ("output,o", po::value(&output), "merged trace to write (required)")
+      ("compress", po::value(&compress_text)->default_value("zlib"),
+       "zlib (packets in compressed blocks) or none");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&inputs)->multitoken());
   po::options_description all;
@@ -70,6 +75,11 @@ int RunMerge(int argc, char** argv) {
     std::fprintf(stderr, "usage: gpunoise merge: no input traces given\n");
     return 2;
   }
+  auto compression = perfetto::ParseTraceCompression(compress_text);
+  if (!compression.ok()) {
+    std::fprintf(stderr, "usage: gpunoise merge: --compress: %s\n", compression.error().message.c_str());
+    return 2;
+  }
   for (const auto& in : inputs) {
     if (in == output || SameFile(in, output)) {
       std::fprintf(stderr, "usage: gpunoise merge: output %s is also an input\n", output.c_str());
@@ -79,7 +89,7 @@ int RunMerge(int argc, char** argv) {
 
   // No reserve file: a merge writes what it reads, and a failed merge
   // leaves nothing behind (the temporary file is removed).
-  auto writer = perfetto::TraceFileWriter::Create(output, 0);
+  auto writer = perfetto::TraceFileWriter::Create(output, 0, *compression);
   if (!writer.ok()) {
     log::Error("failed to create {}: {}", output, writer.error().message);
     return 1;

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "common/unique_fd.h"
-#include "import/decompress.h"
+#include "compression/inflate.h"
 #include "import/metadata_reader.h"
 #include "import/perfetto_fields.h"
 
@@ -152,8 +152,8 @@ Status TraceReader::HandleCompressed(const ProtoField& field, bool zstd, uint64_
     return Problem(fmt::format("failed to read trace {}: nested compressed packets at byte {}",
                                where, offset));
   std::vector<uint8_t> inflated;
-  Status st = zstd ? InflateZstd({field.data, field.size}, &inflated)
-                   : InflateZlib({field.data, field.size}, &inflated);
+  Status st = zstd ? compression::InflateZstd({field.data, field.size}, &inflated)
+                   : compression::InflateZlib({field.data, field.size}, &inflated);
   if (!st.ok()) {
     ++stats_.malformed_packets;
     return Problem(fmt::format("failed to read trace {}: compressed packets at byte {}: {}", where,

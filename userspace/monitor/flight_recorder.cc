@@ -182,7 +182,8 @@ std::string FlightRecorder::last_dump_path() const {
 
 void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::string path) {
   // "written" is counted once the file is committed and within quota.
-  auto sink_or = record::PerfettoTraceSink::Create(path);
+  // Compressed like a recording: more dumps fit in max-dump-bytes.
+  auto sink_or = record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib);
   if (!sink_or.ok()) {
     log::Error("monitor: failed to write flight-recorder dump {}: {}", path, sink_or.error().message);
     CountOutcome("failed", 0);

@@ -21,8 +21,11 @@ uint64_t RandomSalt() {
 
 }  // namespace
 
-Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(const std::string& path) {
-  GN_ASSIGN_OR_RETURN(perfetto::TraceFileWriter writer, perfetto::TraceFileWriter::Create(path));
+Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(
+    const std::string& path, perfetto::TraceCompression compression) {
+  GN_ASSIGN_OR_RETURN(perfetto::TraceFileWriter writer,
+                      perfetto::TraceFileWriter::Create(
+                          path, perfetto::TraceFileWriter::kDefaultReserveBytes, compression));
   return std::unique_ptr<PerfettoTraceSink>(new PerfettoTraceSink(std::move(writer)));
 }
 

@@ -32,7 +32,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
  public:
   using IrqNameFallback = std::function<std::optional<std::string>(int32_t irq)>;
 
-  static Result<std::unique_ptr<PerfettoTraceSink>> Create(const std::string& path);
+  static Result<std::unique_ptr<PerfettoTraceSink>> Create(
+      const std::string& path, perfetto::TraceCompression compression = perfetto::TraceCompression::kNone);
   ~PerfettoTraceSink() override;
 
   void set_irq_table(model::IrqTable irqs) { irqs_ = std::move(irqs); }
@@ -68,6 +69,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   // For appending packets after the footer (record_session.h append_extra).
   perfetto::TraceFileWriter& writer() { return writer_; }
   uint64_t bytes_written() const { return writer_.bytes_written(); }
+  uint64_t packet_bytes() const { return writer_.packet_bytes(); }
   bool disk_full() const { return writer_.disk_full(); }
   const std::string& path() const { return writer_.path(); }
 

@@ -83,7 +83,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       return MakeError("CPU {} is not online (online: {})", cpu, FormatCpuList(online));
 
   GN_ASSIGN_OR_RETURN(std::unique_ptr<PerfettoTraceSink> sink,
-                      PerfettoTraceSink::Create(options.output_path));
+                      PerfettoTraceSink::Create(options.output_path, options.compression));
 
   RecordResult result;
   model::SessionInfo& session = result.session;
@@ -340,6 +340,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (!committed.ok() && !result.late_error) result.late_error = committed.error();
   result.path = sink->path();
   result.bytes_written = sink->bytes_written();
+  result.packet_bytes = sink->packet_bytes();
+  result.compression = options.compression;
   return result;
 }
 
@@ -364,9 +366,13 @@ std::string FormatSummary(const RecordResult& r) {
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
   std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
+  std::string size_text = HumanBytes(r.bytes_written);
+  if (r.compression != perfetto::TraceCompression::kNone)
+    size_text += fmt::format("; {} before {}", HumanBytes(r.packet_bytes),
+                             perfetto::TraceCompressionName(r.compression));
   return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}{}",
-                     seconds, s.cpus.size(), r.path, HumanBytes(r.bytes_written), per_collector,
-                     lost, unseen_text, net_text);
+                     seconds, s.cpus.size(), r.path, size_text, per_collector, lost, unseen_text,
+                     net_text);
 }
 
 }  // namespace gpunoise::record

@@ -38,6 +38,9 @@ struct RecordOptions {
   uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
   uint64_t drain_interval_ms = 100;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
+  // zlib blocks by default: files about 5x smaller for a few % of the
+  // recorder's CPU (docs/record.md, "Compression").
+  perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;
   std::string command_line;
   // Readable (signalfd, eventfd, pipe) = stop recording now. -1: none.
   int stop_fd = -1;
@@ -65,6 +68,9 @@ struct RecordResult {
   model::SessionInfo session;
   std::string path;
   uint64_t bytes_written = 0;
+  // The packets before compression (equal to bytes_written when none).
+  uint64_t packet_bytes = 0;
+  perfetto::TraceCompression compression = perfetto::TraceCompression::kNone;
   uint64_t parse_errors = 0;
   // One line on the network counters ("" when net was not recorded).
   std::string net_summary;

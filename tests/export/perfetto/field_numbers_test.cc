@@ -251,6 +251,7 @@ constexpr Pin kUpstreamNumbers[] = {
     {"TracePacket", "incremental_state_cleared", 41},
     {"TracePacket", "previous_packet_dropped", 42},
     {"TracePacket", "system_info", 45},
+    {"TracePacket", "compressed_packets", 50},
     {"TracePacket", "timestamp_clock_id", 58},
     {"TracePacket", "track_descriptor", 60},
     {"TracePacket", "trusted_pid", 79},
@@ -338,6 +339,7 @@ TEST(FieldNumbers, KeyNumbersByHand) {
   EXPECT_EQ(FtraceEvent::kSoftirqEntryFieldNumber, 24);
   EXPECT_EQ(TracePacket::kTrackEventFieldNumber, 11);
   EXPECT_EQ(TracePacket::kTrackDescriptorFieldNumber, 60);
+  EXPECT_EQ(TracePacket::kCompressedPacketsFieldNumber, 50);
 }
 
 }  // namespace

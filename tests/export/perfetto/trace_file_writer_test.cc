@@ -1,21 +1,47 @@
 #include "export/perfetto/trace_file_writer.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
+#include <random>
+#include <span>
 #include <sstream>
 
 #include "common/files.h"
+#include "compression/inflate.h"
+#include "export/perfetto/expand_compressed_packets.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
 namespace {
 
-std::string TempDir() {
+std::string MakeTempDir() {
   char tmpl[] = "/tmp/gpunoise-writer-XXXXXX";
   return ::mkdtemp(tmpl);
 }
+
+// A temporary directory removed, with what is in it, when the test ends.
+class TempDir {
+ public:
+  TempDir() : path_(MakeTempDir()) {}
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 TracePacket Packet(uint64_t ts) {
   TracePacket p;
@@ -25,7 +51,8 @@ TracePacket Packet(uint64_t ts) {
 }
 
 TEST(TraceFileWriter, FramesPacketsAsAPerfettoTrace) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   std::string path = dir + "/t.pftrace";
   auto w = TraceFileWriter::Create(path, 0);
   ASSERT_TRUE(w.ok()) << w.error().message;
@@ -41,7 +68,8 @@ TEST(TraceFileWriter, FramesPacketsAsAPerfettoTrace) {
 }
 
 TEST(TraceFileWriter, FileAppearsUnderItsNameOnlyOnCommit) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   std::string path = dir + "/t.pftrace";
   auto w = TraceFileWriter::Create(path);
   ASSERT_TRUE(w.ok());
@@ -59,7 +87,8 @@ TEST(TraceFileWriter, FileAppearsUnderItsNameOnlyOnCommit) {
 }
 
 TEST(TraceFileWriter, AbandonedWriterLeavesNoFiles) {
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   {
     auto w = TraceFileWriter::Create(dir + "/t.pftrace");
     ASSERT_TRUE(w.ok());
@@ -72,7 +101,8 @@ TEST(TraceFileWriter, AbandonedWriterLeavesNoFiles) {
 
 TEST(TraceFileWriter, RejectsUnwritableOrDirectoryPaths) {
   EXPECT_FALSE(TraceFileWriter::Create("/nonexistent-dir/t.pftrace").ok());
-  std::string dir = TempDir();
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
   auto w = TraceFileWriter::Create(dir);
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.error().message.find("directory"), std::string::npos);
@@ -88,6 +118,236 @@ TEST(TraceFileWriter, FramingMatchesProtobufForLargePackets) {
   Trace t;
   *t.add_packet() = p;
   EXPECT_EQ(framed, t.SerializeAsString());
+}
+
+// A packet like a recording's: a CPU's bundle with a few compact-sched
+// switches, names from a small set, timestamps rising by small steps.
+TracePacket BundlePacket(uint64_t i) {
+  TracePacket p;
+  auto* bundle = p.mutable_ftrace_events();
+  bundle->set_cpu(static_cast<uint32_t>(i % 2));
+  auto* cs = bundle->mutable_compact_sched();
+  cs->add_intern_table(i % 3 ? "gn-ping" : "swapper/1");
+  for (int k = 0; k < 8; ++k) {
+    cs->add_switch_timestamp(1000 + (i * 7 + static_cast<uint64_t>(k) * 13) % 900);
+    cs->add_switch_next_pid(static_cast<int32_t>(4000 + (i + k) % 5));
+    cs->add_switch_prev_state(k % 2);
+    cs->add_switch_next_comm_index(0);
+  }
+  return p;
+}
+
+uint64_t SizeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Trace ReadRaw(const std::string& path) {
+  Trace trace;
+  auto bytes = ReadFileToString(path);
+  EXPECT_TRUE(bytes.ok());
+  if (bytes.ok()) {
+    EXPECT_TRUE(trace.ParseFromString(*bytes));
+  }
+  return trace;
+}
+
+std::string Inflate(const std::string& deflated) {
+  std::vector<uint8_t> out;
+  Status st = compression::InflateZlib(
+      std::span(reinterpret_cast<const uint8_t*>(deflated.data()), deflated.size()), &out);
+  EXPECT_TRUE(st.ok()) << st.error().message;
+  return std::string(out.begin(), out.end());
+}
+
+// A block packet carries compressed_packets and nothing else: the trace
+// processor reads nothing else in it.
+bool IsBareBlock(const TracePacket& p) {
+  TracePacket only;
+  only.set_compressed_packets(p.compressed_packets());
+  return p.has_compressed_packets() && p.SerializeAsString() == only.SerializeAsString();
+}
+
+TEST(TraceFileWriter, CompressedFileDecodesToTheSamePackets) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  auto plain = TraceFileWriter::Create(dir + "/plain.pftrace", 0, TraceCompression::kNone);
+  auto zlib = TraceFileWriter::Create(dir + "/zlib.pftrace", 0, TraceCompression::kZlib);
+  ASSERT_TRUE(plain.ok() && zlib.ok());
+  EXPECT_EQ(zlib->compression(), TraceCompression::kZlib);
+  for (uint64_t i = 0; i < 20000; ++i) {
+    ASSERT_TRUE(plain->WritePacket(BundlePacket(i)).ok());
+    ASSERT_TRUE(zlib->WritePacket(BundlePacket(i)).ok());
+  }
+  ASSERT_TRUE(plain->Commit().ok());
+  ASSERT_TRUE(zlib->Commit().ok());
+
+  Trace expected = ReadRaw(dir + "/plain.pftrace");
+  Trace compressed = ReadRaw(dir + "/zlib.pftrace");
+  ASSERT_GT(compressed.packet_size(), 1);
+  for (const auto& p : compressed.packet()) EXPECT_TRUE(IsBareBlock(p));
+  auto blocks = ExpandCompressedPackets(&compressed);
+  ASSERT_TRUE(blocks.ok()) << blocks.error().message;
+  EXPECT_EQ(*blocks, static_cast<size_t>(ReadRaw(dir + "/zlib.pftrace").packet_size()));
+  ASSERT_EQ(compressed.packet_size(), expected.packet_size());
+  for (int i = 0; i < expected.packet_size(); ++i)
+    ASSERT_EQ(compressed.packet(i).SerializeAsString(), expected.packet(i).SerializeAsString()) << i;
+
+  uint64_t zlib_size = SizeOf(dir + "/zlib.pftrace");
+  uint64_t plain_size = SizeOf(dir + "/plain.pftrace");
+  EXPECT_EQ(zlib->bytes_written(), zlib_size);
+  EXPECT_EQ(zlib->packet_bytes(), plain_size) << "packet_bytes is the uncompressed size";
+  EXPECT_EQ(plain->packet_bytes(), plain_size);
+  EXPECT_LT(zlib_size * 3, plain_size);
+}
+
+TEST(TraceFileWriter, CompressedBlocksHoldWholePacketsUpToTheBlockSize) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  std::string path = dir + "/t.pftrace";
+  auto w = TraceFileWriter::Create(path, 0, TraceCompression::kZlib);
+  ASSERT_TRUE(w.ok());
+  constexpr uint64_t kSmall = 5000;
+  for (uint64_t i = 0; i < kSmall; ++i) ASSERT_TRUE(w->WritePacket(BundlePacket(i)).ok());
+  size_t small_framed = w->packet_bytes() / kSmall;
+  // One packet larger than a block: a block of its own.
+  TracePacket big;
+  big.set_timestamp(kSmall);
+  big.mutable_process_tree();
+  for (int i = 0; big.ByteSizeLong() < TraceFileWriter::kCompressionBlockBytes + 1000; ++i)
+    for (int k = 0; k < 1000; ++k)
+      big.mutable_process_tree()->add_threads()->set_name("thread " + std::to_string(i * 1000 + k));
+  ASSERT_TRUE(w->WritePacket(big).ok());
+  ASSERT_TRUE(w->WritePacket(BundlePacket(kSmall + 1)).ok());
+  ASSERT_TRUE(w->Commit().ok());
+
+  Trace raw = ReadRaw(path);
+  std::vector<size_t> inflated_sizes;
+  std::vector<int> packets_per_block;
+  for (const auto& block : raw.packet()) {
+    ASSERT_TRUE(IsBareBlock(block));
+    std::string inner_bytes = Inflate(block.compressed_packets());
+    Trace inner;
+    ASSERT_TRUE(inner.ParseFromString(inner_bytes)) << "a block holds whole packets";
+    inflated_sizes.push_back(inner_bytes.size());
+    packets_per_block.push_back(inner.packet_size());
+  }
+  ASSERT_GE(inflated_sizes.size(), 4u);
+  size_t n = inflated_sizes.size();
+  // Full blocks before the big packet: each within the limit, and sealed
+  // only when the next packet would not have fit.
+  for (size_t i = 0; i + 3 < n; ++i) {
+    EXPECT_LE(inflated_sizes[i], TraceFileWriter::kCompressionBlockBytes) << i;
+    EXPECT_GT(inflated_sizes[i] + 2 * small_framed, TraceFileWriter::kCompressionBlockBytes) << i;
+  }
+  EXPECT_EQ(packets_per_block[n - 2], 1) << "the big packet alone";
+  EXPECT_GT(inflated_sizes[n - 2], TraceFileWriter::kCompressionBlockBytes);
+  EXPECT_EQ(packets_per_block[n - 1], 1) << "the last packet, sealed by Commit";
+
+  auto expanded = ExpandCompressedPackets(&raw);
+  ASSERT_TRUE(expanded.ok());
+  ASSERT_EQ(raw.packet_size(), static_cast<int>(kSmall + 2));
+  EXPECT_TRUE(raw.packet(kSmall).has_process_tree());
+  EXPECT_EQ(raw.packet(kSmall - 1).SerializeAsString(), BundlePacket(kSmall - 1).SerializeAsString());
+}
+
+TEST(TraceFileWriter, FlushPutsEveryPacketSoFarInTheFile) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  auto w = TraceFileWriter::Create(dir + "/t.pftrace", 0, TraceCompression::kZlib);
+  ASSERT_TRUE(w.ok());
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(w->WritePacket(Packet(i)).ok());
+  ASSERT_TRUE(w->Flush().ok());
+  Trace so_far = ReadRaw(w->temp_path());
+  ASSERT_EQ(so_far.packet_size(), 1) << "one small block";
+  ASSERT_TRUE(ExpandCompressedPackets(&so_far).ok());
+  ASSERT_EQ(so_far.packet_size(), 10);
+  EXPECT_EQ(so_far.packet(9).timestamp(), 9u);
+}
+
+TEST(TraceFileWriter, AMovedWriterKeepsItsPendingPackets) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  for (TraceCompression c : {TraceCompression::kNone, TraceCompression::kZlib}) {
+    std::string path = dir + "/" + std::string(TraceCompressionName(c)) + ".pftrace";
+    auto created = TraceFileWriter::Create(path, 0, c);
+    ASSERT_TRUE(created.ok());
+    ASSERT_TRUE(created->WritePacket(Packet(1)).ok());
+    TraceFileWriter moved = std::move(*created);
+    ASSERT_TRUE(moved.WritePacket(Packet(2)).ok());
+    ASSERT_TRUE(moved.Commit().ok());
+    Trace trace = ReadRaw(path);
+    ASSERT_TRUE(ExpandCompressedPackets(&trace).ok());
+    ASSERT_EQ(trace.packet_size(), 2) << TraceCompressionName(c);
+    EXPECT_EQ(trace.packet(0).timestamp(), 1u);
+  }
+}
+
+// A small tmpfs in a mount namespace of this test process alone, so that it
+// goes away with the process however the test ends. Needs root.
+std::optional<std::string> PrivateTmpfs(const char* size, std::string* why) {
+  if (::unshare(CLONE_NEWNS) != 0) {
+    *why = std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    *why = std::string("making / private: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string dir = MakeTempDir();  // the test unmounts and removes it
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, (std::string("size=") + size).c_str()) != 0) {
+    *why = std::string("mounting a tmpfs: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  return dir;
+}
+
+TEST(TraceFileWriter, DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  std::string why;
+  auto dir = PrivateTmpfs("5m", &why);
+  ASSERT_TRUE(dir) << why;
+  std::string path = *dir + "/full.pftrace";
+  auto w = TraceFileWriter::Create(path, TraceFileWriter::kDefaultReserveBytes, TraceCompression::kZlib);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  // Packets that compress about 2x (hex of random bytes), so that the 1 MiB
+  // left beside the reserve fills after a few blocks.
+  std::mt19937_64 rng(3);
+  Status st = OkStatus();
+  uint64_t attempted = 0;
+  while (st.ok() && attempted < 200000) {
+    TracePacket p;
+    p.set_timestamp(attempted++);
+    std::string name;
+    for (int k = 0; k < 16; ++k) name += fmt::format("{:016x}", rng());
+    p.mutable_track_event()->set_name(name);
+    st = w->WritePacket(p);
+  }
+  ASSERT_FALSE(st.ok()) << "the tmpfs never filled";
+  EXPECT_TRUE(w->disk_full());
+  EXPECT_NE(st.error().message.find("disk full"), std::string::npos) << st.error().message;
+
+  // The closing metadata goes into the released reserve.
+  TracePacket footer;
+  footer.set_timestamp(1ull << 40);
+  footer.mutable_ftrace_stats()->set_phase(FtraceStats::END_OF_TRACE);
+  ASSERT_TRUE(w->WritePacket(footer).ok());
+  ASSERT_TRUE(w->Commit().ok());
+
+  Trace trace = ReadRaw(path);
+  ASSERT_GT(trace.packet_size(), 2);
+  for (const auto& p : trace.packet()) ASSERT_TRUE(IsBareBlock(p));
+  auto expanded = ExpandCompressedPackets(&trace);
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  // Whole blocks only: the data packets run 0, 1, 2, ... with no gap, and
+  // stop where the block the disk could not take began.
+  ASSERT_GT(trace.packet_size(), 1000);
+  for (int i = 0; i + 1 < trace.packet_size(); ++i) ASSERT_EQ(trace.packet(i).timestamp(), static_cast<uint64_t>(i));
+  EXPECT_LT(static_cast<uint64_t>(trace.packet_size() - 1), attempted);
+  EXPECT_TRUE(trace.packet(trace.packet_size() - 1).has_ftrace_stats());
+  ::umount2(dir->c_str(), MNT_DETACH);
+  ::rmdir(dir->c_str());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "export/perfetto/expand_compressed_packets.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
 
@@ -32,6 +33,16 @@ class TraceMergerTest : public ::testing::Test {
   std::string WriteTrace(const std::string& name, const Trace& trace) {
     std::string path = Path(name);
     std::ofstream(path, std::ios::binary) << trace.SerializeAsString();
+    return path;
+  }
+
+  // The same packets, in zlib blocks as `gpunoise record` writes them.
+  std::string WriteCompressedTrace(const std::string& name, const Trace& trace) {
+    std::string path = Path(name);
+    auto writer = TraceFileWriter::Create(path, 0, TraceCompression::kZlib);
+    EXPECT_TRUE(writer.ok());
+    for (const auto& p : trace.packet()) EXPECT_TRUE(writer->WritePacket(p).ok());
+    EXPECT_TRUE(writer->Commit().ok());
     return path;
   }
 
@@ -183,6 +194,86 @@ TEST(RenumberSequence, RewritesOnlyTheSequenceId) {
   EXPECT_EQ(q.trusted_packet_sequence_id(), 300u);
   EXPECT_EQ(q.timestamp(), 42u);
   EXPECT_EQ(q.track_event().name(), "x");
+}
+
+TEST_F(TraceMergerTest, CompressedInputsKeepDistinctSequenceIds) {
+  std::string a = WriteCompressedTrace("a.pftrace", Input(1000));
+  std::string b = WriteCompressedTrace("b.pftrace", Input(2000));
+  for (TraceCompression output : {TraceCompression::kNone, TraceCompression::kZlib}) {
+    std::string out = Path(std::string("out-") + std::string(TraceCompressionName(output)) + ".pftrace");
+    auto writer = TraceFileWriter::Create(out, 0, output);
+    ASSERT_TRUE(writer.ok());
+    TraceMerger merger(&*writer, 5);
+    auto sa = merger.Append(a);
+    auto sb = merger.Append(b);
+    ASSERT_TRUE(sa.ok()) << sa.error().message;
+    ASSERT_TRUE(sb.ok()) << sb.error().message;
+    EXPECT_EQ(sa->packets, 4u) << "the packets inside the block, one by one";
+    EXPECT_EQ(sa->compressed_blocks, 1u);
+    EXPECT_EQ(sa->sequences, 2u);
+    ASSERT_TRUE(writer->Commit().ok());
+
+    Trace merged;
+    ASSERT_TRUE(merged.ParseFromString(Read(out)));
+    bool any_block = false;
+    for (const auto& p : merged.packet()) any_block |= p.has_compressed_packets();
+    EXPECT_EQ(any_block, output == TraceCompression::kZlib);
+    ASSERT_TRUE(ExpandCompressedPackets(&merged).ok());
+    ASSERT_EQ(merged.packet_size(), 8);
+    std::map<std::string, std::set<uint32_t>> ids_by_name;
+    for (int i = 0; i < 8; ++i) {
+      const auto& p = merged.packet(i);
+      if (!p.has_track_event()) continue;
+      ids_by_name[p.track_event().name() + (i < 4 ? " a" : " b")].insert(p.trusted_packet_sequence_id());
+    }
+    EXPECT_EQ(ids_by_name["slice on 1 a"], std::set<uint32_t>{5});
+    EXPECT_EQ(ids_by_name["slice on 2 a"], std::set<uint32_t>{6});
+    EXPECT_EQ(ids_by_name["slice on 1 b"], std::set<uint32_t>{7});
+    EXPECT_EQ(ids_by_name["slice on 2 b"], std::set<uint32_t>{8});
+    EXPECT_EQ(merged.packet(4).SerializeAsString(), Input(2000).packet(0).SerializeAsString());
+    EXPECT_EQ(merged.packet(1).GetReflection()->GetUnknownFields(merged.packet(1)).field_count(), 1);
+  }
+}
+
+TEST_F(TraceMergerTest, ABlockThatDoesNotInflateIsCorruptAtItsOffset) {
+  Trace t = Input(1000);
+  std::string first = t.SerializeAsString();
+  TracePacket broken;
+  broken.set_compressed_packets("definitely not zlib");
+  Trace tail;
+  *tail.add_packet() = broken;
+  std::string path = Path("broken-block.pftrace");
+  std::ofstream(path, std::ios::binary) << first << tail.SerializeAsString();
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  auto r = merger.Append(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind(path + ": corrupt at byte " + std::to_string(first.size()) +
+                                        ": compressed packets: deflate stream is corrupt",
+                                    0),
+            0u)
+      << r.error().message;
+  EXPECT_EQ(merger.packets(), 4u);
+}
+
+TEST(FindCompressedPackets, FindsZlibAndZstdBlocksAndNothingElse) {
+  TracePacket block;
+  block.set_compressed_packets("zz");
+  auto found = FindCompressedPackets(block.SerializeAsString());
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->codec, CompressedPackets::Codec::kZlib);
+  EXPECT_EQ((*found)->bytes, "zz");
+  std::string zstd_block = std::string("\xaa\x08\x02", 3) + "yy";  // field 133, length 2
+  found = FindCompressedPackets(zstd_block);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->codec, CompressedPackets::Codec::kZstd);
+  TracePacket plain;
+  plain.set_timestamp(5);
+  found = FindCompressedPackets(plain.SerializeAsString());
+  ASSERT_TRUE(found.ok());
+  EXPECT_FALSE(found->has_value());
 }
 
 }  // namespace

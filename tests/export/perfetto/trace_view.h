@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
@@ -34,6 +35,51 @@ class TraceView {
  public:
   explicit TraceView(const std::string& bytes) {
     parsed_ = trace_.ParseFromString(bytes);
+    Index();
+  }
+  // An already parsed trace (integration/support ReadTrace, which also
+  // expands compressed blocks).
+  explicit TraceView(perfetto::Trace trace) : trace_(std::move(trace)), parsed_(true) { Index(); }
+
+  bool parsed() const { return parsed_; }
+  const perfetto::Trace& trace() const { return trace_; }
+  int unmatched_ends() const { return unmatched_ends_; }
+  size_t unclosed() const { return unclosed_; }
+
+  const perfetto::TrackDescriptor* Track(uint64_t uuid) const {
+    auto it = tracks_.find(uuid);
+    return it == tracks_.end() ? nullptr : it->second;
+  }
+  const perfetto::TrackDescriptor* TrackNamed(const std::string& name) const {
+    for (const auto& [uuid, d] : tracks_)
+      if (d->name() == name) return d;
+    return nullptr;
+  }
+  const std::map<uint64_t, const perfetto::TrackDescriptor*>& tracks() const { return tracks_; }
+
+  std::vector<Slice> SlicesOn(uint64_t track) const {
+    std::vector<Slice> out;
+    for (size_t i = 0; i < slices_.size(); ++i)
+      if (slices_[i].track == track && !IsInstant(i)) out.push_back(slices_[i]);
+    return out;
+  }
+  std::optional<Slice> SliceNamed(const std::string& name) const {
+    for (size_t i = 0; i < slices_.size(); ++i)
+      if (slices_[i].name == name && !IsInstant(i)) return slices_[i];
+    return std::nullopt;
+  }
+  std::optional<Slice> InstantNamed(const std::string& name) const {
+    for (size_t i : instants_)
+      if (slices_[i].name == name) return slices_[i];
+    return std::nullopt;
+  }
+  std::vector<std::pair<uint64_t, double>> Counter(uint64_t track) const {
+    auto it = counters_.find(track);
+    return it == counters_.end() ? std::vector<std::pair<uint64_t, double>>{} : it->second;
+  }
+
+ private:
+  void Index() {
     for (const auto& p : trace_.packet()) {
       if (p.has_track_descriptor()) tracks_[p.track_descriptor().uuid()] = &p.track_descriptor();
     }
@@ -81,44 +127,6 @@ class TraceView {
     for (auto& [track, stack] : open) unclosed_ += stack.size();
   }
 
-  bool parsed() const { return parsed_; }
-  const perfetto::Trace& trace() const { return trace_; }
-  int unmatched_ends() const { return unmatched_ends_; }
-  size_t unclosed() const { return unclosed_; }
-
-  const perfetto::TrackDescriptor* Track(uint64_t uuid) const {
-    auto it = tracks_.find(uuid);
-    return it == tracks_.end() ? nullptr : it->second;
-  }
-  const perfetto::TrackDescriptor* TrackNamed(const std::string& name) const {
-    for (const auto& [uuid, d] : tracks_)
-      if (d->name() == name) return d;
-    return nullptr;
-  }
-  const std::map<uint64_t, const perfetto::TrackDescriptor*>& tracks() const { return tracks_; }
-
-  std::vector<Slice> SlicesOn(uint64_t track) const {
-    std::vector<Slice> out;
-    for (size_t i = 0; i < slices_.size(); ++i)
-      if (slices_[i].track == track && !IsInstant(i)) out.push_back(slices_[i]);
-    return out;
-  }
-  std::optional<Slice> SliceNamed(const std::string& name) const {
-    for (size_t i = 0; i < slices_.size(); ++i)
-      if (slices_[i].name == name && !IsInstant(i)) return slices_[i];
-    return std::nullopt;
-  }
-  std::optional<Slice> InstantNamed(const std::string& name) const {
-    for (size_t i : instants_)
-      if (slices_[i].name == name) return slices_[i];
-    return std::nullopt;
-  }
-  std::vector<std::pair<uint64_t, double>> Counter(uint64_t track) const {
-    auto it = counters_.find(track);
-    return it == counters_.end() ? std::vector<std::pair<uint64_t, double>>{} : it->second;
-  }
-
- private:
   bool IsInstant(size_t i) const {
     return std::find(instants_.begin(), instants_.end(), i) != instants_.end();
   }

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "export/perfetto/expand_compressed_packets.h"
+
 namespace gpunoise::testing {
 
 std::optional<perfetto::Trace> ReadTrace(const std::string& path, std::string* error) {
@@ -20,7 +22,22 @@ std::optional<perfetto::Trace> ReadTrace(const std::string& path, std::string* e
     if (error) *error = "not a valid trace: " + path;
     return std::nullopt;
   }
+  if (auto expanded = perfetto::ExpandCompressedPackets(&trace); !expanded.ok()) {
+    if (error) *error = path + ": " + expanded.error().message;
+    return std::nullopt;
+  }
   return trace;
+}
+
+int CompressedBlocks(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  perfetto::Trace trace;
+  if (!in || !trace.ParseFromString(ss.str())) return -1;
+  int blocks = 0;
+  for (const auto& p : trace.packet()) blocks += p.has_compressed_packets();
+  return blocks;
 }
 
 std::vector<CompactSwitch> CompactSwitches(const perfetto::Trace& trace) {

@@ -11,7 +11,13 @@
 
 namespace gpunoise::testing {
 
+// Compressed blocks (compressed_packets) are expanded in place, so callers
+// see the packets in the order the trace processor reads them.
 std::optional<perfetto::Trace> ReadTrace(const std::string& path, std::string* error = nullptr);
+
+// How many top-level packets of the file are compressed blocks (-1: the file
+// does not parse as a trace).
+int CompressedBlocks(const std::string& path);
 
 struct CompactSwitch {
   uint64_t ts;

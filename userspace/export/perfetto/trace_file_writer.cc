@@ -13,6 +13,7 @@ namespace gpunoise::perfetto {
 namespace {
 
 constexpr size_t kFlushThreshold = 1 << 20;
+constexpr uint32_t kTracePacketField = 1;  // Trace.packet
 
 std::string DirName(const std::string& path) {
   auto slash = path.rfind('/');
@@ -26,20 +27,41 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-}  // namespace
-
-void AppendFramedPacket(std::string_view serialized, std::string* out) {
-  out->push_back(static_cast<char>((1 << 3) | 2));  // Trace.packet, length-delimited
-  uint64_t len = serialized.size();
-  while (len >= 0x80) {
-    out->push_back(static_cast<char>((len & 0x7f) | 0x80));
-    len >>= 7;
+void AppendVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
   }
-  out->push_back(static_cast<char>(len));
-  out->append(serialized);
+  out->push_back(static_cast<char>(value));
 }
 
-Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_t reserve_bytes) {
+size_t VarintSize(uint64_t value) {
+  size_t n = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+void AppendLengthDelimitedField(uint32_t field_number, std::string_view bytes, std::string* out) {
+  AppendVarint((static_cast<uint64_t>(field_number) << 3) | 2, out);
+  AppendVarint(bytes.size(), out);
+  out->append(bytes);
+}
+
+void AppendFramedPacket(std::string_view serialized, std::string* out) {
+  AppendLengthDelimitedField(kTracePacketField, serialized, out);
+}
+
+size_t FramedPacketSize(size_t serialized_size) {
+  return VarintSize((kTracePacketField << 3) | 2) + VarintSize(serialized_size) + serialized_size;
+}
+
+Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_t reserve_bytes,
+                                                TraceCompression compression) {
   if (path.empty()) return MakeError("no output path given");
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
@@ -49,6 +71,12 @@ Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_
     return MakeError("output path {} is not writable: {}: {}", path, dir, std::strerror(errno));
 
   TraceFileWriter w;
+  if (compression == TraceCompression::kZlib) {
+    GN_ASSIGN_OR_RETURN(::gpunoise::compression::ZlibDeflater deflater,
+                        ::gpunoise::compression::ZlibDeflater::Create(kZlibLevel));
+    w.deflater_.emplace(std::move(deflater));
+    w.block_.reserve(kCompressionBlockBytes);
+  }
   w.path_ = path;
   std::string base = BaseName(path);
   std::string pid = std::to_string(::getpid());
@@ -71,23 +99,35 @@ Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_
                        reserve_bytes, std::strerror(err));
     }
   }
-  w.buffer_.reserve(kFlushThreshold + 64 * 1024);
+  if (!w.deflater_) w.buffer_.reserve(kFlushThreshold + 64 * 1024);
   return w;
 }
 
 TraceFileWriter::TraceFileWriter(TraceFileWriter&& o) noexcept { *this = std::move(o); }
 
 TraceFileWriter& TraceFileWriter::operator=(TraceFileWriter&& o) noexcept {
+  if (this == &o) return *this;
+  ReleaseReserve();
+  if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
   path_ = std::move(o.path_);
   temp_path_ = std::move(o.temp_path_);
   reserve_path_ = std::move(o.reserve_path_);
   fd_ = std::move(o.fd_);
   buffer_ = std::move(o.buffer_);
+  packet_ends_ = std::move(o.packet_ends_);
+  scratch_ = std::move(o.scratch_);
+  deflater_ = std::move(o.deflater_);
+  block_ = std::move(o.block_);
+  deflated_ = std::move(o.deflated_);
+  block_packet_ = std::move(o.block_packet_);
   bytes_written_ = o.bytes_written_;
+  packet_bytes_ = o.packet_bytes_;
   disk_full_ = o.disk_full_;
   committed_ = o.committed_;
+  // The moved-from writer owns no files any more.
   o.temp_path_.clear();
   o.reserve_path_.clear();
+  o.deflater_.reset();
   o.committed_ = true;
   return *this;
 }
@@ -111,13 +151,45 @@ Status TraceFileWriter::WritePacket(const TracePacket& packet) {
 }
 
 Status TraceFileWriter::WriteSerializedPacket(std::string_view serialized) {
+  size_t framed = FramedPacketSize(serialized.size());
+  packet_bytes_ += framed;
+  if (deflater_) {
+    // Seal first if this packet would overflow the block, so that blocks
+    // stay within kCompressionBlockBytes unless one packet alone is larger.
+    // If that write fails, this packet is dropped with the block, as an
+    // uncompressed writer drops its unwritten buffer.
+    if (!block_.empty() && block_.size() + framed > kCompressionBlockBytes)
+      GN_RETURN_IF_ERROR(SealBlock());
+    AppendFramedPacket(serialized, &block_);
+    if (block_.size() >= kCompressionBlockBytes) return SealBlock();
+    return OkStatus();
+  }
   AppendFramedPacket(serialized, &buffer_);
   packet_ends_.push_back(buffer_.size());
   if (buffer_.size() >= kFlushThreshold) return WriteBuffer();
   return OkStatus();
 }
 
-Status TraceFileWriter::Flush() { return WriteBuffer(); }
+Status TraceFileWriter::Flush() {
+  if (deflater_) return SealBlock();
+  return WriteBuffer();
+}
+
+Status TraceFileWriter::SealBlock() {
+  if (block_.empty()) return WriteBuffer();
+  deflated_.clear();
+  Status compressed = deflater_->Compress(block_, &deflated_);
+  block_.clear();
+  if (!compressed.ok())
+    return MakeError("failed to compress packets for {}: {}", path_, compressed.error().message);
+  block_packet_.clear();
+  AppendLengthDelimitedField(TracePacket::kCompressedPacketsFieldNumber, deflated_, &block_packet_);
+  AppendFramedPacket(block_packet_, &buffer_);
+  packet_ends_.push_back(buffer_.size());
+  // A block is already a large write (tens of KiB): write it now, so what
+  // reaches the file is never more than one block behind.
+  return WriteBuffer();
+}
 
 Status TraceFileWriter::WriteBuffer() {
   size_t done = 0;
@@ -159,7 +231,7 @@ Status TraceFileWriter::WriteBuffer() {
 }
 
 Status TraceFileWriter::Commit() {
-  Status flushed = WriteBuffer();
+  Status flushed = Flush();
   if (::fsync(fd_.get()) != 0 && errno != EINVAL && errno != EROFS) {
     // fsync failing on a full disk still leaves the data in the page cache.
   }

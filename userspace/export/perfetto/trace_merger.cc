@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <span>
 
+#include "compression/inflate.h"
 #include "export/perfetto/trace_file_writer.h"
 
 namespace gpunoise::perfetto {
@@ -16,6 +18,9 @@ namespace {
 
 constexpr uint32_t kTracePacketField = 1;
 constexpr uint32_t kSequenceIdField = 10;
+// TracePacket fields whose bytes are more packets, compressed.
+constexpr uint32_t kCompressedPacketsField = 50;
+constexpr uint32_t kZstdCompressedPacketsField = 133;
 constexpr size_t kReadChunk = 1 << 20;
 // A packet larger than this is not something any Perfetto writer produces;
 // treat the length as corruption rather than try to allocate it.
@@ -43,6 +48,58 @@ void AppendVarint(uint64_t v, std::string* out) {
     v >>= 7;
   }
   out->push_back(static_cast<char>(v));
+}
+
+// One top-level field of a serialized message.
+struct WireField {
+  uint32_t number = 0;
+  uint32_t wire_type = 0;
+  uint64_t varint = 0;     // wire type 0
+  std::string_view bytes;  // wire type 2: the payload
+  size_t start = 0;        // where the field, tag included, starts
+  size_t end = 0;          // and ends
+};
+
+// Calls `visit(const WireField&)` with each top-level field of `message`; a
+// malformed field is an error naming the byte where it starts.
+template <typename Visit>
+Status ForEachField(std::string_view message, Visit&& visit) {
+  size_t p = 0;
+  while (p < message.size()) {
+    WireField f;
+    f.start = p;
+    uint64_t tag = 0;
+    if (!ParseVarint(message, &p, &tag)) return MakeError("malformed field tag at packet byte {}", f.start);
+    f.number = static_cast<uint32_t>(tag >> 3);
+    f.wire_type = static_cast<uint32_t>(tag & 7);
+    switch (f.wire_type) {
+      case 0:
+        if (!ParseVarint(message, &p, &f.varint))
+          return MakeError("malformed varint at packet byte {}", f.start);
+        break;
+      case 1:
+        p += 8;
+        break;
+      case 2: {
+        uint64_t len = 0;
+        if (!ParseVarint(message, &p, &len) || len > message.size() - std::min(p, message.size()))
+          return MakeError("field {} overruns the packet at packet byte {}", f.number, f.start);
+        f.bytes = message.substr(p, len);
+        p += len;
+        break;
+      }
+      case 5:
+        p += 4;
+        break;
+      default:
+        return MakeError("unknown wire type {} at packet byte {}", f.wire_type, f.start);
+    }
+    if (p > message.size())
+      return MakeError("field {} overruns the packet at packet byte {}", f.number, f.start);
+    f.end = p;
+    visit(f);
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -119,41 +176,47 @@ Result<std::string> RenumberSequence(std::string_view packet,
                                      const std::function<uint32_t(uint32_t)>& map_id) {
   std::string out;
   out.reserve(packet.size() + 4);
-  size_t copied = 0, p = 0;
-  while (p < packet.size()) {
-    size_t field_start = p;
-    uint64_t tag = 0;
-    if (!ParseVarint(packet, &p, &tag)) return MakeError("malformed field tag at packet byte {}", field_start);
-    uint32_t field = static_cast<uint32_t>(tag >> 3);
-    uint64_t value = 0;
-    switch (tag & 7) {
-      case 0:
-        if (!ParseVarint(packet, &p, &value)) return MakeError("malformed varint at packet byte {}", field_start);
-        if (field == kSequenceIdField) {
-          out.append(packet.data() + copied, field_start - copied);
-          AppendVarint(tag, &out);
-          AppendVarint(map_id(static_cast<uint32_t>(value)), &out);
-          copied = p;
-        }
-        break;
-      case 1:
-        p += 8;
-        break;
-      case 2:
-        if (!ParseVarint(packet, &p, &value) || value > packet.size() - std::min(p, packet.size()))
-          return MakeError("field {} overruns the packet at packet byte {}", field, field_start);
-        p += value;
-        break;
-      case 5:
-        p += 4;
-        break;
-      default:
-        return MakeError("unknown wire type {} at packet byte {}", tag & 7, field_start);
-    }
-    if (p > packet.size()) return MakeError("field {} overruns the packet at packet byte {}", field, field_start);
-  }
+  size_t copied = 0;
+  GN_RETURN_IF_ERROR(ForEachField(packet, [&](const WireField& f) {
+    if (f.number != kSequenceIdField || f.wire_type != 0) return;
+    out.append(packet.data() + copied, f.start - copied);
+    AppendVarint(kSequenceIdField << 3, &out);
+    AppendVarint(map_id(static_cast<uint32_t>(f.varint)), &out);
+    copied = f.end;
+  }));
   out.append(packet.data() + copied, packet.size() - copied);
   return out;
+}
+
+Result<std::optional<CompressedPackets>> FindCompressedPackets(std::string_view packet) {
+  std::optional<CompressedPackets> found;
+  GN_RETURN_IF_ERROR(ForEachField(packet, [&](const WireField& f) {
+    if (f.wire_type != 2) return;
+    if (f.number == kCompressedPacketsField)
+      found = CompressedPackets{CompressedPackets::Codec::kZlib, f.bytes};
+    else if (f.number == kZstdCompressedPacketsField)
+      found = CompressedPackets{CompressedPackets::Codec::kZstd, f.bytes};
+  }));
+  return found;
+}
+
+Status ForEachPacket(std::string_view trace,
+                     const std::function<Status(std::string_view packet, uint64_t offset)>& visit) {
+  size_t p = 0;
+  while (p < trace.size()) {
+    size_t start = p;
+    uint64_t tag = 0, len = 0;
+    if (!ParseVarint(trace, &p, &tag) || !ParseVarint(trace, &p, &len))
+      return MakeError("truncated at byte {} (in a packet header)", start);
+    if (tag != ((kTracePacketField << 3) | 2))
+      return MakeError("corrupt at byte {}: expected a trace packet, found field {} wire type {}", start,
+                       tag >> 3, tag & 7);
+    if (len > trace.size() - p)
+      return MakeError("truncated at byte {}: packet of {} bytes, {} left", start, len, trace.size() - p);
+    GN_RETURN_IF_ERROR(visit(trace.substr(p, len), start));
+    p += len;
+  }
+  return OkStatus();
 }
 
 TraceMerger::TraceMerger(TraceFileWriter* out, uint32_t first_sequence_id)
@@ -163,7 +226,7 @@ Result<TraceMerger::InputStats> TraceMerger::Append(const std::string& path) {
   GN_ASSIGN_OR_RETURN(TracePacketReader reader, TracePacketReader::Open(path));
   ++inputs_;
   std::map<uint32_t, uint32_t> ids;
-  auto map_id = [&](uint32_t old_id) {
+  IdMap map_id = [&](uint32_t old_id) {
     auto [it, inserted] = ids.try_emplace(old_id, next_id_);
     if (inserted) ++next_id_;
     return it->second;
@@ -174,15 +237,62 @@ Result<TraceMerger::InputStats> TraceMerger::Append(const std::string& path) {
   while (true) {
     GN_ASSIGN_OR_RETURN(bool more, reader.Next(&packet, &offset));
     if (!more) break;
-    auto renumbered = RenumberSequence(packet, map_id);
-    if (!renumbered.ok())
-      return MakeError("{}: corrupt at byte {}: {}", path, offset, renumbered.error().message);
-    GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(*renumbered));
-    ++stats.packets;
-    ++packets_;
+    auto compressed = FindCompressedPackets(packet);
+    if (!compressed.ok())
+      return MakeError("{}: corrupt at byte {}: {}", path, offset, compressed.error().message);
+    if (*compressed)
+      GN_RETURN_IF_ERROR(AppendCompressed(**compressed, map_id, path, offset, &stats));
+    else
+      GN_RETURN_IF_ERROR(AppendPacket(packet, map_id, path, offset, &stats));
   }
   stats.sequences = static_cast<uint32_t>(ids.size());
   return stats;
+}
+
+Status TraceMerger::AppendPacket(std::string_view packet, const IdMap& map_id, const std::string& path,
+                                 uint64_t offset, InputStats* stats) {
+  auto renumbered = RenumberSequence(packet, map_id);
+  if (!renumbered.ok())
+    return MakeError("{}: corrupt at byte {}: {}", path, offset, renumbered.error().message);
+  GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(*renumbered));
+  ++stats->packets;
+  ++packets_;
+  return OkStatus();
+}
+
+Status TraceMerger::AppendCompressed(const CompressedPackets& block, const IdMap& map_id,
+                                     const std::string& path, uint64_t offset, InputStats* stats) {
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(block.bytes.data()), block.bytes.size());
+  Status inflated = block.codec == CompressedPackets::Codec::kZlib
+                        ? compression::InflateZlib(bytes, &inflated_)
+                        : compression::InflateZstd(bytes, &inflated_);
+  if (!inflated.ok())
+    return MakeError("{}: corrupt at byte {}: compressed packets: {}", path, offset,
+                     inflated.error().message);
+  ++stats->compressed_blocks;
+  std::string_view trace(reinterpret_cast<const char*>(inflated_.data()), inflated_.size());
+  std::optional<Error> write_error;
+  Status each = ForEachPacket(trace, [&](std::string_view packet, uint64_t inner) -> Status {
+    auto nested = FindCompressedPackets(packet);
+    if (!nested.ok()) return MakeError("at byte {}: {}", inner, nested.error().message);
+    // Perfetto never nests compressed blocks, and its trace processor does
+    // not read nested ones.
+    if (*nested) return MakeError("at byte {}: a compressed block inside a compressed block", inner);
+    auto renumbered = RenumberSequence(packet, map_id);
+    if (!renumbered.ok()) return MakeError("at byte {}: {}", inner, renumbered.error().message);
+    if (Status written = out_->WriteSerializedPacket(*renumbered); !written.ok()) {
+      write_error = written.error();
+      return written;
+    }
+    ++stats->packets;
+    ++packets_;
+    return OkStatus();
+  });
+  if (write_error) return *write_error;
+  if (!each.ok())
+    return MakeError("{}: corrupt at byte {}: in its compressed packets (inflated offsets): {}", path,
+                     offset, each.error().message);
+  return OkStatus();
 }
 
 }  // namespace gpunoise::perfetto

@@ -5,14 +5,21 @@
 // mix their incremental state. Everything else in a packet, clock snapshots
 // included, is copied byte for byte, so fields this project's schema subset
 // does not know survive.
+//
+// A compressed block of an input (compressed_packets, zstd_compressed_packets)
+// is inflated and its packets are renumbered and written one by one in its
+// place, since the sequence ids are inside; the output writer compresses
+// them again if it was asked to.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -54,6 +61,20 @@ class TracePacketReader {
 Result<std::string> RenumberSequence(std::string_view packet,
                                      const std::function<uint32_t(uint32_t)>& map_id);
 
+// The compressed payload of a serialized TracePacket, if it carries one.
+struct CompressedPackets {
+  enum class Codec { kZlib, kZstd };
+  Codec codec;
+  std::string_view bytes;
+};
+Result<std::optional<CompressedPackets>> FindCompressedPackets(std::string_view packet);
+
+// Calls `visit` with each packet of a serialized Trace held in memory (an
+// inflated block) and its offset there; stops at the first error, which
+// names the offset.
+Status ForEachPacket(std::string_view trace,
+                     const std::function<Status(std::string_view packet, uint64_t offset)>& visit);
+
 class TraceMerger {
  public:
   // Sequence ids below `first_sequence_id` are left to the caller (the
@@ -61,8 +82,9 @@ class TraceMerger {
   explicit TraceMerger(TraceFileWriter* out, uint32_t first_sequence_id = 1);
 
   struct InputStats {
-    uint64_t packets = 0;
+    uint64_t packets = 0;  // packets inside compressed blocks count one by one
     uint32_t sequences = 0;
+    uint64_t compressed_blocks = 0;
   };
   // Appends every packet of `path`. On an error the packets before the bad
   // one have been appended (each is complete); the error names the file and
@@ -73,9 +95,18 @@ class TraceMerger {
   uint32_t sequences() const { return next_id_ - first_id_; }
 
  private:
+  using IdMap = std::function<uint32_t(uint32_t)>;
+  // Renumbers and writes one packet of `path` (at file byte `offset`; for a
+  // packet inside a compressed block, the block's offset).
+  Status AppendPacket(std::string_view packet, const IdMap& map_id, const std::string& path,
+                      uint64_t offset, InputStats* stats);
+  Status AppendCompressed(const CompressedPackets& block, const IdMap& map_id,
+                          const std::string& path, uint64_t offset, InputStats* stats);
+
   TraceFileWriter* out_;
   uint32_t first_id_;
   uint32_t next_id_;
+  std::vector<uint8_t> inflated_;  // the compressed block being copied
   size_t inputs_ = 0;
   uint64_t packets_ = 0;
 };
