@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/cgroup_mount.h"
 #include "common/result.h"
 
 namespace gpunoise::collect {
@@ -19,7 +20,6 @@ struct CgroupRef {
 // cgroup-v2 mount ("system.slice/foo.service").
 Result<CgroupRef> ResolveCgroup(const std::string& path);
 
-// Where cgroup v2 is mounted ("/sys/fs/cgroup"), from /proc/self/mountinfo.
-Result<std::string> CgroupV2Mount();
+using ::gpunoise::CgroupV2Mount;  // common/cgroup_mount.h
 
 }  // namespace gpunoise::collect

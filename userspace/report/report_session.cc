@@ -3,6 +3,7 @@
 #include <random>
 
 #include "analyze/timeline_builder.h"
+#include "common/cgroup_mount.h"
 #include "common/files.h"
 #include "common/strings.h"
 #include "export/report/annotated_trace.h"
@@ -24,23 +25,6 @@ void CollectCgroup(const std::string& dir, std::vector<int32_t>* out, int depth)
     std::string child = dir + "/" + e;
     if (PathExists(child + "/cgroup.threads")) CollectCgroup(child, out, depth + 1);
   }
-}
-
-// Where cgroup v2 is mounted ("/sys/fs/cgroup", or "/sys/fs/cgroup/unified"
-// on hybrid systems), from /proc/self/mountinfo.
-Result<std::string> CgroupV2Mount() {
-  auto info = ReadFileToString("/proc/self/mountinfo");
-  if (!info.ok()) return info.error();
-  for (std::string_view line : Split(*info, '\n')) {
-    // "... <mount point> <options> - cgroup2 <source> <super options>"
-    auto dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    auto after = Split(line.substr(dash + 3), ' ');
-    if (after.empty() || after[0] != "cgroup2") continue;
-    auto before = Split(line.substr(0, dash), ' ');
-    if (before.size() >= 5) return std::string(before[4]);
-  }
-  return MakeError("cgroup v2 is not mounted on this system");
 }
 
 }  // namespace
