@@ -54,6 +54,16 @@ uint64_t ActivityConverter::FlowId(uint32_t correlation_id) const {
   return Key("flow " + std::to_string(correlation_id));
 }
 
+std::string ActivityConverter::CorrelationName(uint32_t correlation_id) const {
+  return std::to_string(options_.pid) + "/" + std::to_string(correlation_id);
+}
+
+void ActivityConverter::LinkToLaunch(EventPacket& e, uint32_t correlation_id) const {
+  if (!correlation_id) return;
+  e.TerminatingFlow(FlowId(correlation_id));
+  e.Correlation(CorrelationName(correlation_id));
+}
+
 uint32_t ActivityConverter::PhysicalIndex(uint32_t ordinal) const {
   if (options_.visible_devices.empty()) return ordinal;
   if (ordinal < options_.visible_devices.size() && options_.visible_devices[ordinal] >= 0)
@@ -262,10 +272,7 @@ void ActivityConverter::OnKernel(const CUpti_ActivityKernel10& k) {
         .Arg("device", k.deviceId)
         .Arg("stream", k.streamId);
     if (k.graphId) e.Arg("graph_id", k.graphId);
-    if (k.correlationId) {
-      e.TerminatingFlow(FlowId(k.correlationId));
-      e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(k.correlationId));
-    }
+    LinkToLaunch(e, k.correlationId);
   }
   builder_.SliceEnd(k.end, track);
 }
@@ -298,7 +305,7 @@ void ActivityConverter::OnMemcpy(const CUpti_ActivityMemcpy6& m) {
       e.TerminatingFlow(FlowId(m.runtimeCorrelationId));
     }
     uint32_t shown = m.runtimeCorrelationId ? m.runtimeCorrelationId : m.correlationId;
-    if (shown) e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(shown));
+    if (shown) e.Correlation(CorrelationName(shown));
   }
   builder_.SliceEnd(m.end, track);
 }
@@ -323,10 +330,7 @@ void ActivityConverter::OnPeerMemcpy(const CUpti_ActivityMemcpyPtoP4& m) {
         .Arg("correlation_id", m.correlationId)
         .Arg("device", m.deviceId)
         .Arg("stream", m.streamId);
-    if (m.correlationId) {
-      e.TerminatingFlow(FlowId(m.correlationId));
-      e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(m.correlationId));
-    }
+    LinkToLaunch(e, m.correlationId);
   }
   builder_.SliceEnd(m.end, track);
 }
@@ -347,10 +351,7 @@ void ActivityConverter::OnMemset(const CUpti_ActivityMemset4& m) {
         .Arg("correlation_id", m.correlationId)
         .Arg("device", m.deviceId)
         .Arg("stream", m.streamId);
-    if (m.correlationId) {
-      e.TerminatingFlow(FlowId(m.correlationId));
-      e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(m.correlationId));
-    }
+    LinkToLaunch(e, m.correlationId);
   }
   builder_.SliceEnd(m.end, track);
 }
@@ -370,10 +371,7 @@ void ActivityConverter::OnGraph(const CUpti_ActivityGraphTrace2& g) {
         .Arg("device", g.deviceId)
         .Arg("end_device", g.endDeviceId)
         .Arg("stream", g.streamId);
-    if (g.correlationId) {
-      e.TerminatingFlow(FlowId(g.correlationId));
-      e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(g.correlationId));
-    }
+    LinkToLaunch(e, g.correlationId);
   }
   builder_.SliceEnd(g.end, track);
 }
@@ -405,7 +403,7 @@ void ActivityConverter::OnApi(const CUpti_ActivityAPI& a) {
     if (a.returnValue) e.Arg("return_value", a.returnValue);
     if (a.correlationId && (internal || IsLaunchLikeApi(shown))) {
       e.Flow(FlowId(a.correlationId));
-      e.Correlation(std::to_string(options_.pid) + "/" + std::to_string(a.correlationId));
+      e.Correlation(CorrelationName(a.correlationId));
     }
   }
   builder_.SliceEnd(a.end, track);

@@ -98,6 +98,11 @@ class ActivityConverter {
   uint64_t ThreadTrackUuid(uint32_t tid) const;
   uint64_t StreamTrackUuid(uint32_t device, uint32_t context, uint32_t stream, size_t lane) const;
   uint64_t FlowId(uint32_t correlation_id) const;
+  // "pid/correlation": what Perfetto's UI groups a launch and its GPU work by.
+  std::string CorrelationName(uint32_t correlation_id) const;
+  // The GPU end of a launch: the flow from the CPU call that launched it and
+  // the correlation name; nothing for records with no correlation id.
+  void LinkToLaunch(EventPacket& e, uint32_t correlation_id) const;
 
  private:
   struct Device {
