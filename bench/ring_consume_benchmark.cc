@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "collect/record_decoder.h"
+#include "collect/collector.h"
 #include "collect/ring_transport.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
@@ -83,8 +84,9 @@ class RingFixture {
       *error = std::string("failed to open the ring_fill program: ") + std::strerror(errno);
       return nullptr;
     }
-    if (bpf_map__reuse_fd(f->skel_->maps.gn_rings, f->transport_->outer_map_fd()) != 0) {
-      *error = "failed to share the ring map with the ring_fill program";
+    if (!collect::ShareTransportMaps(f->skel_->maps.gn_rings, f->skel_->maps.gn_gate,
+                                     f->transport_->outer_map_fd(), f->transport_->gate_map_fd())) {
+      *error = "failed to share the ring and gate maps with the ring_fill program";
       return nullptr;
     }
     f->skel_->rodata->gn_wakeup_bytes = f->transport_->wakeup_bytes();

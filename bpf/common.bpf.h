@@ -25,6 +25,21 @@ struct {
 	__array(values, struct gn_ring_template);
 } gn_rings SEC(".maps");
 
+/* The recording's gate, shared like gn_rings: one u32, non-zero while user
+ * space has closed it. Collectors attach and detach one link at a time, and
+ * each detach waits for an RCU grace period (about 35 ms per link on a
+ * 16-CPU VM), so without a gate the first collector stops recording seconds
+ * before the last and the trace ends ragged. Closing the gate stops every
+ * producer in one write; what fires behind it is outside the recording and
+ * is not counted as lost. An object whose gate is not shared keeps its own,
+ * which stays open. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} gn_gate SEC(".maps");
+
 /* Records that found their CPU's ring full, per CPU. Cumulative: user space
  * computes deltas, so nothing is lost between a read and a reset. */
 __u64 gn_lost[GN_MAX_CPUS] = {};
@@ -60,9 +75,20 @@ static __always_inline void gn_count_lost(__u32 cpu)
  *
  * The consumer is woken only when this record makes the ring cross the
  * wakeup mark (BPF_RB_NO_WAKEUP otherwise): a wakeup per event is itself a
- * context switch, and MEASURED.md shows it halves a switch-heavy workload. */
+ * context switch, and MEASURED.md shows it halves a switch-heavy workload.
+ *
+ * NULL when the gate is closed or the ring is full (then counted in gn_lost). */
+static __always_inline bool gn_gate_closed(void)
+{
+	__u32 zero = 0;
+	__u32 *closed = bpf_map_lookup_elem(&gn_gate, &zero);
+	return closed && *closed;
+}
+
 static __always_inline void *gn_reserve(__u32 size, __u16 kind, __u64 *wake_flags)
 {
+	if (gn_gate_closed())
+		return NULL;
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *ring = bpf_map_lookup_elem(&gn_rings, &cpu);
 	if (!ring) {

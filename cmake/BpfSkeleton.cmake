@@ -19,7 +19,8 @@ function(gpunoise_bpf_skeleton name)
   set(src "${CMAKE_CURRENT_SOURCE_DIR}/${name}.bpf.c")
   set(obj "${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o")
   set(skel "${GPUNOISE_SKEL_DIR}/${name}.skel.h")
-  file(GLOB shared_headers "${CMAKE_CURRENT_SOURCE_DIR}/*.h")
+  # Programs outside bpf/ (bench/) include the collectors' headers too.
+  file(GLOB shared_headers "${CMAKE_CURRENT_SOURCE_DIR}/*.h" "${PROJECT_SOURCE_DIR}/bpf/*.h")
   add_custom_command(
     OUTPUT "${obj}"
     COMMAND ${CLANG_EXECUTABLE} -g -O2 -target bpf -Wall -Werror

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "collect/collector.h"
 #include "collect/record_decoder.h"
 #include "collect/ring_transport.h"
 #include "integration/support/privileges.h"
@@ -41,15 +42,21 @@ class RingDrainTest : public ::testing::Test {
     transport_ = std::move(*transport);
     skel_.reset(ring_fill_bpf__open());
     ASSERT_TRUE(skel_) << std::strerror(errno);
-    ASSERT_EQ(bpf_map__reuse_fd(skel_->maps.gn_rings, transport_->outer_map_fd()), 0);
+    ASSERT_TRUE(collect::ShareTransportMaps(skel_->maps.gn_rings, skel_->maps.gn_gate,
+                                            transport_->outer_map_fd(), transport_->gate_map_fd()))
+        << std::strerror(errno);
     skel_->rodata->gn_wakeup_bytes = transport_->wakeup_bytes();
     ASSERT_EQ(ring_fill_bpf__load(skel_.get()), 0);
   }
 
-  void Fill(uint32_t n) {
+  void Run(uint32_t n) {
     skel_->bss->gn_fill_count = n;
     LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = static_cast<__u32>(cpu_));
     ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.gn_bench_fill), &opts), 0) << std::strerror(errno);
+  }
+
+  void Fill(uint32_t n) {
+    Run(n);
     ASSERT_EQ(skel_->bss->gn_fill_failed, 0u) << "the ring filled up";
   }
 
@@ -83,6 +90,20 @@ TEST_F(RingDrainTest, AnUnboundedDrainEmptiesTheRing) {
   EXPECT_EQ(Drain(0), 30000u);
   EXPECT_FALSE(transport_->backlog());
   EXPECT_EQ(seen_, 30000u);
+}
+
+TEST_F(RingDrainTest, AClosedGateStopsProducersWithoutCountingLoss) {
+  ASSERT_TRUE(transport_->Pause().ok());
+  Run(1000);
+  EXPECT_EQ(skel_->bss->gn_fill_failed, 1u) << "the first reservation behind the gate fails";
+  EXPECT_EQ(skel_->bss->gn_lost[cpu_], 0u) << "events behind a closed gate are not lost events";
+  EXPECT_EQ(Drain(0), 0u);
+
+  ASSERT_TRUE(transport_->Resume().ok());
+  skel_->bss->gn_fill_failed = 0;
+  Fill(1000);
+  EXPECT_EQ(Drain(0), 1000u);
+  EXPECT_EQ(skel_->bss->gn_lost[cpu_], 0u);
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ struct FilterOptions {
 struct CollectorContext {
   const TracepointCatalog* catalog = nullptr;
   int rings_outer_fd = -1;
+  int gate_fd = -1;  // RingTransport::gate_map_fd(); -1: each object keeps its own, open gate
   uint64_t wakeup_bytes = 0;
   AttachMode attach_mode = AttachMode::kPreferBtf;
   FilterOptions filters;
@@ -96,6 +97,21 @@ class Collector {
   std::vector<BpfLinkPtr> links_;
   std::vector<int> prog_fds_;  // owned by the skeleton; for statistics only
 };
+
+// Stops every collector at once (each detaches its links concurrently): a
+// session's end waits for one round of kernel grace periods, not one per link.
+void StopCollectors(std::span<Collector* const> collectors);
+void StopCollectors(std::span<const std::unique_ptr<Collector>> collectors);
+
+// Hands the transport's rings and gate (bpf/common.bpf.h) to a collector
+// object before it is loaded. False, with errno set, when libbpf refuses.
+bool ShareTransportMaps(bpf_map* rings, bpf_map* gate, int rings_fd, int gate_fd);
+
+template <typename Skel>
+bool ShareTransport(Skel* skel, const CollectorContext& context) {
+  return ShareTransportMaps(skel->maps.gn_rings, skel->maps.gn_gate, context.rings_outer_fd,
+                            context.gate_fd);
+}
 
 // Sets the rodata every collector object shares (bpf/common.bpf.h).
 template <typename Skel>

@@ -26,8 +26,8 @@ void DropsCollector::Start(const CollectorContext& context) {
   int arity = context.catalog->BtfTracepointArity("kfree_skb");
   skel_->rodata->gn_kfree_has_reason = arity >= 3;
   skel_->rodata->gn_kfree_has_rx_sk = arity >= 4;
-  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
-    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+  if (!ShareTransport(skel_, context)) {
+    Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
   static constexpr std::string_view kRequired[] = {"kfree_skb"};

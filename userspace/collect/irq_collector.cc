@@ -29,8 +29,8 @@ void IrqCollector::Start(const CollectorContext& context) {
     return;
   }
   ApplyCommonConfig(skel_, context);
-  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
-    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+  if (!ShareTransport(skel_, context)) {
+    Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
   static constexpr std::string_view kSoftirqRequired[] = {"softirq_entry", "softirq_exit"};

@@ -21,8 +21,8 @@ void NapiCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
-  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
-    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+  if (!ShareTransport(skel_, context)) {
+    Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
   static constexpr std::string_view kRequired[] = {"napi_poll"};

@@ -24,8 +24,8 @@ void NetdevCollector::Start(const CollectorContext& context) {
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
   skel_->rodata->gn_retransmit_has_err = context.catalog->BtfTracepointArity("tcp_retransmit_skb") >= 3;
-  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
-    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+  if (!ShareTransport(skel_, context)) {
+    Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
   // Packets through devices are what this collector is for; the rest is

@@ -63,8 +63,8 @@ void NicCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
-  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
-    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+  if (!ShareTransport(skel_, context)) {
+    Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
   if (int err = nic_bpf__load(skel_); err != 0) {

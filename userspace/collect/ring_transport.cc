@@ -21,6 +21,13 @@ uint64_t RoundUpPow2(uint64_t v) {
   return p;
 }
 
+Status SetGate(int fd, uint32_t closed) {
+  uint32_t key = 0;
+  if (bpf_map_update_elem(fd, &key, &closed, BPF_ANY) != 0)
+    return MakeError("failed to {} the recording gate: {}", closed ? "close" : "open", std::strerror(errno));
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<int>& cpus,
@@ -48,6 +55,9 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
                              sizeof(uint32_t), GN_MAX_CPUS, &opts);
   if (outer < 0) return MakeError("failed to create the ring map: {}", std::strerror(errno));
   t->outer_fd_.Reset(outer);
+  int gate = bpf_map_create(BPF_MAP_TYPE_ARRAY, "gn_gate", sizeof(uint32_t), sizeof(uint32_t), 1, nullptr);
+  if (gate < 0) return MakeError("failed to create the recording gate map: {}", std::strerror(errno));
+  t->gate_fd_.Reset(gate);
 
   t->epoll_fd_.Reset(::epoll_create1(EPOLL_CLOEXEC));
   if (!t->epoll_fd_.valid()) return MakeError("failed to create an epoll instance: {}", std::strerror(errno));
@@ -68,6 +78,9 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
   }
   return t;
 }
+
+Status RingTransport::Pause() { return SetGate(gate_fd_.get(), 1); }
+Status RingTransport::Resume() { return SetGate(gate_fd_.get(), 0); }
 
 void RingTransport::ConsumerDeleter::operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
 

@@ -34,6 +34,13 @@ class RingTransport {
   RingTransport& operator=(const RingTransport&) = delete;
 
   int outer_map_fd() const { return outer_fd_.get(); }
+  // The gate every producer checks first (gn_gate in bpf/common.bpf.h);
+  // collectors share it like the rings. Open when created.
+  int gate_map_fd() const { return gate_fd_.get(); }
+  // Closes or opens the gate: one write that stops or starts every producer
+  // sharing it at once. Records already in the rings stay there to be drained.
+  Status Pause();
+  Status Resume();
   uint64_t bytes_per_cpu() const { return bytes_per_cpu_; }
   // Bytes of fill at which producers force a wakeup.
   uint64_t wakeup_bytes() const;
@@ -65,6 +72,7 @@ class RingTransport {
   RecordHandler handler_;
   uint64_t bytes_per_cpu_ = 0;
   UniqueFd outer_fd_;
+  UniqueFd gate_fd_;
   std::vector<UniqueFd> ring_fds_;
   std::vector<std::unique_ptr<CpuContext>> contexts_;
   // One libbpf consumer per ring (libbpf 1.1 has no per-ring consume): a

@@ -34,8 +34,8 @@ void SchedCollector::Start(const CollectorContext& context) {
   // prev_state became the 4th sched_switch argument in Linux 5.18.
   skel_->rodata->gn_switch_has_prev_state = context.catalog->BtfTracepointArity("sched_switch") >= 4;
 
-  if (bpf_map__reuse_fd(skel_->maps.gn_rings, context.rings_outer_fd) != 0) {
-    Disable(fmt::format("failed to share the ring buffers: {}", std::strerror(errno)));
+  if (!ShareTransport(skel_, context)) {
+    Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
   static constexpr std::string_view kRequired[] = {"sched_switch"};

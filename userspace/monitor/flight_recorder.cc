@@ -86,6 +86,7 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Start(const FlightRecord
   collect::CollectorContext context;
   context.catalog = &catalog;
   context.rings_outer_fd = fr->transport_->outer_map_fd();
+  context.gate_fd = fr->transport_->gate_map_fd();
   context.wakeup_bytes = fr->transport_->wakeup_bytes();
   context.attach_mode = attach_mode;
   fr->collectors_.push_back(std::make_unique<collect::SchedCollector>());
@@ -104,7 +105,7 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Start(const FlightRecord
 
 FlightRecorder::~FlightRecorder() {
   WaitForDump();
-  for (auto& c : collectors_) c->Stop();
+  collect::StopCollectors(collectors_);
 }
 
 int FlightRecorder::wait_fd() const { return transport_->wait_fd(); }

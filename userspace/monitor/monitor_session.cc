@@ -213,6 +213,7 @@ Status Monitor::Start(MonitorOptions options) {
   };
   GN_ASSIGN_OR_RETURN(net_transport_, collect::RingTransport::Create(possible, 16 * 1024, on_record));
   context.rings_outer_fd = net_transport_->outer_map_fd();
+  context.gate_fd = net_transport_->gate_map_fd();
   context.wakeup_bytes = net_transport_->wakeup_bytes();
   collect::NetOptions net_options;
   net_options.retransmits = false;
@@ -614,7 +615,7 @@ void Monitor::Shutdown() {
   stopped_ = true;
   // Detach every program before anything else goes, so nothing is left
   // attached even if a dump is still being written.
-  for (collect::Collector* c : AggregateCollectors()) c->Stop();
+  collect::StopCollectors(AggregateCollectors());
   recorder_.reset();
   http_.reset();
 }

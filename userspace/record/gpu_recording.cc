@@ -114,9 +114,15 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
     perfetto::TrackEventWriter writer(kNvmlSequenceId, RandomSalt());
     if (sampler_) {
       sampler_->Stop();
+      // The sampler runs on while the kernel side detaches and the trace is
+      // finished; samples after the recording's end would outlast every
+      // other track.
+      std::vector<gpu::GpuSample> samples;
+      for (const auto& sample : sampler_->samples())
+        if (sample.ts <= session.end_ts) samples.push_back(sample);
       nvml_gpus_ = sampler_->gpus().size();
-      nvml_samples_ = sampler_->samples().size();
-      GN_RETURN_IF_ERROR(gpu::WriteGpuCounters(sampler_->gpus(), sampler_->samples(), node_id_, writer, out));
+      nvml_samples_ = samples.size();
+      GN_RETURN_IF_ERROR(gpu::WriteGpuCounters(sampler_->gpus(), samples, node_id_, writer, out));
     } else {
       GN_RETURN_IF_ERROR(gpu::WriteNvmlUnavailable(session.start_ts, nvml_unavailable_, writer, out));
     }

@@ -71,14 +71,25 @@ Result<uint64_t> NetRecording::MaybeSample(PerfettoTraceSink& sink, uint64_t now
   return interval_ns_;
 }
 
+void NetRecording::Freeze() {
+  if (frozen_) return;
+  frozen_ = true;
+  if (active_) {
+    final_ = Read();
+    frozen_ts_ = final_.ts;
+  } else {
+    frozen_ts_ = BoottimeNs();
+  }
+}
+
 Status NetRecording::Finish(PerfettoTraceSink& sink) {
   Status result = OkStatus();
   auto keep = [&](Status st) {
     if (!st.ok() && result.ok()) result = st;
   };
-  keep(sink.WriteNicStatus(BoottimeNs(), nic_->report()));
+  if (!frozen_) Freeze();
+  keep(sink.WriteNicStatus(frozen_ts_, nic_->report()));
   if (!active_) return result;
-  final_ = Read();
   RefreshNames(final_);
   keep(sink.WriteNetRates(previous_, final_, names_));
   keep(sink.CloseNetRates(final_.ts));

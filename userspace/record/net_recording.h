@@ -35,7 +35,12 @@ class NetRecording {
   // Writes a sample when the interval has passed. Returns how long until
   // the next one is due (ns), for the drain loop's timeout.
   Result<uint64_t> MaybeSample(PerfettoTraceSink& sink, uint64_t now);
-  // After the collectors stopped: last sample, totals, NIC status.
+  // When the recording ends, before the collectors detach (a detach can take
+  // a second or more): reads the last counters, so the network tracks end
+  // where the others do.
+  void Freeze();
+  // After the collectors stopped: last sample, totals, NIC status (at the
+  // frozen time; freezes first if Freeze was not called).
   Status Finish(PerfettoTraceSink& sink);
 
   // "network: 2 devices, rx 1.2M packets, tx 1.2M packets, 35.0k drops
@@ -53,6 +58,8 @@ class NetRecording {
   model::NetNames names_;
   model::NetSnapshot baseline_, previous_, final_;
   bool active_ = false;
+  bool frozen_ = false;
+  uint64_t frozen_ts_ = 0;
 };
 
 // The inode of this process's network namespace (/proc/self/ns/net).

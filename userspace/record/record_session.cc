@@ -127,6 +127,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   collect::CollectorContext context;
   context.catalog = &catalog;
   context.rings_outer_fd = transport->outer_map_fd();
+  context.gate_fd = transport->gate_map_fd();
   context.wakeup_bytes = transport->wakeup_bytes();
   context.attach_mode = options.attach_mode;
   context.filters = options.filters;
@@ -150,10 +151,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // if the scan is slow on a big node.
   model::ProcessSnapshot start_processes = collect::ScanProcesses();
 
-  // Data is complete from the first attach on (the trace processor crops
-  // anything before the latest per-CPU start it is told of).
-  session.start_ts = BoottimeNs();
-  sink->set_data_start(session.start_ts);
+  // Collectors attach one link at a time behind a closed gate, so every
+  // collector's data starts at the same instant: start_ts, when it opens.
+  GN_RETURN_IF_ERROR(transport->Pause());
   for (auto& c : collectors) c->Start(context);
   bool any_active = false;
   for (size_t i = 0; i < collectors.size(); ++i) {
@@ -168,6 +168,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     for (auto& c : collectors) why += fmt::format("{}: {}; ", c->name(), c->report().reason);
     return MakeError("no collector could start ({})", Trim(why));
   }
+  session.start_ts = BoottimeNs();
+  sink->set_data_start(session.start_ts);
+  GN_RETURN_IF_ERROR(transport->Resume());
 
   model::IrqTable irqs = collect::ScanIrqs();
   collect::MapNicIrqs(&irqs);
@@ -289,11 +292,19 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     }
   }
 
-  // Detach first so the final drain is complete, then drain what is left.
+  // Close the gate, so every collector ends at end_ts; then detach (each
+  // detach waits for kernel grace periods) and drain what is left.
   // Recursion misses live in the programs, so read them before they go.
   for (auto& c : collectors) session.bpf_recursion_misses += c->RecursionMisses();
-  for (auto& c : collectors) c->Stop();
-  session.end_ts = BoottimeNs();
+  Status closed = transport->Pause();
+  if (closed.ok()) {
+    session.end_ts = BoottimeNs();
+    if (net) net->Freeze();
+  } else {
+    log::Warning("{}; the collectors stop as they detach", closed.error().message);
+  }
+  collect::StopCollectors(collectors);
+  if (!closed.ok()) session.end_ts = BoottimeNs();
   // The programs are detached, so the rings only empty from here.
   while (!result.late_error) {
     auto drained = transport->DrainAll(kRecordsPerCpuPerDrain);
