@@ -165,6 +165,7 @@ std::unique_ptr<FixtureRun> Gather(const FixtureTree& tree, const FakeSources& f
     };
   }
   sources.gpu_health_unavailable = fakes.gpu_unavailable;
+  sources.self_pid = fakes.self_pid;
   auto between = fakes.between_samples;
   sources.sleep = [between](uint64_t) {
     if (between) between();

@@ -44,6 +44,7 @@ struct FakeSources {
   std::function<void()> between_samples;
   // Called for the second sample's NVML reading, to simulate counters moving.
   std::map<std::string, GpuHealth> gpus_second;
+  int self_pid = 0;  // doctor's own pid, as a live run sets it
 };
 std::unique_ptr<FixtureRun> Gather(const FixtureTree& tree, const FakeSources& fakes = {},
                                    DoctorOptions options = {});

@@ -66,6 +66,11 @@ TEST(Throttle, FailsForHardwareSlowdownAndWarnsForSoftwareCaps) {
   EXPECT_SAW(r, "slowed: SW power cap");
   h.throttle_reasons = kThrottleGpuIdle | kThrottleSyncBoost;
   EXPECT_EQ(Check(tree, "gpu.throttle", WithGpu(h)).verdict, Verdict::kOk);
+  h.throttle_reasons = 0;  // an H200 under load reports no reason at all
+  r = Check(tree, "gpu.throttle", WithGpu(h));
+  EXPECT_EQ(r.verdict, Verdict::kOk);
+  EXPECT_SAW(r, "clocks not held back");
+  EXPECT_EQ(r.saw.find("()"), std::string::npos) << "no empty list of reasons: " << r.saw;
 }
 
 TEST(Ecc, FailsForVolatileUncorrectableErrorsOrAFailedRemap) {

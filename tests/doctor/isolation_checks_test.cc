@@ -72,6 +72,19 @@ TEST(Focus, GpuManagementDaemonsAreNotTraining) {
   EXPECT_SAW(r, "2 process(es) outside the focus set may run on focus CPUs 2-3: nvidia-persiste (80) and nv-hostengine (81)");
 }
 
+TEST(Focus, DoctorsOwnNvmlSessionIsNotAGpuWorkload) {
+  FixtureTree tree;
+  BuildGoodNode(tree);
+  // Doctor opened NVML before scanning /proc, so it holds the device files too.
+  tree.AddProcess({.pid = 900, .comm = "gpunoise", .cpus = "0-7", .fd_targets = {"/dev/nvidia0", "/dev/nvidiactl"}});
+  FakeSources fakes;
+  fakes.self_pid = 900;
+  auto run = Gather(tree, fakes);
+  EXPECT_EQ(run->inputs->focus.source, FocusSource::kGpuProcesses);
+  EXPECT_EQ(run->inputs->focus.pids, (std::vector<int>{500}));
+  EXPECT_EQ(run->inputs->focus.cpus, (std::vector<int>{2, 3}));
+}
+
 TEST(Focus, GivenCpusOrPidsWin) {
   FixtureTree tree;
   BuildGoodNode(tree);

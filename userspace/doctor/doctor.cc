@@ -156,6 +156,9 @@ Result<DoctorInputs> GatherInputs(const SystemView& view, const DoctorOptions& o
   in.view = &view;
   in.inventory = ReadInventory(view);
   in.processes = ReadProcesses(view);
+  // doctor's own NVML session holds /dev/nvidia* by now: not a GPU workload.
+  for (auto& p : in.processes)
+    if (sources.self_pid && p.pid == sources.self_pid) p.nvidia_files.clear();
   in.cmdline = ReadKernelCmdline(view);
   int last_cpu = in.inventory.online_cpus.empty() ? 0 : in.inventory.online_cpus.back();
   in.isolation = ReadIsolation(view, in.cmdline, last_cpu);

@@ -86,7 +86,7 @@ CheckResult CheckThrottle(const DoctorInputs& in) {
         if (mask & (kThrottleHwSlowdown | kThrottleHwThermal | kThrottleHwPowerBrake))
           return {Verdict::kFail, "hardware slowdown: " + names};
         if (mask & (kThrottleSwThermal | kThrottleSwPowerCap)) return {Verdict::kWarn, "slowed: " + names};
-        return {Verdict::kOk, "clocks not held back (" + names + ")"};
+        return {Verdict::kOk, names.empty() ? "clocks not held back" : "clocks not held back (" + names + ")"};
       },
       "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER; check airflow, inlet temperature and PSU/power capping");
 }
