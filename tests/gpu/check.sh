@@ -10,6 +10,8 @@
 # NVTX ranges are counted too, and NVML counters must be there.
 #
 # Usage: tests/gpu/check.sh [BUILD_DIR]   (default: build-gpu-check)
+#        GPUNOISE_BUNDLE=DIR tests/gpu/check.sh   (binaries packed by
+#        tests/gpu/bundle.sh elsewhere; nothing but the CUDA program is built)
 # Artifacts (trace, manifest, verdict) go to $OUT if set, else to a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,17 +26,45 @@ nvidia-smi -L | grep -q '^GPU ' || fail "nvidia-smi lists no GPU"
 command -v nvcc >/dev/null || fail "no nvcc under $cuda/bin (set CUDA_HOME)"
 nvidia-smi -L
 
-echo "== build ($build)"
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUNOISE_BUILD_TESTS=ON \
-    -DCUDAToolkit_ROOT="$cuda" >/dev/null
+echo "== kernel $(uname -r); BTF: $([[ -r /sys/kernel/btf/vmlinux ]] && echo yes || echo NO)"
+if [[ -n ${GPUNOISE_BUNDLE:-} ]]; then
+  bundle=$(cd "$GPUNOISE_BUNDLE" && pwd)
+  gpunoise=$bundle/gpunoise
+  trace_check=$bundle/gpu_trace_check
+  export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  missing=$(ldd "$gpunoise" "$trace_check" | grep 'not found' || true)
+  [[ -z $missing ]] || fail "the bundle's binaries miss libraries here: $missing"
+else
+  echo "== build ($build)"
+  if [[ ! -f $build/build.ninja ]]; then
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUNOISE_BUILD_TESTS=ON \
+      -DCUDAToolkit_ROOT="$cuda" >/dev/null
+  fi
+  ninja -C "$build" gpunoise gpunoise_cupti gpu_trace_check
+  gpunoise=$build/tools/gpunoise/gpunoise
+  trace_check=$build/tests/gpu/gpu_trace_check
 fi
-ninja -C "$build" gpunoise gpunoise_cupti gpu_trace_check
-[[ -f $build/tools/gpunoise/libgpunoise_cupti.so ]] || fail "libgpunoise_cupti.so was not built (CUPTI not found?)"
+[[ -f $(dirname "$gpunoise")/libgpunoise_cupti.so ]] || fail "libgpunoise_cupti.so was not built (CUPTI not found?)"
+
+# The injection library dlopens libcupti by soname, then by the path it was
+# built against; a toolkit laid out differently is found here instead.
+if ! ldconfig -p | grep -q 'libcupti\.so' && [[ ! -e $cuda/lib64/libcupti.so.13 ]]; then
+  cupti=$(find "$cuda"/ /usr/local/cuda*/ /opt -name 'libcupti.so*' -type f 2>/dev/null | sort | tail -1 || true)
+  [[ -n $cupti ]] || fail "no libcupti.so under $cuda or /opt"
+  export GPUNOISE_CUPTI_PATH=$cupti
+  echo "== CUPTI from $cupti"
+fi
 
 work=$(mktemp -d /tmp/gpunoise-gpu-check-XXXXXX)
 chmod 1777 "$work"  # under sudo the workload runs as the invoking user
-trap 'rm -rf "$work"' EXIT
+keep_artifacts() {
+  if [[ -n ${OUT:-} ]]; then
+    cp "$work"/{run.pftrace,manifest.txt,record.txt,verdict.txt} "$OUT"/ 2>/dev/null || true
+    echo "artifacts in $OUT"
+  fi
+  rm -rf "$work"
+}
+trap keep_artifacts EXIT
 echo "== nvcc gpu_workload"
 arch=(-arch=native)
 nvcc -O2 -std=c++17 "${arch[@]}" -o "$work/gpu_workload" tests/gpu/gpu_workload.cu 2>/dev/null ||
@@ -42,16 +72,14 @@ nvcc -O2 -std=c++17 "${arch[@]}" -o "$work/gpu_workload" tests/gpu/gpu_workload.
     -o "$work/gpu_workload" tests/gpu/gpu_workload.cu
 
 echo "== record"
-"$build/tools/gpunoise/gpunoise" record -d 120 -o "$work/run.pftrace" -- \
-  "$work/gpu_workload" --iterations 50 --manifest "$work/manifest.txt" | tee "$work/record.txt"
+record_status=0
+"$gpunoise" record -d 120 -o "$work/run.pftrace" -- \
+  "$work/gpu_workload" --iterations 50 --manifest "$work/manifest.txt" 2>&1 |
+  tee "$work/record.txt" || record_status=$?
+[[ $record_status -eq 0 ]] || fail "gpunoise record exited with status $record_status"
 echo "expect nvml" >> "$work/manifest.txt"
 
 echo "== check"
 status=0
-"$build/tests/gpu/gpu_trace_check" "$work/run.pftrace" "$work/manifest.txt" | tee "$work/verdict.txt" || status=$?
-
-if [[ -n ${OUT:-} ]]; then
-  cp "$work"/{run.pftrace,manifest.txt,record.txt,verdict.txt} "$OUT"/
-  echo "artifacts in $OUT"
-fi
+"$trace_check" "$work/run.pftrace" "$work/manifest.txt" 2>&1 | tee "$work/verdict.txt" || status=$?
 exit "$status"
