@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cupti/proto_wire.h"
+#include "common/proto_wire.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::cupti {

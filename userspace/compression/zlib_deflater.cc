@@ -1,60 +1,37 @@
 #include "compression/zlib_deflater.h"
 
-#include <zlib.h>
-
-#include <cstdint>
+#include <libdeflate.h>
 
 namespace gpunoise::compression {
 
-struct ZlibDeflater::Stream {
-  z_stream z{};
-  bool initialised = false;
-
-  Stream() = default;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() {
-    if (initialised) deflateEnd(&z);
-  }
-};
+void ZlibDeflater::CompressorFree::operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
 
 // static
 Result<ZlibDeflater> ZlibDeflater::Create(int level) {
-  if (level < Z_BEST_SPEED || level > Z_BEST_COMPRESSION)
-    return MakeError("zlib level {} is out of range ({} to {})", level, Z_BEST_SPEED, Z_BEST_COMPRESSION);
-  auto stream = std::make_unique<Stream>();
-  int rc = deflateInit(&stream->z, level);
-  if (rc != Z_OK) return MakeError("failed to set up zlib compression: {}", zError(rc));
-  stream->initialised = true;
-  return ZlibDeflater(std::move(stream), level);
+  if (level < 1 || level > 9) return MakeError("zlib level {} is out of range (1 to 9)", level);
+  libdeflate_compressor* compressor = libdeflate_alloc_compressor(level);
+  if (!compressor) return MakeError("failed to set up zlib compression: out of memory");
+  return ZlibDeflater(compressor, level);
 }
 
-ZlibDeflater::ZlibDeflater(std::unique_ptr<Stream> stream, int level)
-    : stream_(std::move(stream)), level_(level) {}
+ZlibDeflater::ZlibDeflater(libdeflate_compressor* compressor, int level)
+    : compressor_(compressor), level_(level) {}
 ZlibDeflater::ZlibDeflater(ZlibDeflater&&) noexcept = default;
 ZlibDeflater& ZlibDeflater::operator=(ZlibDeflater&&) noexcept = default;
 ZlibDeflater::~ZlibDeflater() = default;
 
 Status ZlibDeflater::Compress(std::string_view in, std::string* out) {
-  if (!stream_) return MakeError("failed to compress: the deflater was moved from");
-  if (in.size() > UINT32_MAX) return MakeError("failed to compress {} bytes: too large for one block", in.size());
-  z_stream& z = stream_->z;
-  int rc = deflateReset(&z);
-  if (rc != Z_OK) return MakeError("failed to reset the zlib stream: {}", zError(rc));
-  // deflateBound is large enough for one Z_FINISH call to finish the stream.
-  uLong bound = deflateBound(&z, static_cast<uLong>(in.size()));
+  if (!compressor_) return MakeError("failed to compress: the deflater was moved from");
+  // The bound is large enough for any input, so 0 below means a failure.
+  size_t bound = libdeflate_zlib_compress_bound(compressor_.get(), in.size());
   size_t start = out->size();
   out->resize(start + bound);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out->data() + start);
-  z.avail_out = static_cast<uInt>(bound);
-  rc = deflate(&z, Z_FINISH);
-  if (rc != Z_STREAM_END) {
+  size_t written = libdeflate_zlib_compress(compressor_.get(), in.data(), in.size(), out->data() + start, bound);
+  if (written == 0) {
     out->resize(start);
-    return MakeError("failed to compress a block: {}", z.msg ? z.msg : zError(rc));
+    return MakeError("failed to compress a block of {} bytes", in.size());
   }
-  out->resize(start + (bound - z.avail_out));
+  out->resize(start + written);
   return OkStatus();
 }
 

@@ -2,9 +2,12 @@
 // deflate with a zlib header and Adler-32), the form Perfetto's
 // TracePacket.compressed_packets holds and its trace processor inflates.
 //
-// One z_stream is kept for every block and reset between them: deflateInit
-// allocates about 256 KiB of state, which a recording that seals a block
-// every few milliseconds should not allocate each time.
+// Blocks are whole buffers, so libdeflate compresses them rather than zlib's
+// streaming deflate: on a trace recorded under a NET_RX storm it ran at
+// 504 MB/s against zlib's 141 at level 1, with slightly smaller output.
+// One compressor is kept for every block: its state is several hundred KiB,
+// which a recording that seals a block every few milliseconds should not
+// allocate each time.
 #pragma once
 
 #include <memory>
@@ -13,11 +16,13 @@
 
 #include "common/result.h"
 
+struct libdeflate_compressor;
+
 namespace gpunoise::compression {
 
 class ZlibDeflater {
  public:
-  // `level`: zlib's 1 (fastest) to 9 (smallest).
+  // `level`: 1 (fastest) to 9 (smallest), as zlib counts.
   static Result<ZlibDeflater> Create(int level);
 
   ZlibDeflater(ZlibDeflater&&) noexcept;
@@ -30,10 +35,12 @@ class ZlibDeflater {
   int level() const { return level_; }
 
  private:
-  struct Stream;  // the z_stream, at a fixed address: zlib's state points back to it
-  explicit ZlibDeflater(std::unique_ptr<Stream> stream, int level);
+  struct CompressorFree {
+    void operator()(libdeflate_compressor* c) const;
+  };
+  ZlibDeflater(libdeflate_compressor* compressor, int level);
 
-  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<libdeflate_compressor, CompressorFree> compressor_;
   int level_ = 0;
 };
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "cupti/proto_wire.h"
+#include "common/proto_wire.h"
 
 namespace gpunoise::cupti {
 

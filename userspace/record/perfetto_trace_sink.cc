@@ -43,6 +43,12 @@ Status PerfettoTraceSink::Write(const perfetto::TracePacket& packet) {
   return st;
 }
 
+Status PerfettoTraceSink::WriteSerialized(std::string_view packet) {
+  Status st = writer_.WriteSerializedPacket(packet);
+  if (!st.ok() && first_error_.ok()) first_error_ = st;
+  return st;
+}
+
 std::string_view PerfettoTraceSink::IrqName(int32_t irq) {
   auto it = irqs_.find(irq);
   if (it != irqs_.end() && !it->second.name.empty()) return it->second.name;
@@ -76,10 +82,10 @@ Status PerfettoTraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Eve
   info.cpu = cpu;
   info.lost_events = lost_events;
   info.previous_bundle_end_timestamp = last_bundle_end_[cpu];
-  packet_->Clear();
-  encoder_.Encode(info, events, *this, packet_.get());
+  bundle_bytes_.clear();
+  encoder_.EncodePacket(info, events, *this, &bundle_bytes_);
   if (!events.empty()) last_bundle_end_[cpu] = events.back().ts;
-  GN_RETURN_IF_ERROR(Write(*packet_));
+  GN_RETURN_IF_ERROR(WriteSerialized(bundle_bytes_));
   return WriteVectorSlices(cpu, events);
 }
 

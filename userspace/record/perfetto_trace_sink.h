@@ -79,12 +79,14 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   explicit PerfettoTraceSink(perfetto::TraceFileWriter writer);
   Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events);
   Status Write(const perfetto::TracePacket& packet);
+  Status WriteSerialized(std::string_view packet);
 
   perfetto::TraceFileWriter writer_;
   perfetto::FtraceBundleEncoder encoder_;
   perfetto::TrackEventWriter track_events_;
   perfetto::NetTrackWriter net_tracks_;
   std::unique_ptr<perfetto::TracePacket> packet_;
+  std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU
   uint64_t data_start_ = 0;
   std::map<uint32_t, uint64_t> vector_tracks_;

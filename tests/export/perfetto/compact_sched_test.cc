@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/proto_wire.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
@@ -16,13 +17,38 @@ model::SchedSwitch Switch(int32_t next, const char* comm, int64_t prev_state = 1
   return s;
 }
 
+// The builder writes wire bytes; the generated subset reads them back.
+void Flush(CompactSchedBuilder& b, FtraceEventBundle_CompactSched* out) {
+  std::string bytes;
+  ProtoWriter w(&bytes);
+  b.FlushTo(w);
+  ASSERT_TRUE(out->ParseFromString(bytes));
+}
+
+TEST(CompactSched, NegativeValuesRoundTrip) {
+  CompactSchedBuilder b;
+  model::SchedWaking w;
+  w.tid = 7;
+  w.prio = -1;
+  w.target_cpu = -1;
+  w.comm = model::TaskComm("rt");
+  b.AddWaking(1000, w);
+  b.AddSwitch(1000, Switch(-2, "x", -1));
+  FtraceEventBundle_CompactSched out;
+  Flush(b, &out);
+  EXPECT_EQ(out.waking_prio(0), -1);
+  EXPECT_EQ(out.waking_target_cpu(0), -1);
+  EXPECT_EQ(out.switch_next_pid(0), -2);
+  EXPECT_EQ(out.switch_prev_state(0), -1);
+}
+
 TEST(CompactSched, SwitchTimestampsAreDeltaEncoded) {
   CompactSchedBuilder b;
   b.AddSwitch(1000, Switch(1, "a"));
   b.AddSwitch(1500, Switch(2, "b"));
   b.AddSwitch(1500, Switch(3, "c"));
   FtraceEventBundle_CompactSched out;
-  b.FlushTo(&out);
+  Flush(b, &out);
   ASSERT_EQ(out.switch_timestamp_size(), 3);
   EXPECT_EQ(out.switch_timestamp(0), 1000u);
   EXPECT_EQ(out.switch_timestamp(1), 500u);
@@ -39,7 +65,7 @@ TEST(CompactSched, CommsAreInternedOncePerBundle) {
   w.comm = model::TaskComm("worker");
   b.AddWaking(4, w);
   FtraceEventBundle_CompactSched out;
-  b.FlushTo(&out);
+  Flush(b, &out);
   ASSERT_EQ(out.intern_table_size(), 2);
   EXPECT_EQ(out.intern_table(out.switch_next_comm_index(0)), "worker");
   EXPECT_EQ(out.intern_table(out.switch_next_comm_index(1)), "swapper/0");
@@ -58,7 +84,7 @@ TEST(CompactSched, ColumnsStayAlignedAndBuilderResets) {
   b.AddWaking(5, w);
   b.AddWaking(9, w);
   FtraceEventBundle_CompactSched out;
-  b.FlushTo(&out);
+  Flush(b, &out);
   EXPECT_EQ(out.switch_prev_state_size(), 100);
   EXPECT_EQ(out.switch_next_pid_size(), 100);
   EXPECT_EQ(out.switch_next_prio_size(), 100);
@@ -73,7 +99,7 @@ TEST(CompactSched, ColumnsStayAlignedAndBuilderResets) {
   // A second bundle starts from absolute timestamps again.
   b.AddSwitch(5000, Switch(1, "x"));
   FtraceEventBundle_CompactSched second;
-  b.FlushTo(&second);
+  Flush(b, &second);
   EXPECT_EQ(second.switch_timestamp(0), 5000u);
 }
 
@@ -88,7 +114,7 @@ TEST(CompactSched, CostsUnderTenBytesPerSwitchEvent) {
     b.AddSwitch(ts, Switch(1000 + i % 4, comms[i % 4], i % 3 ? 1 : 0x100));
   }
   FtraceEventBundle_CompactSched out;
-  b.FlushTo(&out);
+  Flush(b, &out);
   double per_event = static_cast<double>(out.ByteSizeLong()) / n;
   EXPECT_LT(per_event, 10.0) << per_event << " bytes per switch";
 }

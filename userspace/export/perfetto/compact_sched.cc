@@ -1,6 +1,9 @@
 #include "export/perfetto/compact_sched.h"
 
 #include <cstring>
+#include <type_traits>
+
+#include "common/proto_wire.h"
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
@@ -37,29 +40,47 @@ void CompactSchedBuilder::AddWaking(uint64_t ts, const model::SchedWaking& e) {
 }
 
 namespace {
-template <typename Field, typename T>
-void Assign(Field* field, std::vector<T>& values) {
-  field->Reserve(static_cast<int>(values.size()));
-  for (T v : values) field->AddAlreadyReserved(v);
+
+// One packed repeated field; signed values are sign-extended to 64 bits, as
+// protobuf encodes int32 and int64.
+// Varints go straight into the output's buffer, sized for the worst case
+// first: this runs for every context switch recorded.
+template <typename T>
+void Packed(ProtoWriter& w, uint32_t field, std::vector<T>& values) {
+  if (values.empty()) return;
+  size_t token = w.BeginMessage(field);
+  std::string& out = *w.out();
+  size_t at = out.size();
+  out.resize(at + values.size() * 10);
+  char* p = out.data() + at;
+  for (T v : values) {
+    uint64_t u = std::is_signed_v<T> ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
+    while (u >= 0x80) {
+      *p++ = static_cast<char>((u & 0x7f) | 0x80);
+      u >>= 7;
+    }
+    *p++ = static_cast<char>(u);
+  }
+  out.resize(static_cast<size_t>(p - out.data()));
+  w.EndMessage(token);
   values.clear();
 }
+
 }  // namespace
 
-void CompactSchedBuilder::FlushTo(FtraceEventBundle_CompactSched* out) {
-  for (const auto& comm : intern_order_) {
-    std::string_view v = comm.view();
-    out->add_intern_table(v.data(), v.size());
-  }
-  Assign(out->mutable_switch_timestamp(), switch_ts_);
-  Assign(out->mutable_switch_prev_state(), switch_prev_state_);
-  Assign(out->mutable_switch_next_pid(), switch_next_pid_);
-  Assign(out->mutable_switch_next_prio(), switch_next_prio_);
-  Assign(out->mutable_switch_next_comm_index(), switch_next_comm_);
-  Assign(out->mutable_waking_timestamp(), waking_ts_);
-  Assign(out->mutable_waking_pid(), waking_pid_);
-  Assign(out->mutable_waking_target_cpu(), waking_target_cpu_);
-  Assign(out->mutable_waking_prio(), waking_prio_);
-  Assign(out->mutable_waking_comm_index(), waking_comm_);
+void CompactSchedBuilder::FlushTo(ProtoWriter& w) {
+  using M = FtraceEventBundle_CompactSched;
+  for (const auto& comm : intern_order_) w.Bytes(M::kInternTableFieldNumber, comm.view());
+  Packed(w, M::kSwitchTimestampFieldNumber, switch_ts_);
+  Packed(w, M::kSwitchPrevStateFieldNumber, switch_prev_state_);
+  Packed(w, M::kSwitchNextPidFieldNumber, switch_next_pid_);
+  Packed(w, M::kSwitchNextPrioFieldNumber, switch_next_prio_);
+  Packed(w, M::kSwitchNextCommIndexFieldNumber, switch_next_comm_);
+  Packed(w, M::kWakingTimestampFieldNumber, waking_ts_);
+  Packed(w, M::kWakingPidFieldNumber, waking_pid_);
+  Packed(w, M::kWakingTargetCpuFieldNumber, waking_target_cpu_);
+  Packed(w, M::kWakingPrioFieldNumber, waking_prio_);
+  Packed(w, M::kWakingCommIndexFieldNumber, waking_comm_);
   intern_index_.clear();
   intern_order_.clear();
   last_switch_ts_ = 0;

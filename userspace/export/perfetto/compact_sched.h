@@ -9,9 +9,11 @@
 
 #include "model/events.h"
 
-namespace gpunoise::perfetto {
+namespace gpunoise {
+class ProtoWriter;
+}
 
-class FtraceEventBundle_CompactSched;
+namespace gpunoise::perfetto {
 
 class CompactSchedBuilder {
  public:
@@ -23,8 +25,9 @@ class CompactSchedBuilder {
   size_t size() const { return switch_ts_.size() + waking_ts_.size(); }
   size_t interned_comms() const { return intern_order_.size(); }
 
-  // Writes the columns into `out` and resets the builder.
-  void FlushTo(FtraceEventBundle_CompactSched* out);
+  // Writes the columns as the fields of a CompactSched message (the caller
+  // frames it) and resets the builder.
+  void FlushTo(ProtoWriter& out);
 
  private:
   uint32_t Intern(const model::TaskComm& comm);

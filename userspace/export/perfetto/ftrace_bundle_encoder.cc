@@ -3,37 +3,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "common/proto_wire.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
 namespace {
 
 constexpr uint64_t kCloneThread = 0x00010000;  // include/uapi/linux/sched.h
-
-void SetComm(std::string* out, const model::TaskComm& comm) {
-  std::string_view v = comm.view();
-  out->assign(v.data(), v.size());
-}
-
-void SetName(std::string* out, const model::NetDevName& name) {
-  std::string_view v = name.view();
-  out->assign(v.data(), v.size());
-}
-
-GenericFtraceEvent::Field* AddField(GenericFtraceEvent* g, std::string_view name) {
-  auto* f = g->add_field();
-  f->set_name(name.data(), name.size());
-  return f;
-}
-void AddStr(GenericFtraceEvent* g, std::string_view name, std::string_view value) {
-  AddField(g, name)->set_str_value(value.data(), value.size());
-}
-void AddInt(GenericFtraceEvent* g, std::string_view name, int64_t value) {
-  AddField(g, name)->set_int_value(value);
-}
-void AddUint(GenericFtraceEvent* g, std::string_view name, uint64_t value) {
-  AddField(g, name)->set_uint_value(value);
-}
 
 // The kernel's __u8 addr[4] read as one little-endian word, which is what
 // Perfetto's own recorder stores for these fields.
@@ -50,6 +26,38 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
+// One nested message, exactly framed, written by `body`.
+template <typename Body>
+void Message(ProtoWriter& w, uint32_t field, Body&& body) {
+  size_t token = w.BeginMessage(field);
+  body();
+  w.EndMessage(token);
+}
+
+// Field numbers come from the generated subset, pinned to upstream's schema.
+using Event = FtraceEvent;
+using Generic = GenericFtraceEvent;
+using GenericField = GenericFtraceEvent_Field;
+
+void GenericStr(ProtoWriter& w, std::string_view name, std::string_view value) {
+  Message(w, Generic::kFieldFieldNumber, [&] {
+    w.Bytes(GenericField::kNameFieldNumber, name);
+    w.Bytes(GenericField::kStrValueFieldNumber, value);
+  });
+}
+void GenericInt(ProtoWriter& w, std::string_view name, int64_t value) {
+  Message(w, Generic::kFieldFieldNumber, [&] {
+    w.Bytes(GenericField::kNameFieldNumber, name);
+    w.Int(GenericField::kIntValueFieldNumber, value);
+  });
+}
+void GenericUint(ProtoWriter& w, std::string_view name, uint64_t value) {
+  Message(w, Generic::kFieldFieldNumber, [&] {
+    w.Bytes(GenericField::kNameFieldNumber, name);
+    w.Varint(GenericField::kUintValueFieldNumber, value);
+  });
+}
+
 }  // namespace
 
 bool HasFtraceForm(const model::Event& event) {
@@ -60,21 +68,26 @@ bool HasFtraceForm(const model::Event& event) {
   return true;
 }
 
-void FtraceBundleEncoder::Encode(const BundleInfo& info, std::span<const model::Event> events,
-                                 IrqNameSource& irq_names, TracePacket* packet) {
-  FtraceEventBundle* bundle = packet->mutable_ftrace_events();
-  bundle->set_cpu(info.cpu);
-  if (info.lost_events) bundle->set_lost_events(true);
+void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const model::Event> events,
+                                       IrqNameSource& irq_names, std::string* packet) {
+  ProtoWriter w(packet);
+  size_t bundle_token = w.BeginMessage(TracePacket::kFtraceEventsFieldNumber);
+  w.Varint(FtraceEventBundle::kCpuFieldNumber, info.cpu);
+  if (info.lost_events) w.Bool(FtraceEventBundle::kLostEventsFieldNumber, true);
   if (info.previous_bundle_end_timestamp)
-    bundle->set_previous_bundle_end_timestamp(info.previous_bundle_end_timestamp);
+    w.Varint(FtraceEventBundle::kPreviousBundleEndTimestampFieldNumber, info.previous_bundle_end_timestamp);
 
   for (const model::Event& ev : events) {
-    auto new_event = [&]() {
-      FtraceEvent* fe = bundle->add_event();
-      fe->set_timestamp(ev.ts);
-      fe->set_pid(static_cast<uint32_t>(ev.tid));
-      return fe;
+    // One FtraceEvent: timestamp, pid (the task current when it fired) and
+    // the event's own message as field `kind`, written by `fields`.
+    auto event = [&](uint32_t kind, auto&& fields) {
+      Message(w, FtraceEventBundle::kEventFieldNumber, [&] {
+        w.Varint(Event::kTimestampFieldNumber, ev.ts);
+        w.Varint(Event::kPidFieldNumber, static_cast<uint32_t>(ev.tid));
+        Message(w, kind, fields);
+      });
     };
+    auto comm = [&](uint32_t field, const model::TaskComm& c) { w.Bytes(field, c.view()); };
     std::visit(
         Overloaded{
             [&](const model::SchedSwitch& e) { compact_.AddSwitch(ev.ts, e); },
@@ -83,158 +96,207 @@ void FtraceBundleEncoder::Encode(const BundleInfo& info, std::span<const model::
                 compact_.AddWaking(ev.ts, e);
                 return;
               }
-              auto* w = new_event()->mutable_sched_wakeup_new();
-              SetComm(w->mutable_comm(), e.comm);
-              w->set_pid(e.tid);
-              w->set_prio(e.prio);
-              w->set_success(1);
-              w->set_target_cpu(e.target_cpu);
+              using M = SchedWakeupNewFtraceEvent;
+              event(Event::kSchedWakeupNewFieldNumber, [&] {
+                comm(M::kCommFieldNumber, e.comm);
+                w.Int(M::kPidFieldNumber, e.tid);
+                w.Int(M::kPrioFieldNumber, e.prio);
+                w.Int(M::kSuccessFieldNumber, 1);
+                w.Int(M::kTargetCpuFieldNumber, e.target_cpu);
+              });
             },
             [&](const model::SchedMigrate& e) {
-              auto* m = new_event()->mutable_sched_migrate_task();
-              SetComm(m->mutable_comm(), e.comm);
-              m->set_pid(e.tid);
-              m->set_prio(e.prio);
-              m->set_orig_cpu(e.orig_cpu);
-              m->set_dest_cpu(e.dest_cpu);
+              using M = SchedMigrateTaskFtraceEvent;
+              event(Event::kSchedMigrateTaskFieldNumber, [&] {
+                comm(M::kCommFieldNumber, e.comm);
+                w.Int(M::kPidFieldNumber, e.tid);
+                w.Int(M::kPrioFieldNumber, e.prio);
+                w.Int(M::kOrigCpuFieldNumber, e.orig_cpu);
+                w.Int(M::kDestCpuFieldNumber, e.dest_cpu);
+              });
             },
             [&](const model::ProcessFork& e) {
               // task_newtask is what the trace processor uses to bind a new
               // thread to its process (clone flags) and to name it.
-              auto* t = new_event()->mutable_task_newtask();
-              t->set_pid(e.child_tid);
-              SetComm(t->mutable_comm(), e.child_comm);
-              t->set_clone_flags(e.is_thread ? kCloneThread : 0);
+              using M = TaskNewtaskFtraceEvent;
+              event(Event::kTaskNewtaskFieldNumber, [&] {
+                w.Int(M::kPidFieldNumber, e.child_tid);
+                comm(M::kCommFieldNumber, e.child_comm);
+                w.Varint(M::kCloneFlagsFieldNumber, e.is_thread ? kCloneThread : 0);
+              });
             },
             [&](const model::ProcessExec& e) {
-              auto* x = new_event()->mutable_sched_process_exec();
-              x->set_filename(e.filename);
-              x->set_pid(e.tid);
-              x->set_old_pid(e.old_tid);
+              using M = SchedProcessExecFtraceEvent;
+              event(Event::kSchedProcessExecFieldNumber, [&] {
+                w.Bytes(M::kFilenameFieldNumber, e.filename);
+                w.Int(M::kPidFieldNumber, e.tid);
+                w.Int(M::kOldPidFieldNumber, e.old_tid);
+              });
             },
             [&](const model::ProcessExit& e) {
-              auto* x = new_event()->mutable_sched_process_exit();
-              SetComm(x->mutable_comm(), e.comm);
-              x->set_pid(e.tid);
-              x->set_tgid(e.tgid);
-              x->set_prio(e.prio);
+              using M = SchedProcessExitFtraceEvent;
+              event(Event::kSchedProcessExitFieldNumber, [&] {
+                comm(M::kCommFieldNumber, e.comm);
+                w.Int(M::kPidFieldNumber, e.tid);
+                w.Int(M::kTgidFieldNumber, e.tgid);
+                w.Int(M::kPrioFieldNumber, e.prio);
+              });
             },
             [&](const model::TaskRename& e) {
-              auto* r = new_event()->mutable_task_rename();
-              r->set_pid(e.tid);
-              SetComm(r->mutable_oldcomm(), e.old_comm);
-              SetComm(r->mutable_newcomm(), e.new_comm);
+              using M = TaskRenameFtraceEvent;
+              event(Event::kTaskRenameFieldNumber, [&] {
+                w.Int(M::kPidFieldNumber, e.tid);
+                comm(M::kOldcommFieldNumber, e.old_comm);
+                comm(M::kNewcommFieldNumber, e.new_comm);
+              });
             },
             [&](const model::IrqEntry& e) {
-              auto* i = new_event()->mutable_irq_handler_entry();
-              i->set_irq(e.irq);
-              std::string_view name = irq_names.IrqName(e.irq);
-              i->set_name(name.data(), name.size());
+              using M = IrqHandlerEntryFtraceEvent;
+              event(Event::kIrqHandlerEntryFieldNumber, [&] {
+                w.Int(M::kIrqFieldNumber, e.irq);
+                w.Bytes(M::kNameFieldNumber, irq_names.IrqName(e.irq));
+              });
             },
             [&](const model::IrqExit& e) {
-              auto* i = new_event()->mutable_irq_handler_exit();
-              i->set_irq(e.irq);
-              i->set_ret(e.ret);
+              using M = IrqHandlerExitFtraceEvent;
+              event(Event::kIrqHandlerExitFieldNumber, [&] {
+                w.Int(M::kIrqFieldNumber, e.irq);
+                w.Int(M::kRetFieldNumber, e.ret);
+              });
             },
-            [&](const model::SoftirqEntry& e) { new_event()->mutable_softirq_entry()->set_vec(e.vec); },
-            [&](const model::SoftirqExit& e) { new_event()->mutable_softirq_exit()->set_vec(e.vec); },
-            [&](const model::SoftirqRaise& e) { new_event()->mutable_softirq_raise()->set_vec(e.vec); },
+            [&](const model::SoftirqEntry& e) {
+              event(Event::kSoftirqEntryFieldNumber,
+                    [&] { w.Varint(SoftirqEntryFtraceEvent::kVecFieldNumber, e.vec); });
+            },
+            [&](const model::SoftirqExit& e) {
+              event(Event::kSoftirqExitFieldNumber,
+                    [&] { w.Varint(SoftirqExitFtraceEvent::kVecFieldNumber, e.vec); });
+            },
+            [&](const model::SoftirqRaise& e) {
+              event(Event::kSoftirqRaiseFieldNumber,
+                    [&] { w.Varint(SoftirqRaiseFtraceEvent::kVecFieldNumber, e.vec); });
+            },
             [&](const model::VectorEntry& e) {
               if (e.kind == model::VectorKind::kLocalTimer)
-                new_event()->mutable_local_timer_entry()->set_vector(e.vector);
+                event(Event::kLocalTimerEntryFieldNumber,
+                      [&] { w.Int(LocalTimerEntryFtraceEvent::kVectorFieldNumber, e.vector); });
             },
             [&](const model::VectorExit& e) {
               if (e.kind == model::VectorKind::kLocalTimer)
-                new_event()->mutable_local_timer_exit()->set_vector(e.vector);
+                event(Event::kLocalTimerExitFieldNumber,
+                      [&] { w.Int(LocalTimerExitFtraceEvent::kVectorFieldNumber, e.vector); });
             },
             [&](const model::NapiPoll& e) {
               // Perfetto has no napi_poll message: generic, fields as the
               // tracepoint names them.
-              auto* g = new_event()->mutable_generic();
-              g->set_event_name("napi_poll");
-              AddStr(g, "dev_name", e.dev.name.view());
-              AddInt(g, "work", e.work);
-              AddInt(g, "budget", e.budget);
-              AddUint(g, "napi_id", e.napi_id);
-              AddInt(g, "queue", e.queue);
+              event(Event::kGenericFieldNumber, [&] {
+                w.Bytes(Generic::kEventNameFieldNumber, "napi_poll");
+                GenericStr(w, "dev_name", e.dev.name.view());
+                GenericInt(w, "work", e.work);
+                GenericInt(w, "budget", e.budget);
+                GenericUint(w, "napi_id", e.napi_id);
+                GenericInt(w, "queue", e.queue);
+              });
             },
             [&](const model::NetReceive& e) {
-              auto* r = new_event()->mutable_netif_receive_skb();
-              r->set_len(e.len);
-              SetName(r->mutable_name(), e.dev.name);
-              r->set_skbaddr(e.skbaddr);
+              using M = NetifReceiveSkbFtraceEvent;
+              event(Event::kNetifReceiveSkbFieldNumber, [&] {
+                w.Varint(M::kLenFieldNumber, static_cast<uint32_t>(e.len));
+                w.Bytes(M::kNameFieldNumber, e.dev.name.view());
+                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              });
             },
             [&](const model::NetTransmit& e) {
-              auto* x = new_event()->mutable_net_dev_xmit();
-              x->set_len(e.len);
-              SetName(x->mutable_name(), e.dev.name);
-              x->set_rc(e.rc);
-              x->set_skbaddr(e.skbaddr);
+              using M = NetDevXmitFtraceEvent;
+              event(Event::kNetDevXmitFieldNumber, [&] {
+                w.Varint(M::kLenFieldNumber, static_cast<uint32_t>(e.len));
+                w.Bytes(M::kNameFieldNumber, e.dev.name.view());
+                w.Int(M::kRcFieldNumber, e.rc);
+                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              });
             },
             [&](const model::NetTxTimeout& e) {
-              auto* g = new_event()->mutable_generic();
-              g->set_event_name("net_dev_xmit_timeout");
-              AddStr(g, "name", e.dev.name.view());
-              AddStr(g, "driver", e.driver.view());
-              AddInt(g, "queue_index", e.queue);
+              event(Event::kGenericFieldNumber, [&] {
+                w.Bytes(Generic::kEventNameFieldNumber, "net_dev_xmit_timeout");
+                GenericStr(w, "name", e.dev.name.view());
+                GenericStr(w, "driver", e.driver.view());
+                GenericInt(w, "queue_index", e.queue);
+              });
             },
             [&](const model::DqlStall& e) {
-              auto* g = new_event()->mutable_generic();
-              g->set_event_name("dql_stall_detected");
-              AddUint(g, "thrs", e.thrs);
-              AddUint(g, "len", e.len);
-              AddUint(g, "last_reap", e.last_reap);
-              AddUint(g, "hist_head", e.hist_head);
-              AddUint(g, "now", e.now);
-              for (size_t i = 0; i < e.hist.size(); ++i)
-                AddUint(g, "hist" + std::to_string(i), e.hist[i]);
+              event(Event::kGenericFieldNumber, [&] {
+                w.Bytes(Generic::kEventNameFieldNumber, "dql_stall_detected");
+                GenericUint(w, "thrs", e.thrs);
+                GenericUint(w, "len", e.len);
+                GenericUint(w, "last_reap", e.last_reap);
+                GenericUint(w, "hist_head", e.hist_head);
+                GenericUint(w, "now", e.now);
+                for (size_t i = 0; i < e.hist.size(); ++i) GenericUint(w, "hist" + std::to_string(i), e.hist[i]);
+              });
             },
             [&](const model::TcpRetransmit& e) {
-              auto* t = new_event()->mutable_tcp_retransmit_skb();
-              t->set_daddr(Ipv4Word(e.daddr));
-              t->set_dport(e.dport);
-              t->set_saddr(Ipv4Word(e.saddr));
-              t->set_skaddr(e.skaddr);
-              t->set_skbaddr(e.skbaddr);
-              t->set_sport(e.sport);
-              t->set_state(e.state);
+              using M = TcpRetransmitSkbFtraceEvent;
+              event(Event::kTcpRetransmitSkbFieldNumber, [&] {
+                w.Varint(M::kDaddrFieldNumber, Ipv4Word(e.daddr));
+                w.Varint(M::kDportFieldNumber, static_cast<uint32_t>(e.dport));
+                w.Varint(M::kSaddrFieldNumber, Ipv4Word(e.saddr));
+                w.Varint(M::kSkaddrFieldNumber, e.skaddr);
+                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+                w.Varint(M::kSportFieldNumber, static_cast<uint32_t>(e.sport));
+                w.Int(M::kStateFieldNumber, e.state);
+              });
             },
             [&](const model::GroReceiveEntry& e) {
-              auto* g = new_event()->mutable_napi_gro_receive_entry();
-              g->set_data_len(e.data_len);
-              g->set_len(e.len);
-              SetName(g->mutable_name(), e.dev.name);
-              g->set_napi_id(e.napi_id);
-              g->set_queue_mapping(e.queue_mapping);
-              g->set_skbaddr(e.skbaddr);
+              using M = NapiGroReceiveEntryFtraceEvent;
+              event(Event::kNapiGroReceiveEntryFieldNumber, [&] {
+                w.Varint(M::kDataLenFieldNumber, static_cast<uint32_t>(e.data_len));
+                w.Varint(M::kLenFieldNumber, static_cast<uint32_t>(e.len));
+                w.Bytes(M::kNameFieldNumber, e.dev.name.view());
+                w.Varint(M::kNapiIdFieldNumber, static_cast<uint32_t>(e.napi_id));
+                w.Varint(M::kQueueMappingFieldNumber, static_cast<uint32_t>(e.queue_mapping));
+                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              });
             },
             [&](const model::GroReceiveExit& e) {
-              new_event()->mutable_napi_gro_receive_exit()->set_ret(e.ret);
+              event(Event::kNapiGroReceiveExitFieldNumber,
+                    [&] { w.Int(NapiGroReceiveExitFtraceEvent::kRetFieldNumber, e.ret); });
             },
             [&](const model::SkbDrop& e) {
               // Perfetto's kfree_skb has no reason field; reasons are in the
               // per-device drop counters (export/perfetto/net_tracks.h).
-              auto* k = new_event()->mutable_kfree_skb();
-              k->set_location(e.location);
-              k->set_protocol(e.protocol);
-              k->set_skbaddr(e.skbaddr);
+              using M = KfreeSkbFtraceEvent;
+              event(Event::kKfreeSkbFieldNumber, [&] {
+                w.Varint(M::kLocationFieldNumber, e.location);
+                w.Varint(M::kProtocolFieldNumber, static_cast<uint32_t>(e.protocol));
+                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              });
             },
             [&](const model::NicEvent& e) {
-              auto* g = new_event()->mutable_generic();
               std::string_view full = e.event < nic_event_names_.size()
                                           ? std::string_view(nic_event_names_[e.event])
                                           : std::string_view("nic/unknown");
               auto slash = full.find('/');
-              std::string_view event = slash == full.npos ? full : full.substr(slash + 1);
+              std::string_view name = slash == full.npos ? full : full.substr(slash + 1);
               std::string_view category = slash == full.npos ? "" : full.substr(0, slash);
-              g->set_event_name(event.data(), event.size());
-              AddStr(g, "category", category);
-              AddStr(g, "dev", e.dev.view());
+              event(Event::kGenericFieldNumber, [&] {
+                w.Bytes(Generic::kEventNameFieldNumber, name);
+                GenericStr(w, "category", category);
+                GenericStr(w, "dev", e.dev.view());
+              });
             },
         },
         ev.payload);
   }
-  if (!compact_.empty()) compact_.FlushTo(bundle->mutable_compact_sched());
+  if (!compact_.empty())
+    Message(w, FtraceEventBundle::kCompactSchedFieldNumber, [&] { compact_.FlushTo(w); });
+  w.EndMessage(bundle_token);
+}
+
+void FtraceBundleEncoder::Encode(const BundleInfo& info, std::span<const model::Event> events,
+                                 IrqNameSource& irq_names, TracePacket* packet) {
+  std::string bytes;
+  EncodePacket(info, events, irq_names, &bytes);
+  packet->MergeFromString(bytes);
 }
 
 }  // namespace gpunoise::perfetto

@@ -45,7 +45,13 @@ class FtraceBundleEncoder {
     uint64_t previous_bundle_end_timestamp = 0;
   };
 
-  // `events` belong to one CPU and are sorted by timestamp.
+  // `events` belong to one CPU and are sorted by timestamp. Appends one
+  // serialized TracePacket holding the bundle to `packet`, written field by
+  // field (no message objects: this runs for every event recorded).
+  void EncodePacket(const BundleInfo& info, std::span<const model::Event> events,
+                    IrqNameSource& irq_names, std::string* packet);
+  // The same, parsed into `packet` (merged into what it holds): for tests
+  // and tools that inspect the bundle.
   void Encode(const BundleInfo& info, std::span<const model::Event> events,
               IrqNameSource& irq_names, TracePacket* packet);
 

@@ -1,31 +1,11 @@
-#include "cupti/proto_wire.h"
+#include "common/proto_wire.h"
 
 #include <cstring>
 
-namespace gpunoise::cupti {
+namespace gpunoise {
 namespace {
-constexpr uint32_t kWireVarint = 0;
-constexpr uint32_t kWireFixed64 = 1;
-constexpr uint32_t kWireLengthDelimited = 2;
 constexpr size_t kNestedLengthBytes = 4;
 }  // namespace
-
-void ProtoWriter::RawVarint(uint64_t value) {
-  while (value >= 0x80) {
-    out_->push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out_->push_back(static_cast<char>(value));
-}
-
-void ProtoWriter::Tag(uint32_t field, uint32_t wire_type) {
-  RawVarint((static_cast<uint64_t>(field) << 3) | wire_type);
-}
-
-void ProtoWriter::Varint(uint32_t field, uint64_t value) {
-  Tag(field, kWireVarint);
-  RawVarint(value);
-}
 
 void ProtoWriter::Fixed64(uint32_t field, uint64_t value) {
   Tag(field, kWireFixed64);
@@ -39,12 +19,6 @@ void ProtoWriter::Double(uint32_t field, double value) {
   static_assert(sizeof(bits) == sizeof(value));
   std::memcpy(&bits, &value, sizeof(bits));
   Fixed64(field, bits);
-}
-
-void ProtoWriter::Bytes(uint32_t field, std::string_view value) {
-  Tag(field, kWireLengthDelimited);
-  RawVarint(value.size());
-  out_->append(value.data(), value.size());
 }
 
 size_t ProtoWriter::BeginNested(uint32_t field) {
@@ -65,8 +39,19 @@ void ProtoWriter::EndNested(size_t token) {
   }
 }
 
+void ProtoWriter::FixLongMessage(size_t token, size_t len) {
+  char buf[10];
+  size_t n = 0;
+  for (size_t v = len; v >= 0x80; v >>= 7) buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+  buf[n] = static_cast<char>(len >> (7 * n));
+  ++n;
+  // The one reserved byte becomes n bytes: shift the body right by n - 1.
+  out_->insert(token, n - 1, '\0');
+  std::memcpy(out_->data() + token - 1, buf, n);
+}
+
 void AppendFramedPacket(std::string_view packet, std::string* out) {
   ProtoWriter(out).Bytes(1, packet);
 }
 
-}  // namespace gpunoise::cupti
+}  // namespace gpunoise

@@ -1,0 +1,91 @@
+// A minimal protobuf wire-format writer, with no dependencies.
+//
+// libgpunoise_cupti.so writes its Perfetto packets with it because it is
+// injected into programs that often carry their own libprotobuf (PyTorch,
+// TensorFlow, ONNX runtime) of another version; two copies in one process
+// clash on symbols and on the global descriptor pool. The recorder writes its
+// per-event ftrace bundles with it because the generated classes allocate a
+// message per event, which was most of the recorder's own CPU under a
+// NET_RX storm. The tests decode everything written with the full generated
+// subset (export/perfetto/protos), whose field numbers are pinned to upstream.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpunoise {
+
+class ProtoWriter {
+ public:
+  explicit ProtoWriter(std::string* out) : out_(out) {}
+
+  void Varint(uint32_t field, uint64_t value) {
+    Tag(field, kWireVarint);
+    RawVarint(value);
+  }
+  // int32/int64 fields: negative values take ten bytes, as protobuf does.
+  void Int(uint32_t field, int64_t value) { Varint(field, static_cast<uint64_t>(value)); }
+  void Bool(uint32_t field, bool value) { Varint(field, value ? 1 : 0); }
+  void Fixed64(uint32_t field, uint64_t value);
+  void Double(uint32_t field, double value);
+  void Bytes(uint32_t field, std::string_view value) {
+    Tag(field, kWireLengthDelimited);
+    RawVarint(value.size());
+    out_->append(value.data(), value.size());
+  }
+
+  // A nested message whose length is reserved as a four-byte varint and
+  // filled in by EndNested (protobuf readers accept the padded form), so
+  // nothing is moved however large it grows. Limited to 256 MiB.
+  size_t BeginNested(uint32_t field);
+  void EndNested(size_t token);
+
+  // A nested message with its exact length: one byte is reserved and the
+  // body is moved only if it reaches 128 bytes. For the many small messages
+  // (one per kernel event), where three bytes of padding would be a fifth of
+  // the event.
+  size_t BeginMessage(uint32_t field) {
+    Tag(field, kWireLengthDelimited);
+    out_->push_back('\0');
+    return out_->size();
+  }
+  void EndMessage(size_t token) {
+    size_t len = out_->size() - token;
+    if (len < 0x80) {
+      (*out_)[token - 1] = static_cast<char>(len);
+      return;
+    }
+    FixLongMessage(token, len);
+  }
+
+  void RawVarint(uint64_t value) {
+    char buf[10];
+    size_t n = 0;
+    while (value >= 0x80) {
+      buf[n++] = static_cast<char>((value & 0x7f) | 0x80);
+      value >>= 7;
+    }
+    buf[n++] = static_cast<char>(value);
+    out_->append(buf, n);
+  }
+
+  std::string* out() const { return out_; }
+
+ private:
+  static constexpr uint32_t kWireVarint = 0;
+  static constexpr uint32_t kWireFixed64 = 1;
+  static constexpr uint32_t kWireLengthDelimited = 2;
+
+  void Tag(uint32_t field, uint32_t wire_type) { RawVarint((static_cast<uint64_t>(field) << 3) | wire_type); }
+  void FixLongMessage(size_t token, size_t len);
+
+  std::string* out_;
+};
+
+// Frames one serialized TracePacket as field 1 of perfetto.protos.Trace, so
+// files are a plain concatenation of packets.
+void AppendFramedPacket(std::string_view packet, std::string* out);
+
+}  // namespace gpunoise
