@@ -53,11 +53,13 @@ struct task_struct___pre_5_16 {
 	unsigned int cpu;
 } __attribute__((preserve_access_index));
 
+/* `task` must be a typed pointer (a tp_btf argument): the field is read with
+ * a plain load, not a helper call, on the hottest wakeup path. */
 static __always_inline int gn_task_cpu(struct task_struct *task)
 {
 	if (bpf_core_field_exists(task->thread_info.cpu))
-		return BPF_CORE_READ(task, thread_info.cpu);
-	return BPF_CORE_READ((struct task_struct___pre_5_16 *)task, cpu);
+		return task->thread_info.cpu;
+	return ((struct task_struct___pre_5_16 *)task)->cpu;
 }
 
 #endif /* GPUNOISE_CORE_FIXES_BPF_H */

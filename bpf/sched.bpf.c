@@ -128,10 +128,10 @@ int BPF_PROG(gn_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		state = (unsigned int)ctx[3];
 	else
 		state = gn_task_state(prev);
-	gn_emit_switch(BPF_CORE_READ(prev, tgid),
-		       gn_report_state(preempt, state, BPF_CORE_READ(prev, exit_state)),
-		       BPF_CORE_READ(next, pid), BPF_CORE_READ(next, tgid),
-		       BPF_CORE_READ(next, prio), next->comm);
+	/* tp_btf hands typed task pointers: their fields are plain (CO-RE
+	 * relocated) loads, where BPF_CORE_READ makes a helper call each. */
+	gn_emit_switch(prev->tgid, gn_report_state(preempt, state, prev->exit_state),
+		       next->pid, next->tgid, next->prio, next->comm);
 	return 0;
 }
 
@@ -167,8 +167,7 @@ static __always_inline void gn_wake_btf(__u16 kind, struct task_struct *p)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
 		return;
-	gn_emit_wake(kind, BPF_CORE_READ(p, pid), BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, prio),
-		     gn_task_cpu(p), p->comm);
+	gn_emit_wake(kind, p->pid, p->tgid, p->prio, gn_task_cpu(p), p->comm);
 }
 
 static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_wakeup_template *ctx)

@@ -98,6 +98,20 @@ TEST(RecordIntegration, PingPongThreadsAppearWithNamesAndEverySwitchIn) {
   EXPECT_GE(ping_in, pp.round_trips * 98 / 100);
   EXPECT_GE(pong_in, pp.round_trips * 98 / 100);
 
+  // Each thread is woken once per round trip, by the other, with its name,
+  // its normal priority (nice 0: prio 120) and, once it has pinned itself,
+  // the CPU it is pinned to.
+  uint64_t ping_woken = 0, pong_woken = 0;
+  for (const auto& w : CompactWakings(*trace)) {
+    if (w.pid != pp.ping_tid && w.pid != pp.pong_tid) continue;
+    bool ping = w.pid == pp.ping_tid;
+    EXPECT_EQ(w.comm, ping ? "gn-ping" : "gn-pong");
+    EXPECT_EQ(w.prio, 120);
+    if (w.target_cpu == (ping ? 0 : 1)) ++(ping ? ping_woken : pong_woken);
+  }
+  EXPECT_GE(ping_woken, pp.round_trips * 98 / 100);
+  EXPECT_GE(pong_woken, pp.round_trips * 98 / 100);
+
   // Per-CPU time never goes backwards.
   bool sorted_within = false;
   auto per_cpu = PerCpuTimestamps(*trace, &sorted_within);

@@ -62,6 +62,29 @@ std::vector<CompactSwitch> CompactSwitches(const perfetto::Trace& trace) {
   return out;
 }
 
+std::vector<CompactWaking> CompactWakings(const perfetto::Trace& trace) {
+  std::vector<CompactWaking> out;
+  for (const auto& p : trace.packet()) {
+    if (!p.has_ftrace_events()) continue;
+    const auto& b = p.ftrace_events();
+    const auto& cs = b.compact_sched();
+    uint64_t ts = 0;
+    for (int i = 0; i < cs.waking_timestamp_size(); ++i) {
+      ts += cs.waking_timestamp(i);
+      CompactWaking w;
+      w.ts = ts;
+      w.cpu = b.cpu();
+      w.pid = cs.waking_pid(i);
+      w.target_cpu = cs.waking_target_cpu(i);
+      w.prio = cs.waking_prio(i);
+      uint32_t idx = cs.waking_comm_index(i);
+      w.comm = idx < static_cast<uint32_t>(cs.intern_table_size()) ? cs.intern_table(idx) : "?";
+      out.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
 std::map<uint32_t, std::vector<uint64_t>> PerCpuTimestamps(const perfetto::Trace& trace,
                                                             bool* within_bundle_sorted) {
   std::map<uint32_t, std::vector<uint64_t>> out;

@@ -28,6 +28,16 @@ struct CompactSwitch {
 };
 std::vector<CompactSwitch> CompactSwitches(const perfetto::Trace& trace);
 
+struct CompactWaking {
+  uint64_t ts;
+  uint32_t cpu;  // where the waker ran
+  int32_t pid;
+  int32_t target_cpu;
+  int32_t prio;
+  std::string comm;
+};
+std::vector<CompactWaking> CompactWakings(const perfetto::Trace& trace);
+
 // All timestamps of one CPU's bundles, in file order, each bundle's own
 // events merged in time order; used to check that a CPU's time never goes
 // backwards across bundles.
