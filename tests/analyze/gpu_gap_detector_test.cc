@@ -54,7 +54,7 @@ void Slice(Synth& s, uint64_t track, uint64_t start, uint64_t end, const char* n
 // 100 iterations of 10 ms: the launcher launches at +0, the kernel runs
 // +0.1..+6 ms; then the GPU idles 4 ms until the next launch. With `hog`,
 // the launcher is preempted by it for the first 3 ms of each gap.
-Synth Training(bool hog) {
+Synth Training(bool hog, uint64_t hog_ns = 3 * kMs) {
   Synth s;
   s.Process(kPid, "python3").Thread(kLauncher, kPid, "pt_main_thread");
   s.Process(kHog, "hog").Thread(kHog, kHog, "hog");
@@ -67,7 +67,7 @@ Synth Training(bool hog) {
     if (hog) {
       // The launcher syncs until the kernel ends, then is preempted.
       s.Switch(t + 6 * kMs, 0, kLauncher, kHog, 256);
-      s.Switch(t + 9 * kMs, 0, kHog, kLauncher, 256);
+      s.Switch(t + 6 * kMs + hog_ns, 0, kHog, kLauncher, 256);
     }
   }
   s.Switch(kBase + 1000 * kMs, 0, kLauncher, 0, 1);
@@ -140,6 +140,20 @@ TEST(GpuIdleGaps, IdleGpusWithABusyLauncherAreReportedWithoutACulprit) {
   EXPECT_EQ(found[0].kind, "gpu_idle");
   EXPECT_EQ(found[0].cost_ns, 0u);
   EXPECT_NEAR(found[0].Metric("launcher_running_ns"), 99 * 4.0 * kMs, 0.5 * kMs);
+}
+
+TEST(GpuIdleGaps, ALauncherRunningThroughTheGapsIsItsOwnCulpritDespiteSmallInterference) {
+  // 0.2 ms of each 4 ms gap behind the hog: 20 ms in all, above
+  // gpu.min_delay, but 5% of the launcher's gap time.
+  Synth s = Training(/*hog=*/true, 200 * kUs);
+  Timeline t = s.Build();
+  auto found = FindingsOf(AnalyzeOrDie(t), "gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = found[0];
+  EXPECT_EQ(f.kind, "gpu_idle");
+  EXPECT_EQ(f.culprit, "launching thread");
+  EXPECT_NEAR(static_cast<double>(f.cost_ns), 99 * 0.2 * kMs, 0.2 * kMs) << "the delay is still counted";
+  EXPECT_NE(f.title.find("held up by others only"), std::string::npos) << f.title;
 }
 
 }  // namespace

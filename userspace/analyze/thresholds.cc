@@ -35,6 +35,8 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "GPU idle gaps shorter than this (between one process's GPU work) are ignored"},
       {"gpu.min_delay", ThresholdUnit::kDuration, 5e6,
        "launching-thread delay inside GPU idle gaps needed for a finding"},
+      {"gpu.min_delay_share", ThresholdUnit::kRatio, 0.10,
+       "... and the share of the launcher's gap time it must be to name a culprit (else the launcher itself)"},
       {"gpu.min_idle_share", ThresholdUnit::kRatio, 0.10,
        "share of its active span a process's GPUs must sit idle for a finding"},
       {"focus.max_threads", ThresholdUnit::kCount, 4,
