@@ -93,6 +93,17 @@ struct Fixture {
     r.name = "irqtime";
     r.state = model::CollectorState::kActive;
     in.collectors.push_back(r);
+    in.gpus.push_back({0, "NVIDIA H200", "GPU-e18f42ea", 143771ull << 20});
+    gpu::GpuSample g;
+    g.gpu = 0;
+    g.sm_clock_mhz = 1980;
+    g.gpu_utilization = 87;
+    g.memory_utilization = 40;
+    g.memory_used_bytes = 2.0e9;
+    g.temperature_c = 51;
+    g.power_w = 412.5;
+    g.throttle_reasons = gpu::kThrottleGpuIdle | gpu::kThrottleSwPowerCap;
+    in.gpu_samples.push_back(g);
   }
 };
 
@@ -162,6 +173,34 @@ TEST(MetricsBuilder, EveryDetectorHasAnActiveSeriesAndATotal) {
   const MetricFamily* info = Find(fs, "gpunoise_finding");
   ASSERT_NE(info, nullptr);
   ASSERT_EQ(info->samples.size(), 1u);
+}
+
+TEST(MetricsBuilder, GpuSeriesInBaseUnitsWithOneSeriesPerThrottleReason) {
+  Fixture fx;
+  auto fs = BuildMetrics(fx.in);
+  const MetricFamily* info = Find(fs, "gpunoise_gpu");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(Value(*info, {{"gpu", "0"}, {"name", "NVIDIA H200"}, {"uuid", "GPU-e18f42ea"}}), 1);
+  openmetrics::Labels gpu0 = {{"gpu", "0"}};
+  EXPECT_EQ(Value(*Find(fs, "gpunoise_gpu_sm_clock_hertz"), gpu0), 1.98e9);
+  EXPECT_DOUBLE_EQ(Value(*Find(fs, "gpunoise_gpu_utilization_ratio"), gpu0), 0.87);
+  EXPECT_DOUBLE_EQ(Value(*Find(fs, "gpunoise_gpu_memory_utilization_ratio"), gpu0), 0.40);
+  EXPECT_EQ(Value(*Find(fs, "gpunoise_gpu_memory_used_bytes"), gpu0), 2.0e9);
+  EXPECT_EQ(Value(*Find(fs, "gpunoise_gpu_temperature_celsius"), gpu0), 51);
+  EXPECT_EQ(Value(*Find(fs, "gpunoise_gpu_power_watts"), gpu0), 412.5);
+  const MetricFamily* held = Find(fs, "gpunoise_gpu_clocks_held_back");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(Value(*held, {{"gpu", "0"}, {"reason", "sw_power_cap"}}), 1);
+  EXPECT_EQ(Value(*held, {{"gpu", "0"}, {"reason", "hw_slowdown"}}), 0);
+  for (const auto& sample : held->samples)
+    for (const auto& [k, v] : sample.labels) EXPECT_NE(v, "gpu_idle") << "idle is not a limit";
+}
+
+TEST(MetricsBuilder, NoGpusNoGpuFamilies) {
+  Fixture fx;
+  fx.in.gpus.clear();
+  fx.in.gpu_samples.clear();
+  for (const auto& f : BuildMetrics(fx.in)) EXPECT_EQ(f.name.rfind("gpunoise_gpu", 0), std::string::npos) << f.name;
 }
 
 TEST(MetricsBuilder, EmptyInputStillGivesValidFamilies) {

@@ -40,6 +40,13 @@ NvmlSampler::~NvmlSampler() {
   if (api_.Shutdown) api_.Shutdown();
 }
 
+std::vector<GpuSample> NvmlSampler::TakeSamples() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<GpuSample> out;
+  out.swap(samples_);
+  return out;
+}
+
 void NvmlSampler::SampleOnce(uint64_t ts) {
   std::vector<GpuSample> batch;
   for (size_t i = 0; i < devices_.size(); ++i) {

@@ -53,6 +53,9 @@ class NvmlSampler {
   const std::vector<GpuInfo>& gpus() const { return gpus_; }
   // Valid once stopped.
   const std::vector<GpuSample>& samples() const { return samples_; }
+  // Hands over the samples taken so far (the monitor's way: one reading per
+  // interval, nothing kept).
+  std::vector<GpuSample> TakeSamples();
 
  private:
   explicit NvmlSampler(const NvmlApi& api) : api_(api) {}

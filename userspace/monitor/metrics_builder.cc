@@ -387,6 +387,62 @@ void AddSelfFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {
   for (auto* f : {&cpu, &rss, &start}) out.push_back(std::move(*f));
 }
 
+// NVML's clock-throttle reason bits as label values; idle is left out (not
+// a limit on a busy GPU).
+struct ThrottleBit {
+  uint64_t bit;
+  const char* reason;
+};
+constexpr ThrottleBit kThrottleBits[] = {
+    {gpu::kThrottleApplicationsClocks, "applications_clocks"},
+    {gpu::kThrottleSwPowerCap, "sw_power_cap"},
+    {gpu::kThrottleHwSlowdown, "hw_slowdown"},
+    {gpu::kThrottleSyncBoost, "sync_boost"},
+    {gpu::kThrottleSwThermal, "sw_thermal"},
+    {gpu::kThrottleHwThermal, "hw_thermal"},
+    {gpu::kThrottleHwPowerBrake, "hw_power_brake"},
+    {gpu::kThrottleDisplayClocks, "display_clocks"},
+};
+
+// One GPU that runs slower than its peers holds back every collective of a
+// synchronous job, so a straggler node's GPUs are worth watching beside its
+// CPUs. Absent when NVML is not there.
+void AddGpuFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {
+  if (in.gpus.empty()) return;
+  auto info = Family("gpunoise_gpu", MetricType::kInfo, "", "Each GPU NVML lists: its index, name and UUID.");
+  for (const auto& g : in.gpus)
+    info.samples.push_back({{{"gpu", std::to_string(g.index)}, {"name", g.name}, {"uuid", g.uuid}}, 1});
+  out.push_back(std::move(info));
+
+  auto clock = Family("gpunoise_gpu_sm_clock_hertz", MetricType::kGauge, "hertz", "SM clock now.");
+  auto util = Family("gpunoise_gpu_utilization_ratio", MetricType::kGauge, "",
+                     "Share of the last sample period in which a kernel ran (NVML's GPU utilization).");
+  auto mem_util = Family("gpunoise_gpu_memory_utilization_ratio", MetricType::kGauge, "",
+                         "Share of the last sample period in which device memory was read or written.");
+  auto mem = Family("gpunoise_gpu_memory_used_bytes", MetricType::kGauge, "bytes", "Device memory in use.");
+  auto temp = Family("gpunoise_gpu_temperature_celsius", MetricType::kGauge, "celsius", "GPU core temperature.");
+  auto power = Family("gpunoise_gpu_power_watts", MetricType::kGauge, "watts", "Board power draw.");
+  auto held = Family("gpunoise_gpu_clocks_held_back", MetricType::kGauge, "",
+                     "1 while NVML reports this reason holding the clocks down (hw_* and sw_thermal slow a "
+                     "training step; sw_power_cap often does).");
+  for (const auto& s : in.gpu_samples) {
+    Labels l = {{"gpu", std::to_string(s.gpu)}};
+    if (s.sm_clock_mhz) clock.samples.push_back({l, *s.sm_clock_mhz * 1e6});
+    if (s.gpu_utilization) util.samples.push_back({l, *s.gpu_utilization / 100.0});
+    if (s.memory_utilization) mem_util.samples.push_back({l, *s.memory_utilization / 100.0});
+    if (s.memory_used_bytes) mem.samples.push_back({l, *s.memory_used_bytes});
+    if (s.temperature_c) temp.samples.push_back({l, *s.temperature_c});
+    if (s.power_w) power.samples.push_back({l, *s.power_w});
+    if (s.throttle_reasons)
+      for (const auto& b : kThrottleBits) {
+        Labels r = l;
+        r.emplace_back("reason", b.reason);
+        held.samples.push_back({r, (*s.throttle_reasons & b.bit) ? 1.0 : 0.0});
+      }
+  }
+  for (auto* f : {&clock, &util, &mem_util, &mem, &temp, &power, &held}) out.push_back(std::move(*f));
+}
+
 }  // namespace
 
 std::string SoftirqLabel(uint32_t vec) { return Lower(model::SoftirqName(vec)); }
@@ -402,6 +458,7 @@ std::vector<MetricFamily> BuildMetrics(const MetricsInput& in) {
   AddNetFamilies(safe, out);
   AddKernelFamilies(safe, out);
   AddFindingFamilies(safe, out);
+  AddGpuFamilies(safe, out);
   AddSelfFamilies(safe, out);
   return out;
 }

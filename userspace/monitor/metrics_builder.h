@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "export/openmetrics/metric_family.h"
+#include "gpu/nvml_sampler.h"
 #include "model/irq_info.h"
 #include "model/kernel_aggregates.h"
 #include "model/net_counters.h"
@@ -63,6 +64,9 @@ struct MetricsInput {
   double interval_seconds = 0;
   uint64_t intervals = 0;
   std::string version;
+  // NVML, when it loaded: the GPUs and this interval's reading of each.
+  std::vector<gpu::GpuInfo> gpus;
+  std::vector<gpu::GpuSample> gpu_samples;
 };
 
 std::vector<openmetrics::MetricFamily> BuildMetrics(const MetricsInput& in);

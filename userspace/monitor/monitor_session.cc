@@ -31,6 +31,8 @@
 #include "collect/tracepoint_catalog.h"
 #include "common/clock.h"
 #include "common/cpu_list.h"
+#include "gpu/nvml_api.h"
+#include "gpu/nvml_sampler.h"
 #include "common/files.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -112,6 +114,7 @@ class Monitor {
   model::AggregateSnapshot Read();
   Status Interval();
   void Publish(uint64_t now);
+  void OpenNvml();
   void RefreshFocus(uint64_t now);
   void ReconcileSampler();
   void RescanIrqs(uint64_t now);
@@ -138,6 +141,7 @@ class Monitor {
   std::vector<std::unique_ptr<collect::NetCollector>> net_;
   collect::DropsCollector* drops_ = nullptr;
   std::unique_ptr<FlightRecorder> recorder_;
+  std::unique_ptr<gpu::NvmlSampler> nvml_;
   UniqueFd timer_fd_;
   UniqueFd epoll_fd_;
 
@@ -243,6 +247,7 @@ Status Monitor::Start(MonitorOptions options) {
   previous_ = Read();
   RefreshNames(previous_);
   next_prune_ = now + kPruneEveryNs;
+  OpenNvml();
   Publish(now);
 
   timer_fd_ = UniqueFd(::timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK));
@@ -465,8 +470,30 @@ Status Monitor::Interval() {
   return OkStatus();
 }
 
+// GPU series come from NVML, read once per published interval. A node
+// without NVML (no GPU, no driver) simply has none.
+void Monitor::OpenNvml() {
+  auto api = gpu::LoadNvml();
+  if (!api.ok()) {
+    log::Info("monitor: no GPU metrics: {}", api.error().message);
+    return;
+  }
+  auto sampler = gpu::NvmlSampler::Create(*api);
+  if (!sampler.ok()) {
+    log::Info("monitor: no GPU metrics: {}", sampler.error().message);
+    return;
+  }
+  nvml_ = std::move(*sampler);
+  log::Info("monitor: GPU metrics for {} GPUs (NVML)", nvml_->gpus().size());
+}
+
 void Monitor::Publish(uint64_t now) {
   MetricsInput in;
+  if (nvml_) {
+    nvml_->SampleOnce(now);
+    in.gpus = nvml_->gpus();
+    in.gpu_samples = nvml_->TakeSamples();
+  }
   in.totals = &previous_;
   in.irqs = &irqs_;
   in.net_names = &names_;
