@@ -16,8 +16,6 @@
 // Needs root (BPF); without it the benchmarks are skipped with the reason.
 // Run: sudo build/bench/ring_consume_benchmark
 #include <benchmark/benchmark.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -29,11 +27,9 @@
 #include <vector>
 
 #include "collect/record_decoder.h"
-#include "collect/collector.h"
 #include "collect/ring_transport.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
-#include "ring_fill.skel.h"
+#include "ring_filler.h"
 
 namespace {
 
@@ -44,10 +40,6 @@ constexpr uint64_t kRingBytes = 4ull << 20;  // gpunoise record's default per CP
 class FixedIrqNames : public perfetto::IrqNameSource {
  public:
   std::string_view IrqName(int32_t) override { return "virtio2-input.0"; }
-};
-
-struct SkeletonDeleter {
-  void operator()(ring_fill_bpf* s) const { ring_fill_bpf__destroy(s); }
 };
 
 // One CPU's ring, the producer program, and the staging the record session
@@ -79,39 +71,21 @@ class RingFixture {
       return nullptr;
     }
     f->transport_ = std::move(*transport);
-    f->skel_.reset(ring_fill_bpf__open());
-    if (!f->skel_) {
-      *error = std::string("failed to open the ring_fill program: ") + std::strerror(errno);
+    auto filler = bench::RingFiller::Load(*f->transport_, f->cpu_);
+    if (!filler.ok()) {
+      *error = filler.error().message;
       return nullptr;
     }
-    if (!collect::ShareTransportMaps(f->skel_->maps.gn_rings, f->skel_->maps.gn_gate,
-                                     f->transport_->outer_map_fd(), f->transport_->gate_map_fd())) {
-      *error = "failed to share the ring and gate maps with the ring_fill program";
-      return nullptr;
-    }
-    f->skel_->rodata->gn_wakeup_bytes = f->transport_->wakeup_bytes();
-    if (int err = ring_fill_bpf__load(f->skel_.get()); err != 0) {
-      *error = std::string("failed to load the ring_fill program: ") + std::strerror(-err);
-      return nullptr;
-    }
+    f->filler_ = std::move(*filler);
     return f;
   }
 
   // Writes `n` records into the ring from the kernel; false when they did
   // not all fit or the run failed.
   bool Fill(uint32_t n, std::string* error) {
-    skel_->bss->gn_fill_count = n;
-    LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = static_cast<__u32>(cpu_));
-    int err = bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.gn_bench_fill), &opts);
-    if (err != 0) {
-      *error = std::string("failed to run the ring_fill program: ") + std::strerror(errno);
-      return false;
-    }
-    if (skel_->bss->gn_fill_failed != 0) {
-      *error = "the ring filled up before the batch was written";
-      return false;
-    }
-    return true;
+    Status st = filler_->Fill(n);
+    if (!st.ok()) *error = st.error().message;
+    return st.ok();
   }
 
   // The timed part: drain the ring into decoded events.
@@ -129,7 +103,7 @@ class RingFixture {
   RingFixture() = default;
   int cpu_ = 0;
   std::unique_ptr<collect::RingTransport> transport_;
-  std::unique_ptr<ring_fill_bpf, SkeletonDeleter> skel_;
+  std::unique_ptr<bench::RingFiller> filler_;
   std::vector<model::Event> events_;
   size_t used_ = 0;
   uint64_t malformed_ = 0;
@@ -152,7 +126,6 @@ void RunRingBenchmark(benchmark::State& state, bool encode) {
   }
   perfetto::FtraceBundleEncoder encoder;
   FixedIrqNames names;
-  perfetto::TracePacket packet;
   std::string bytes;
   uint64_t total_bytes = 0, total_events = 0;
   for (auto _ : state) {
@@ -171,10 +144,8 @@ void RunRingBenchmark(benchmark::State& state, bool encode) {
     std::span<model::Event> events = fixture->events();
     SortByTimestamp(events);
     if (encode) {
-      packet.Clear();
-      encoder.Encode({fixture->cpu(), false, 0}, events, names, &packet);
       bytes.clear();
-      packet.AppendToString(&bytes);
+      encoder.EncodePacket({fixture->cpu(), false, 0}, events, names, &bytes);
       total_bytes += bytes.size();
       benchmark::DoNotOptimize(bytes.data());
     }

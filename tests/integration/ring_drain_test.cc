@@ -1,8 +1,6 @@
 // The ring transport's bounded drain, on a real BPF ring filled from the
 // kernel by bench/ring_fill.bpf.c (run with BPF_PROG_TEST_RUN, never
 // attached, so nothing else on the machine adds records).
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -10,18 +8,13 @@
 #include <cstring>
 #include <memory>
 
-#include "collect/collector.h"
 #include "collect/record_decoder.h"
 #include "collect/ring_transport.h"
 #include "integration/support/privileges.h"
-#include "ring_fill.skel.h"
+#include "ring_filler.h"
 
 namespace gpunoise::testing {
 namespace {
-
-struct SkeletonDeleter {
-  void operator()(ring_fill_bpf* s) const { ring_fill_bpf__destroy(s); }
-};
 
 class RingDrainTest : public ::testing::Test {
  protected:
@@ -40,24 +33,14 @@ class RingDrainTest : public ::testing::Test {
     });
     ASSERT_TRUE(transport.ok()) << transport.error().message;
     transport_ = std::move(*transport);
-    skel_.reset(ring_fill_bpf__open());
-    ASSERT_TRUE(skel_) << std::strerror(errno);
-    ASSERT_TRUE(collect::ShareTransportMaps(skel_->maps.gn_rings, skel_->maps.gn_gate,
-                                            transport_->outer_map_fd(), transport_->gate_map_fd()))
-        << std::strerror(errno);
-    skel_->rodata->gn_wakeup_bytes = transport_->wakeup_bytes();
-    ASSERT_EQ(ring_fill_bpf__load(skel_.get()), 0);
-  }
-
-  void Run(uint32_t n) {
-    skel_->bss->gn_fill_count = n;
-    LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = static_cast<__u32>(cpu_));
-    ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.gn_bench_fill), &opts), 0) << std::strerror(errno);
+    auto filler = bench::RingFiller::Load(*transport_, cpu_);
+    ASSERT_TRUE(filler.ok()) << filler.error().message;
+    filler_ = std::move(*filler);
   }
 
   void Fill(uint32_t n) {
-    Run(n);
-    ASSERT_EQ(skel_->bss->gn_fill_failed, 0u) << "the ring filled up";
+    Status st = filler_->Fill(n);
+    ASSERT_TRUE(st.ok()) << st.error().message;
   }
 
   uint64_t Drain(uint64_t bound) {
@@ -70,7 +53,7 @@ class RingDrainTest : public ::testing::Test {
   uint64_t seen_ = 0;
   uint64_t last_ts_ = 0;
   std::unique_ptr<collect::RingTransport> transport_;
-  std::unique_ptr<ring_fill_bpf, SkeletonDeleter> skel_;
+  std::unique_ptr<bench::RingFiller> filler_;
 };
 
 TEST_F(RingDrainTest, ABoundedDrainStopsAtItsBoundAndSaysRecordsAreLeft) {
@@ -94,16 +77,16 @@ TEST_F(RingDrainTest, AnUnboundedDrainEmptiesTheRing) {
 
 TEST_F(RingDrainTest, AClosedGateStopsProducersWithoutCountingLoss) {
   ASSERT_TRUE(transport_->Pause().ok());
-  Run(1000);
-  EXPECT_EQ(skel_->bss->gn_fill_failed, 1u) << "the first reservation behind the gate fails";
-  EXPECT_EQ(skel_->bss->gn_lost[cpu_], 0u) << "events behind a closed gate are not lost events";
+  ASSERT_TRUE(filler_->Run(1000).ok());
+  EXPECT_EQ(filler_->failed(), 1u) << "the first reservation behind the gate fails";
+  EXPECT_EQ(filler_->lost(), 0u) << "events behind a closed gate are not lost events";
   EXPECT_EQ(Drain(0), 0u);
 
   ASSERT_TRUE(transport_->Resume().ok());
-  skel_->bss->gn_fill_failed = 0;
+  filler_->reset_failed();
   Fill(1000);
   EXPECT_EQ(Drain(0), 1000u);
-  EXPECT_EQ(skel_->bss->gn_lost[cpu_], 0u);
+  EXPECT_EQ(filler_->lost(), 0u);
 }
 
 }  // namespace

@@ -40,48 +40,50 @@ int CompressedBlocks(const std::string& path) {
   return blocks;
 }
 
-std::vector<CompactSwitch> CompactSwitches(const perfetto::Trace& trace) {
-  std::vector<CompactSwitch> out;
+namespace {
+
+using CompactSched = perfetto::FtraceEventBundle_CompactSched;
+
+// Walks one delta-encoded timestamp column of every bundle's compact sched:
+// fn(bundle, columns, index, absolute timestamp).
+template <typename Timestamps, typename Fn>
+void ForEachCompact(const perfetto::Trace& trace, Timestamps timestamps, Fn fn) {
   for (const auto& p : trace.packet()) {
     if (!p.has_ftrace_events()) continue;
     const auto& b = p.ftrace_events();
-    const auto& cs = b.compact_sched();
+    const CompactSched& cs = b.compact_sched();
     uint64_t ts = 0;
-    for (int i = 0; i < cs.switch_timestamp_size(); ++i) {
-      ts += cs.switch_timestamp(i);
-      CompactSwitch s;
-      s.ts = ts;
-      s.cpu = b.cpu();
-      s.next_pid = cs.switch_next_pid(i);
-      s.prev_state = cs.switch_prev_state(i);
-      uint32_t idx = cs.switch_next_comm_index(i);
-      s.next_comm = idx < static_cast<uint32_t>(cs.intern_table_size()) ? cs.intern_table(idx) : "?";
-      out.push_back(std::move(s));
+    const auto& column = timestamps(cs);
+    for (int i = 0; i < column.size(); ++i) {
+      ts += column.Get(i);
+      fn(b, cs, i, ts);
     }
   }
+}
+
+std::string InternedComm(const CompactSched& cs, uint32_t index) {
+  return index < static_cast<uint32_t>(cs.intern_table_size()) ? cs.intern_table(static_cast<int>(index)) : "?";
+}
+
+}  // namespace
+
+std::vector<CompactSwitch> CompactSwitches(const perfetto::Trace& trace) {
+  std::vector<CompactSwitch> out;
+  ForEachCompact(trace, [](const CompactSched& cs) -> const auto& { return cs.switch_timestamp(); },
+                 [&](const perfetto::FtraceEventBundle& b, const CompactSched& cs, int i, uint64_t ts) {
+                   out.push_back({ts, b.cpu(), cs.switch_next_pid(i), cs.switch_prev_state(i),
+                                  InternedComm(cs, cs.switch_next_comm_index(i))});
+                 });
   return out;
 }
 
 std::vector<CompactWaking> CompactWakings(const perfetto::Trace& trace) {
   std::vector<CompactWaking> out;
-  for (const auto& p : trace.packet()) {
-    if (!p.has_ftrace_events()) continue;
-    const auto& b = p.ftrace_events();
-    const auto& cs = b.compact_sched();
-    uint64_t ts = 0;
-    for (int i = 0; i < cs.waking_timestamp_size(); ++i) {
-      ts += cs.waking_timestamp(i);
-      CompactWaking w;
-      w.ts = ts;
-      w.cpu = b.cpu();
-      w.pid = cs.waking_pid(i);
-      w.target_cpu = cs.waking_target_cpu(i);
-      w.prio = cs.waking_prio(i);
-      uint32_t idx = cs.waking_comm_index(i);
-      w.comm = idx < static_cast<uint32_t>(cs.intern_table_size()) ? cs.intern_table(idx) : "?";
-      out.push_back(std::move(w));
-    }
-  }
+  ForEachCompact(trace, [](const CompactSched& cs) -> const auto& { return cs.waking_timestamp(); },
+                 [&](const perfetto::FtraceEventBundle& b, const CompactSched& cs, int i, uint64_t ts) {
+                   out.push_back({ts, b.cpu(), cs.waking_pid(i), cs.waking_target_cpu(i), cs.waking_prio(i),
+                                  InternedComm(cs, cs.waking_comm_index(i))});
+                 });
   return out;
 }
 
