@@ -49,6 +49,7 @@ def main() -> int:
         static_out = model(static_in)
 
     times = []
+    value = float("nan")
     start = time.monotonic()
     step = 0
     while True:

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/metadata_packets.h"
@@ -162,19 +163,27 @@ TEST(ReportCommand, ACompressedTraceGivesTheSameFindings) {
   EXPECT_EQ(cut(a), cut(b));
 }
 
-TEST(ReportCommand, AnnotatingACompressedTraceKeepsItsBlocks) {
-  ScopedTempDir dir;
-  std::string path = CompressedCopy(WriteTrace(dir.path(), true), dir.path() + "/hog-zlib.pftrace");
-  std::string out = dir.path() + "/annotated.pftrace";
+// Runs --annotate on `path` into `out` and checks the output begins with the
+// input's packets, unchanged, and adds some.
+void AnnotateKeepingTheTrace(const std::string& path, const std::string& out,
+                             std::optional<perfetto::Trace>* annotated) {
   CommandRun r = Report({path, "--focus", "trainer", "--annotate", out});
   ASSERT_EQ(r.rc, 0) << r.err;
   std::string error;
   auto original = ReadTrace(path, &error);
-  auto annotated = ReadTrace(out, &error);
-  ASSERT_TRUE(original && annotated) << error;
-  ASSERT_GT(annotated->packet_size(), original->packet_size());
+  *annotated = ReadTrace(out, &error);
+  ASSERT_TRUE(original && *annotated) << error;
+  ASSERT_GT((*annotated)->packet_size(), original->packet_size());
   for (int i = 0; i < original->packet_size(); ++i)
-    ASSERT_EQ(annotated->packet(i).SerializeAsString(), original->packet(i).SerializeAsString());
+    ASSERT_EQ((*annotated)->packet(i).SerializeAsString(), original->packet(i).SerializeAsString());
+}
+
+TEST(ReportCommand, AnnotatingACompressedTraceKeepsItsBlocks) {
+  ScopedTempDir dir;
+  std::string path = CompressedCopy(WriteTrace(dir.path(), true), dir.path() + "/hog-zlib.pftrace");
+  std::string out = dir.path() + "/annotated.pftrace";
+  std::optional<perfetto::Trace> annotated;
+  ASSERT_NO_FATAL_FAILURE(AnnotateKeepingTheTrace(path, out, &annotated));
   bool findings_track = false;
   for (const auto& p : annotated->packet())
     findings_track |= p.has_track_descriptor() && p.track_descriptor().name() == "gpunoise findings";
@@ -215,15 +224,8 @@ TEST(ReportCommand, AnnotateAddsTheFindingsAsTracksAndKeepsTheTrace) {
   ScopedTempDir dir;
   std::string path = WriteTrace(dir.path(), true);
   std::string out = dir.path() + "/annotated.pftrace";
-  CommandRun r = Report({path, "--focus", "trainer", "--annotate", out});
-  ASSERT_EQ(r.rc, 0) << r.err;
-  std::string error;
-  auto original = ReadTrace(path, &error);
-  auto annotated = ReadTrace(out, &error);
-  ASSERT_TRUE(original && annotated) << error;
-  ASSERT_GT(annotated->packet_size(), original->packet_size());
-  for (int i = 0; i < original->packet_size(); ++i)
-    ASSERT_EQ(annotated->packet(i).SerializeAsString(), original->packet(i).SerializeAsString());
+  std::optional<perfetto::Trace> annotated;
+  ASSERT_NO_FATAL_FAILURE(AnnotateKeepingTheTrace(path, out, &annotated));
   uint64_t root = 0, finding_track = 0;
   int begins = 0, ends = 0;
   std::string title;

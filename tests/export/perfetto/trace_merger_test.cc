@@ -73,6 +73,22 @@ class TraceMergerTest : public ::testing::Test {
     return t;
   }
 
+  // Two Input()s merged, a then b: a's sequences 1 and 2 became 5 and 6,
+  // b's 7 and 8; clock snapshots keep no sequence.
+  static void ExpectSequencesRenumbered(const Trace& merged) {
+    ASSERT_EQ(merged.packet_size(), 8);
+    std::map<std::string, std::set<uint32_t>> ids_by_name;
+    for (int i = 0; i < 8; ++i) {
+      const auto& p = merged.packet(i);
+      if (!p.has_track_event()) continue;
+      ids_by_name[p.track_event().name() + (i < 4 ? " a" : " b")].insert(p.trusted_packet_sequence_id());
+    }
+    EXPECT_EQ(ids_by_name["slice on 1 a"], std::set<uint32_t>{5});
+    EXPECT_EQ(ids_by_name["slice on 2 a"], std::set<uint32_t>{6});
+    EXPECT_EQ(ids_by_name["slice on 1 b"], std::set<uint32_t>{7});
+    EXPECT_EQ(ids_by_name["slice on 2 b"], std::set<uint32_t>{8});
+  }
+
   std::string dir_;
   std::vector<std::string> files_;
 };
@@ -95,18 +111,7 @@ TEST_F(TraceMergerTest, EachInputsSequencesGetDistinctIds) {
 
   Trace merged;
   ASSERT_TRUE(merged.ParseFromString(Read(out)));
-  ASSERT_EQ(merged.packet_size(), 8);
-  // a's 1 and 2 became 5 and 6; b's became 7 and 8; all different.
-  std::map<std::string, std::set<uint32_t>> ids_by_name;
-  for (int i = 0; i < 8; ++i) {
-    const auto& p = merged.packet(i);
-    if (!p.has_track_event()) continue;
-    ids_by_name[p.track_event().name() + (i < 4 ? " a" : " b")].insert(p.trusted_packet_sequence_id());
-  }
-  EXPECT_EQ(ids_by_name["slice on 1 a"], std::set<uint32_t>{5});
-  EXPECT_EQ(ids_by_name["slice on 2 a"], std::set<uint32_t>{6});
-  EXPECT_EQ(ids_by_name["slice on 1 b"], std::set<uint32_t>{7});
-  EXPECT_EQ(ids_by_name["slice on 2 b"], std::set<uint32_t>{8});
+  ASSERT_NO_FATAL_FAILURE(ExpectSequencesRenumbered(merged));
   // Clock snapshots keep no sequence and their exact bytes; unknown fields survive.
   EXPECT_FALSE(merged.packet(0).has_trusted_packet_sequence_id());
   EXPECT_EQ(merged.packet(0).SerializeAsString(), Input(1000).packet(0).SerializeAsString());
@@ -219,17 +224,7 @@ TEST_F(TraceMergerTest, CompressedInputsKeepDistinctSequenceIds) {
     for (const auto& p : merged.packet()) any_block |= p.has_compressed_packets();
     EXPECT_EQ(any_block, output == TraceCompression::kZlib);
     ASSERT_TRUE(ExpandCompressedPackets(&merged).ok());
-    ASSERT_EQ(merged.packet_size(), 8);
-    std::map<std::string, std::set<uint32_t>> ids_by_name;
-    for (int i = 0; i < 8; ++i) {
-      const auto& p = merged.packet(i);
-      if (!p.has_track_event()) continue;
-      ids_by_name[p.track_event().name() + (i < 4 ? " a" : " b")].insert(p.trusted_packet_sequence_id());
-    }
-    EXPECT_EQ(ids_by_name["slice on 1 a"], std::set<uint32_t>{5});
-    EXPECT_EQ(ids_by_name["slice on 2 a"], std::set<uint32_t>{6});
-    EXPECT_EQ(ids_by_name["slice on 1 b"], std::set<uint32_t>{7});
-    EXPECT_EQ(ids_by_name["slice on 2 b"], std::set<uint32_t>{8});
+    ASSERT_NO_FATAL_FAILURE(ExpectSequencesRenumbered(merged));
     EXPECT_EQ(merged.packet(4).SerializeAsString(), Input(2000).packet(0).SerializeAsString());
     EXPECT_EQ(merged.packet(1).GetReflection()->GetUnknownFields(merged.packet(1)).field_count(), 1);
   }
