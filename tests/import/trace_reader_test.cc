@@ -509,15 +509,21 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   sched.events = 1234;
   sched.lost = 5;
   session.collectors.push_back(sched);
-  session.cpus.push_back({0, 1000, 3, 4096, 2});
-  session.cpus.push_back({1, 2000, 0, 8192, 0});
+  session.cpus.push_back({.cpu = 0, .events = 1000, .lost = 3, .bytes = 4096,
+                          .lost_by_kind = {{"sched_switch", 2}, {"sched_waking", 1}},
+                          .decode_errors = 1, .unwritten = 7, .unseen_switches = 2});
+  session.cpus.push_back({.cpu = 1, .events = 2000, .lost = 0, .bytes = 8192});
+  session.program_misses.push_back({"sched", "gn_sched_switch", 4});
+  session.map_full.push_back({"sampler", "gn_samples", 9});
+  session.records_outside_cpus = 6;
+  session.switch_chain_checked = false;
 
   ScopedTempDir dir;
   std::string path = dir.path() + "/s.pftrace";
   auto writer = perfetto::TraceFileWriter::Create(path, 0);
   ASSERT_TRUE(writer.ok()) << writer.error().message;
   perfetto::TrackEventWriter track_events(1, 99);
-  perfetto::WriteSessionSummary(track_events, session, *writer);
+  ASSERT_TRUE(perfetto::WriteSessionSummary(track_events, session, *writer).ok());
   ASSERT_TRUE(writer->Commit().ok());
 
   RecordingSink sink;
@@ -540,7 +546,20 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   ASSERT_EQ(back.cpus.size(), 2u);
   EXPECT_EQ(back.cpus[0].lost, 3u);
   EXPECT_EQ(back.cpus[0].unseen_switches, 2u);
+  EXPECT_EQ(back.cpus[0].lost_by_kind, session.cpus[0].lost_by_kind);
+  EXPECT_EQ(back.cpus[0].decode_errors, 1u);
+  EXPECT_EQ(back.cpus[0].unwritten, 7u);
   EXPECT_EQ(back.cpus[1].events, 2000u);
+  ASSERT_EQ(back.program_misses.size(), 1u);
+  EXPECT_EQ(back.program_misses[0].collector, "sched");
+  EXPECT_EQ(back.program_misses[0].program, "gn_sched_switch");
+  EXPECT_EQ(back.program_misses[0].missed, 4u);
+  ASSERT_EQ(back.map_full.size(), 1u);
+  EXPECT_EQ(back.map_full[0].map, "gn_samples");
+  EXPECT_EQ(back.map_full[0].full, 9u);
+  EXPECT_EQ(back.records_outside_cpus, 6u);
+  EXPECT_FALSE(back.switch_chain_checked);
+  EXPECT_EQ(model::TotalKernelAndUserLoss(back), model::TotalKernelAndUserLoss(session));
 }
 
 TEST(TraceReader, ReadsNetworkCollectorGenericEvents) {

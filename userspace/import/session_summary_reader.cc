@@ -39,6 +39,20 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     else if (name == "end_ts") s.end_ts = Unsigned(a);
     else if (name == "end_reason") s.end_reason = a.ToString();
     else if (name == "bpf_recursion_misses") s.bpf_recursion_misses = Unsigned(a);
+    else if (name == "records_outside_cpus") s.records_outside_cpus = Unsigned(a);
+    else if (name == "switch_chain_checked") s.switch_chain_checked = Unsigned(a) != 0;
+    else if (StartsWith(name, "program.") || StartsWith(name, "map.")) {
+      // program.COLLECTOR.PROG.missed, map.COLLECTOR.MAP.full
+      bool program = StartsWith(name, "program.");
+      std::string_view rest = name.substr(program ? 8 : 4);
+      size_t first = rest.find('.'), last = rest.rfind('.');
+      if (first == std::string_view::npos || last <= first) continue;
+      std::string collector(rest.substr(0, first));
+      std::string object(rest.substr(first + 1, last - first - 1));
+      std::string_view key = rest.substr(last + 1);
+      if (program && key == "missed") s.program_misses.push_back({collector, object, Unsigned(a)});
+      if (!program && key == "full") s.map_full.push_back({collector, object, Unsigned(a)});
+    }
     else if (StartsWith(name, "collector.")) {
       std::string_view rest = name.substr(10);
       size_t dot = rest.rfind('.');
@@ -67,6 +81,9 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       else if (key == "lost") c.lost = Unsigned(a);
       else if (key == "unseen_switches") c.unseen_switches = Unsigned(a);
       else if (key == "bytes") c.bytes = Unsigned(a);
+      else if (key == "decode_errors") c.decode_errors = Unsigned(a);
+      else if (key == "unwritten") c.unwritten = Unsigned(a);
+      else if (StartsWith(key, "lost_kind.")) c.lost_by_kind[std::string(key.substr(10))] = Unsigned(a);
     }
   }
   for (auto& [_, c] : collectors) s.collectors.push_back(std::move(c));

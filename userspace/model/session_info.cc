@@ -13,3 +13,13 @@ std::string_view CollectorStateName(CollectorState state) {
 }
 
 }  // namespace gpunoise::model
+
+namespace gpunoise::model {
+
+uint64_t TotalKernelAndUserLoss(const SessionInfo& session) {
+  uint64_t total = session.bpf_recursion_misses + session.records_outside_cpus;
+  for (const auto& cpu : session.cpus) total += cpu.lost + cpu.decode_errors + cpu.unwritten;
+  return total;
+}
+
+}  // namespace gpunoise::model

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,42 @@ struct CollectorReport {
   uint64_t lost = 0;
 };
 
+// Loss is counted once, at the stage where it happened, with its cause
+// (DESIGN.md decision 3). Stages: the kernel (a full ring, a program run the
+// kernel skipped, a full aggregate map), user space (a record that failed to
+// decode, a record written nowhere because the trace file failed) and the
+// GPU side (gpu_recording.h). Only a full ring is ftrace data loss of a CPU's
+// event stream (FtraceCpuStats.dropped_events); the rest is gpunoise metadata.
 struct CpuLoss {
   uint32_t cpu = 0;
   uint64_t events = 0;    // records read from this CPU's ring
-  uint64_t lost = 0;      // records the kernel could not store (ring full)
+  uint64_t lost = 0;      // records the kernel could not store (ring full): sum of lost_by_kind
   uint64_t bytes = 0;     // record bytes read
+  // Ring-full loss by record kind ("sched_switch" -> n), for exact accounting
+  // against a counting oracle.
+  std::map<std::string, uint64_t> lost_by_kind;
+  uint64_t decode_errors = 0;  // records read that failed to decode (skipped)
+  uint64_t unwritten = 0;      // records read but not written: the trace file had failed
   // sched_switch events the kernel made but never delivered (model/switch_chain.h).
+  // Only checked without task filters: a filter removes switches by design.
   uint64_t unseen_switches = 0;
+};
+
+// Program runs the kernel skipped (bpf_prog_info.recursion_misses): another
+// BPF program was running on that CPU (on classic tracepoints trace_call_bpf
+// refuses nested runs and counts them here too). Events lost before any ring.
+struct ProgramLoss {
+  std::string collector;
+  std::string program;  // "gn_sched_switch"
+  uint64_t missed = 0;
+};
+
+// Updates an in-kernel aggregate map could not take (the map was full): the
+// aggregate undercounts, no CPU's event stream lost anything.
+struct MapLoss {
+  std::string collector;
+  std::string map;  // "gn_samples"
+  uint64_t full = 0;
 };
 
 struct SessionInfo {
@@ -43,8 +73,19 @@ struct SessionInfo {
   uint64_t end_ts = 0;
   std::vector<CollectorReport> collectors;
   std::vector<CpuLoss> cpus;
-  uint64_t bpf_recursion_misses = 0;  // program runs the kernel skipped
-  std::string end_reason;  // "duration", "signal SIGINT", "disk full", ...
+  uint64_t bpf_recursion_misses = 0;  // program runs the kernel skipped: sum of program_misses
+  std::vector<ProgramLoss> program_misses;  // programs with misses only
+  std::vector<MapLoss> map_full;            // maps that were full at least once
+  // Records that came from a CPU outside the recording's CPU set (a CPU
+  // brought online during the recording): counted, not decoded.
+  uint64_t records_outside_cpus = 0;
+  // False when task filters (--pid, --cgroup) were on: then the switch chain
+  // has gaps by design and unseen_switches is not measured.
+  bool switch_chain_checked = true;
+  std::string end_reason;  // "duration", "signal SIGINT", "disk full", "write error", ...
 };
+
+// Every loss of the kernel and user-space stages of one recording, added up.
+uint64_t TotalKernelAndUserLoss(const SessionInfo& session);
 
 }  // namespace gpunoise::model

@@ -138,7 +138,7 @@ Status PerfettoTraceSink::WriteFooter(const model::ProcessSnapshot& processes,
   keep(writer_.WritePacket(*packet_));
   perfetto::FillFtraceStats(packet_.get(), perfetto::StatsPhase::kEnd, session);
   keep(writer_.WritePacket(*packet_));
-  perfetto::WriteSessionSummary(track_events_, session, writer_);
+  keep(perfetto::WriteSessionSummary(track_events_, session, writer_));
   perfetto::FillClockSnapshot(packet_.get(), perfetto::ReadClocks());
   keep(writer_.WritePacket(*packet_));
   keep(writer_.Flush());

@@ -115,13 +115,13 @@ void FillFtraceStats(TracePacket* packet, StatsPhase phase, const model::Session
     for (const auto& missing : collector.missing_events) stats->add_failed_ftrace_events(missing);
 }
 
-void WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& session,
-                         TraceFileWriter& out) {
+Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& session,
+                           TraceFileWriter& out) {
   TracePacket packet;
   uint64_t track = writer.TrackUuid(kSessionTrackName);
   writer.FillTrackDescriptor(&packet, track, kSessionTrackName, 0,
                              "what gpunoise recorded, and what it lost");
-  (void)out.WritePacket(packet);
+  GN_RETURN_IF_ERROR(out.WritePacket(packet));
 
   TrackEvent* e = writer.FillInstant(&packet, session.end_ts ? session.end_ts : session.start_ts,
                                      track, kSessionEventName, "gpunoise");
@@ -132,9 +132,9 @@ void WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& ses
   AddArg(e, "end_ts", session.end_ts);
   AddArg(e, "end_reason", session.end_reason);
   AddArg(e, "bpf_recursion_misses", session.bpf_recursion_misses);
-  uint64_t total_lost = 0;
-  for (const auto& cpu : session.cpus) total_lost += cpu.lost;
-  AddArg(e, "lost_events", total_lost);
+  AddArg(e, "lost_events", model::TotalKernelAndUserLoss(session));
+  AddArg(e, "records_outside_cpus", session.records_outside_cpus);
+  AddArg(e, "switch_chain_checked", session.switch_chain_checked);
   for (const auto& c : session.collectors) {
     std::string prefix = "collector." + c.name + ".";
     AddArg(e, prefix + "state", model::CollectorStateName(c.state));
@@ -145,13 +145,21 @@ void WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& ses
     for (const auto& m : c.missing_events) missing += (missing.empty() ? "" : ",") + m;
     if (!missing.empty()) AddArg(e, prefix + "missing_events", missing);
   }
+  for (const auto& p : session.program_misses)
+    AddArg(e, fmt::format("program.{}.{}.missed", p.collector, p.program), p.missed);
+  for (const auto& m : session.map_full)
+    AddArg(e, fmt::format("map.{}.{}.full", m.collector, m.map), m.full);
   for (const auto& cpu : session.cpus) {
     std::string prefix = fmt::format("cpu.{}.", cpu.cpu);
     AddArg(e, prefix + "events", cpu.events);
+    AddArg(e, prefix + "bytes", cpu.bytes);
     AddArg(e, prefix + "lost", cpu.lost);
+    for (const auto& [kind, n] : cpu.lost_by_kind) AddArg(e, prefix + "lost_kind." + kind, n);
+    if (cpu.decode_errors) AddArg(e, prefix + "decode_errors", cpu.decode_errors);
+    if (cpu.unwritten) AddArg(e, prefix + "unwritten", cpu.unwritten);
     AddArg(e, prefix + "unseen_switches", cpu.unseen_switches);
   }
-  (void)out.WritePacket(packet);
+  return out.WritePacket(packet);
 }
 
 }  // namespace gpunoise::perfetto

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/result.h"
 #include "model/host_info.h"
 #include "model/irq_info.h"
 #include "model/process_snapshot.h"
@@ -34,11 +35,14 @@ enum class StatsPhase { kStart, kEnd };
 void FillFtraceStats(TracePacket* packet, StatsPhase phase, const model::SessionInfo& session);
 
 // gpunoise's own session summary: an instant on a "gpunoise" track whose args
-// name the host, the command, each collector's state and counts, and per-CPU
-// loss. The report reads it back (export/perfetto/session_info_reader.h).
+// name the host, the command, each collector's state and counts, and every
+// loss by stage and cause (model/session_info.h): cpu.N.lost (ring full, also
+// in FtraceCpuStats), cpu.N.lost_kind.KIND, cpu.N.decode_errors,
+// cpu.N.unwritten, program.COLLECTOR.PROG.missed, map.COLLECTOR.MAP.full,
+// records_outside_cpus. The report reads it back (import/session_summary_reader.h).
 inline constexpr std::string_view kSessionTrackName = "gpunoise session";
 inline constexpr std::string_view kSessionEventName = "gpunoise recording";
-void WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& session,
-                         TraceFileWriter& out);
+Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& session,
+                           TraceFileWriter& out);
 
 }  // namespace gpunoise::perfetto
