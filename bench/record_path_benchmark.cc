@@ -24,7 +24,7 @@ class NoIrqNames : public perfetto::IrqNameSource {
 
 gn_softirq Softirq(uint64_t ts, uint16_t kind, uint32_t vec) {
   gn_softirq r{};
-  r.hdr = {ts, kind, GN_FLAG_IN_IRQ, 0};
+  r.hdr = {ts, kind, GN_FLAG_SOFTIRQ, 0};
   r.vec = vec;
   return r;
 }

@@ -32,7 +32,6 @@ static long gn_fill_one(__u64 i, void *unused)
 		struct gn_softirq *r = GN_RESERVE(struct gn_softirq, kind, &wake);
 		if (!r)
 			goto full;
-		r->hdr.flags = GN_FLAG_IN_IRQ;
 		r->vec = 3;
 		r->pad = 0;
 		gn_submit(r, wake);

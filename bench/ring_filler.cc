@@ -14,10 +14,12 @@ namespace gpunoise::bench {
 Result<std::unique_ptr<RingFiller>> RingFiller::Load(const collect::RingTransport& transport, int cpu) {
   ring_fill_bpf* skel = ring_fill_bpf__open();
   if (!skel) return MakeError("failed to open the ring_fill program: {}", std::strerror(errno));
-  std::unique_ptr<RingFiller> filler(new RingFiller(skel, cpu));
-  if (!collect::ShareTransportMaps(skel->maps.gn_rings, skel->maps.gn_gate, transport.outer_map_fd(),
-                                   transport.gate_map_fd()))
-    return MakeError("failed to share the ring and gate maps with ring_fill: {}", std::strerror(errno));
+  std::unique_ptr<RingFiller> filler(new RingFiller(skel, cpu, transport));
+  collect::CollectorContext shared;
+  transport.ShareWith(&shared);
+  if (!collect::ShareTransportMaps(
+          {skel->maps.gn_rings, skel->maps.gn_gate, skel->maps.gn_lost_kinds, skel->maps.gn_cpu_ctx}, shared))
+    return MakeError("failed to share the transport maps with ring_fill: {}", std::strerror(errno));
   skel->rodata->gn_wakeup_bytes = transport.wakeup_bytes();
   if (int err = ring_fill_bpf__load(skel); err != 0)
     return MakeError("failed to load the ring_fill program: {}", std::strerror(-err));
@@ -43,6 +45,9 @@ Status RingFiller::Fill(uint32_t n) {
 
 uint64_t RingFiller::failed() const { return skel_->bss->gn_fill_failed; }
 void RingFiller::reset_failed() { skel_->bss->gn_fill_failed = 0; }
-uint64_t RingFiller::lost() const { return skel_->bss->gn_lost[cpu_ % GN_MAX_CPUS]; }
+uint64_t RingFiller::lost() const {
+  auto lost = transport_.LostPerCpu();
+  return static_cast<size_t>(cpu_) < lost.size() ? lost[static_cast<size_t>(cpu_)] : 0;
+}
 
 }  // namespace gpunoise::bench

@@ -37,9 +37,11 @@ class RingFiller {
   uint64_t lost() const;
 
  private:
-  RingFiller(ring_fill_bpf* skel, int cpu) : skel_(skel), cpu_(cpu) {}
+  RingFiller(ring_fill_bpf* skel, int cpu, const collect::RingTransport& transport)
+      : skel_(skel), cpu_(cpu), transport_(transport) {}
   ring_fill_bpf* skel_;
   int cpu_;
+  const collect::RingTransport& transport_;
 };
 
 }  // namespace gpunoise::bench

@@ -40,9 +40,16 @@ struct {
 	__type(value, __u32);
 } gn_gate SEC(".maps");
 
-/* Records that found their CPU's ring full, per CPU. Cumulative: user space
- * computes deltas, so nothing is lost between a read and a reset. */
-__u64 gn_lost[GN_MAX_CPUS] = {};
+/* Records lost because their CPU's ring was full (or the CPU had no ring),
+ * by record kind, per CPU. Cumulative: user space computes deltas, so nothing
+ * is lost between a read and a reset. Shared like gn_rings, so one read
+ * gives every collector's loss. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GN_REC_KIND_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} gn_lost_kinds SEC(".maps");
 
 /* Set before load (rodata): the verifier sees constants, so disabled filters
  * cost nothing. */
@@ -59,9 +66,46 @@ static __always_inline bool gn_cpu_allowed(__u32 cpu)
 	return (gn_cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
 }
 
-static __always_inline void gn_count_lost(__u32 cpu)
+static __always_inline void gn_count_lost(__u16 kind)
 {
-	__sync_fetch_and_add(&gn_lost[cpu & (GN_MAX_CPUS - 1)], 1);
+	__u32 key = kind;
+	__u64 *n = bpf_map_lookup_elem(&gn_lost_kinds, &key);
+	/* Programs nest on a CPU (an irq's program interrupts a task's). */
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+/* The context the event fired in, as ftrace's common_flags encode it
+ * (TRACE_FLAG_HARDIRQ/SOFTIRQ, include/linux/trace_events.h). tp_btf programs
+ * get no common_flags and, without CONFIG_KALLSYMS_ALL, cannot read the
+ * per-CPU preempt count either (the verifier finds no address for
+ * __preempt_count), so the irq collector keeps each CPU's interrupt state
+ * here from its own entry and exit programs (irq handlers, x86 system
+ * vectors, softirqs). Shared like gn_rings. All zero when no irq collector
+ * runs: then every record reads as task context. */
+struct gn_cpu_context {
+	__u32 hardirq; /* handler or vector depth */
+	__u32 softirq; /* serving a softirq */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gn_cpu_context);
+} gn_cpu_ctx SEC(".maps");
+
+static __always_inline struct gn_cpu_context *gn_this_cpu_context(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&gn_cpu_ctx, &zero);
+}
+
+static __always_inline __u16 gn_context_flags(void)
+{
+	struct gn_cpu_context *c = gn_this_cpu_context();
+	if (!c)
+		return 0;
+	return (c->hardirq ? GN_FLAG_HARDIRQ : 0) | (c->softirq ? GN_FLAG_SOFTIRQ : 0);
 }
 
 /* Reserves `size` bytes on this CPU's ring and fills the header.
@@ -77,7 +121,13 @@ static __always_inline void gn_count_lost(__u32 cpu)
  * wakeup mark (BPF_RB_NO_WAKEUP otherwise): a wakeup per event is itself a
  * context switch, and MEASURED.md shows it halves a switch-heavy workload.
  *
- * NULL when the gate is closed or the ring is full (then counted in gn_lost). */
+ * NULL when the gate is closed or the ring is full (then counted in
+ * gn_lost_kinds).
+ *
+ * hdr->flags carries the context (gn_context_flags): the consumer restores
+ * order across drains with it (a record made in task context was never
+ * reserved inside another program's window), and Perfetto marks wakeups from
+ * interrupts with it. */
 static __always_inline bool gn_gate_closed(void)
 {
 	__u32 zero = 0;
@@ -92,7 +142,7 @@ static __always_inline void *gn_reserve(__u32 size, __u16 kind, __u64 *wake_flag
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *ring = bpf_map_lookup_elem(&gn_rings, &cpu);
 	if (!ring) {
-		gn_count_lost(cpu);
+		gn_count_lost(kind);
 		return NULL;
 	}
 	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
@@ -101,12 +151,12 @@ static __always_inline void *gn_reserve(__u32 size, __u16 kind, __u64 *wake_flag
 			      : BPF_RB_NO_WAKEUP;
 	struct gn_header *hdr = bpf_ringbuf_reserve(ring, size, 0);
 	if (!hdr) {
-		gn_count_lost(cpu);
+		gn_count_lost(kind);
 		return NULL;
 	}
 	hdr->ts = bpf_ktime_get_boot_ns();
 	hdr->kind = kind;
-	hdr->flags = 0;
+	hdr->flags = gn_context_flags();
 	hdr->tid = (__u32)bpf_get_current_pid_tgid();
 	return hdr;
 }

@@ -21,13 +21,36 @@ struct {
 	__type(value, char[GN_IRQ_NAME_LEN]);
 } gn_irq_names SEC(".maps");
 
+/* gn_cpu_ctx: entering programs mark the context before their own record,
+ * leaving ones clear it after theirs, so the pair's records carry it. */
+static __always_inline void gn_hardirq_enter(void)
+{
+	struct gn_cpu_context *c = gn_this_cpu_context();
+	if (c)
+		c->hardirq += 1;
+}
+
+static __always_inline void gn_hardirq_leave(void)
+{
+	struct gn_cpu_context *c = gn_this_cpu_context();
+	/* An exit whose entry came before we attached finds zero. */
+	if (c && c->hardirq)
+		c->hardirq -= 1;
+}
+
+static __always_inline void gn_softirq_mark(bool serving)
+{
+	struct gn_cpu_context *c = gn_this_cpu_context();
+	if (c)
+		c->softirq = serving;
+}
+
 static __always_inline void gn_emit_irq(__u16 kind, __s32 irq, __s32 ret)
 {
 	__u64 wake;
 	struct gn_irq *rec = GN_RESERVE(struct gn_irq, kind, &wake);
 	if (!rec)
 		return;
-	rec->hdr.flags = GN_FLAG_IN_IRQ;
 	rec->irq = irq;
 	rec->ret = ret;
 	gn_submit(rec, wake);
@@ -47,6 +70,7 @@ int BPF_PROG(gn_irq_entry, int irq, struct irqaction *action)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
+	gn_hardirq_enter();
 	gn_remember_name(irq, BPF_CORE_READ(action, name));
 	gn_emit_irq(GN_REC_IRQ_ENTRY, irq, 0);
 	return 0;
@@ -58,6 +82,7 @@ int gn_tp_irq_entry(struct trace_event_raw_irq_handler_entry *ctx)
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
 	__u32 loc = ctx->__data_loc_name;
+	gn_hardirq_enter();
 	gn_remember_name(ctx->irq, (char *)ctx + (loc & 0xffff));
 	gn_emit_irq(GN_REC_IRQ_ENTRY, ctx->irq, 0);
 	return 0;
@@ -66,16 +91,20 @@ int gn_tp_irq_entry(struct trace_event_raw_irq_handler_entry *ctx)
 SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(gn_irq_exit, int irq, struct irqaction *action, int ret)
 {
-	if (gn_cpu_allowed(bpf_get_smp_processor_id()))
+	if (gn_cpu_allowed(bpf_get_smp_processor_id())) {
 		gn_emit_irq(GN_REC_IRQ_EXIT, irq, ret);
+		gn_hardirq_leave();
+	}
 	return 0;
 }
 
 SEC("tracepoint/irq/irq_handler_exit")
 int gn_tp_irq_exit(struct trace_event_raw_irq_handler_exit *ctx)
 {
-	if (gn_cpu_allowed(bpf_get_smp_processor_id()))
+	if (gn_cpu_allowed(bpf_get_smp_processor_id())) {
 		gn_emit_irq(GN_REC_IRQ_EXIT, ctx->irq, ctx->ret);
+		gn_hardirq_leave();
+	}
 	return 0;
 }
 
@@ -83,14 +112,17 @@ static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return;
+	if (kind == GN_REC_SOFTIRQ_ENTRY)
+		gn_softirq_mark(true);
 	__u64 wake;
 	struct gn_softirq *rec = GN_RESERVE(struct gn_softirq, kind, &wake);
-	if (!rec)
-		return;
-	rec->hdr.flags = GN_FLAG_IN_IRQ;
-	rec->vec = vec;
-	rec->pad = 0;
-	gn_submit(rec, wake);
+	if (rec) {
+		rec->vec = vec;
+		rec->pad = 0;
+		gn_submit(rec, wake);
+	}
+	if (kind == GN_REC_SOFTIRQ_EXIT)
+		gn_softirq_mark(false);
 }
 
 #define GN_SOFTIRQ_PROGS(event, kind)                                   \
@@ -115,14 +147,17 @@ static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return;
+	if (kind == GN_REC_VECTOR_ENTRY)
+		gn_hardirq_enter();
 	__u64 wake;
 	struct gn_vector *rec = GN_RESERVE(struct gn_vector, kind, &wake);
-	if (!rec)
-		return;
-	rec->hdr.flags = GN_FLAG_IN_IRQ;
-	rec->kind = vkind;
-	rec->vector = vector;
-	gn_submit(rec, wake);
+	if (rec) {
+		rec->kind = vkind;
+		rec->vector = vector;
+		gn_submit(rec, wake);
+	}
+	if (kind == GN_REC_VECTOR_EXIT)
+		gn_hardirq_leave();
 }
 
 /* Program names are kept short: the kernel keeps 15 characters. */

@@ -54,7 +54,6 @@ static __always_inline void gn_do_napi_poll(bool btf, struct napi_struct *napi, 
 	struct gn_napi_poll_rec *rec = GN_RESERVE(struct gn_napi_poll_rec, GN_REC_NAPI_POLL, &wake);
 	if (!rec)
 		return;
-	rec->hdr.flags = GN_FLAG_IN_IRQ;
 	rec->dev = key.dev;
 	rec->napi_id = key.napi_id;
 	rec->queue = key.queue;

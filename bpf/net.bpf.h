@@ -9,7 +9,8 @@
 #include "net.h"
 #include "net_packets.bpf.h"
 
-/* Aggregate updates that found their map full, per CPU: counted as lost. */
+/* Aggregate updates that found their map full, per CPU: the aggregates
+ * undercount by this much (reported per map, not as lost events). */
 __u64 gn_agg_full[GN_MAX_CPUS] = {};
 
 struct {

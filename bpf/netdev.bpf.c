@@ -92,7 +92,6 @@ static __always_inline void gn_emit_pkt(__u16 kind, const struct gn_net_dev *id,
 	struct gn_net_pkt_rec *rec = GN_RESERVE(struct gn_net_pkt_rec, kind, &wake);
 	if (!rec)
 		return;
-	rec->hdr.flags = kind == GN_REC_NET_RECEIVE ? GN_FLAG_IN_IRQ : 0;
 	rec->dev = *id;
 	rec->skbaddr = skb;
 	rec->len = len;
@@ -431,7 +430,6 @@ static __always_inline void gn_gro_entry(bool btf, struct sk_buff *skb)
 	struct gn_gro_entry_rec *rec = GN_RESERVE(struct gn_gro_entry_rec, GN_REC_GRO_ENTRY, &wake);
 	if (!rec)
 		return;
-	rec->hdr.flags = GN_FLAG_IN_IRQ;
 	rec->dev = gn_dev_id(btf, dev);
 	rec->skbaddr = (__u64)skb;
 	rec->napi_id = bpf_core_field_exists(skb->napi_id) ? GN_LOAD(btf, skb, napi_id) : 0;
@@ -455,7 +453,6 @@ static __always_inline void gn_gro_exit(int ret)
 	struct gn_gro_exit_rec *rec = GN_RESERVE(struct gn_gro_exit_rec, GN_REC_GRO_EXIT, &wake);
 	if (!rec)
 		return;
-	rec->hdr.flags = GN_FLAG_IN_IRQ;
 	rec->ret = ret;
 	rec->pad = 0;
 	gn_submit(rec, wake);

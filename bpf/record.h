@@ -19,13 +19,16 @@
 struct gn_header {
 	__u64 ts; /* CLOCK_BOOTTIME ns, bpf_ktime_get_boot_ns() */
 	__u16 kind; /* enum gn_record_kind */
-	__u16 flags; /* enum gn_header_flags */
+	__u16 flags; /* ftrace's common_flags bits (TRACE_FLAG_*): the context it fired in */
 	__u32 tid;
 };
 
+/* The header.flags bits user space reads (include/linux/trace_events.h). */
 enum gn_header_flags {
-	/* The event fired in hard-irq or softirq context on this CPU. */
-	GN_FLAG_IN_IRQ = 1 << 0,
+	GN_FLAG_HARDIRQ = 0x08,
+	GN_FLAG_SOFTIRQ = 0x10,
+	GN_FLAG_NMI = 0x40,
+	GN_FLAG_BH_OFF = 0x80,
 };
 
 enum gn_record_kind {

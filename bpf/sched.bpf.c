@@ -38,18 +38,46 @@ const volatile bool gn_switch_has_prev_state = true;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid (or tid, see gn_id_selected) */
+	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } gn_pids SEC(".maps");
+
+/* The threads of the selected tasks, by tid, for the classic-tracepoint
+ * twins: those see a task's pid, not its task_struct, so the only task whose
+ * process and cgroup they can check is the current one. User space seeds the
+ * set after attaching (every thread of the selected processes and cgroups);
+ * the programs add each thread a selected task creates and each selected
+ * task they find current, and remove a thread when it exits. User space sizes
+ * it to one entry when the tp_btf programs run. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, __u8);
+} gn_tids SEC(".maps");
+
+/* Selected threads the classic twins could not remember (gn_tids was full),
+ * per CPU: their later wakeups and switch-ins are missed, so this is loss. */
+__u64 gn_tids_full[GN_MAX_CPUS] = {};
 
 static __always_inline bool gn_filtering(void)
 {
 	return gn_filter_pids || gn_cgroup_id;
 }
 
-static __always_inline bool gn_id_selected(__u32 id)
+static __always_inline void gn_remember_tid(__u32 tid)
 {
-	return gn_filter_pids && bpf_map_lookup_elem(&gn_pids, &id);
+	__u8 one = 1;
+	if (bpf_map_update_elem(&gn_tids, &tid, &one, BPF_ANY) != 0) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		__sync_fetch_and_add(&gn_tids_full[cpu & (GN_MAX_CPUS - 1)], 1);
+	}
+}
+
+/* Classic twins only: a task other than the current one, by tid. */
+static __always_inline bool gn_id_selected(__u32 tid)
+{
+	return bpf_map_lookup_elem(&gn_tids, &tid) != NULL;
 }
 
 static __always_inline bool gn_task_selected(struct task_struct *task)
@@ -66,13 +94,33 @@ static __always_inline bool gn_task_selected(struct task_struct *task)
 	return false;
 }
 
-/* Classic tracepoints give pids, not tasks: the current task is known, any
- * other task only by its tid. */
-static __always_inline bool gn_current_selected(void)
+/* Classic twins: the current task is checked by its task_struct. A selected
+ * current task is remembered by tid (it may have entered the cgroup after the
+ * seeding) unless it is on its way out. */
+static __always_inline bool gn_current_selected_remember(bool remember)
 {
 	if (!gn_filtering())
 		return true;
-	return gn_task_selected((struct task_struct *)bpf_get_current_task());
+	if (!gn_task_selected((struct task_struct *)bpf_get_current_task()))
+		return false;
+	if (remember) {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		if (!bpf_map_lookup_elem(&gn_tids, &tid))
+			gn_remember_tid(tid);
+	}
+	return true;
+}
+
+static __always_inline bool gn_current_selected(void)
+{
+	return gn_current_selected_remember(true);
+}
+
+/* ftrace's own common_flags of a classic event (struct trace_entry): the
+ * kernel's context bits, where tp_btf programs derive them. */
+static __always_inline __u16 gn_tp_common_flags(struct trace_entry *ent)
+{
+	return BPF_CORE_READ(ent, flags);
 }
 
 /* The encoding the sched_switch tracepoint itself reports
@@ -140,21 +188,29 @@ int gn_tp_sched_switch(struct trace_event_raw_sched_switch *ctx)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
-	if (gn_filtering() && !gn_current_selected() && !gn_id_selected(ctx->next_pid))
-		return 0;
+	if (gn_filtering()) {
+		/* A dead or dying prev is not remembered again after its exit. */
+		bool dying = ctx->prev_state & (0x10 | 0x20); /* X, Z */
+		if (!gn_current_selected_remember(!dying) && !gn_id_selected(ctx->next_pid))
+			return 0;
+	}
 	/* next's tgid is unknown here; user space fills it from its thread table. */
 	gn_emit_switch(bpf_get_current_pid_tgid() >> 32, ctx->prev_state, ctx->next_pid, 0,
 		       ctx->next_prio, ctx->next_comm);
 	return 0;
 }
 
+/* `common_flags`: the kernel's own (classic twins), or -1 to keep the ones
+ * gn_reserve derived. */
 static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s32 prio,
-					 __s32 target_cpu, const char *comm)
+					 __s32 target_cpu, const char *comm, int common_flags)
 {
 	__u64 wake;
 	struct gn_sched_wake *rec = GN_RESERVE(struct gn_sched_wake, kind, &wake);
 	if (!rec)
 		return;
+	if (common_flags >= 0)
+		rec->hdr.flags = (__u16)common_flags;
 	rec->tid = tid;
 	rec->tgid = tgid;
 	rec->prio = prio;
@@ -167,7 +223,7 @@ static __always_inline void gn_wake_btf(__u16 kind, struct task_struct *p)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
 		return;
-	gn_emit_wake(kind, p->pid, p->tgid, p->prio, gn_task_cpu(p), p->comm);
+	gn_emit_wake(kind, p->pid, p->tgid, p->prio, gn_task_cpu(p), p->comm, -1);
 }
 
 static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_wakeup_template *ctx)
@@ -176,7 +232,8 @@ static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_
 		return;
 	if (gn_filtering() && !gn_id_selected(ctx->pid))
 		return;
-	gn_emit_wake(kind, ctx->pid, 0, ctx->prio, ctx->target_cpu, ctx->comm);
+	gn_emit_wake(kind, ctx->pid, 0, ctx->prio, ctx->target_cpu, ctx->comm,
+		     gn_tp_common_flags(&ctx->ent));
 }
 
 SEC("tp_btf/sched_waking")
@@ -299,6 +356,9 @@ int BPF_PROG(gn_sched_fork, struct task_struct *parent, struct task_struct *chil
 	__u32 child_tgid = BPF_CORE_READ(child, tgid);
 	if (child_tgid != parent_tgid)
 		gn_follow_child(child_tgid);
+	/* Classic twins of other events (where BTF lacks them) select by tid. */
+	if (gn_filtering() && (child_tgid == parent_tgid || gn_follow_forks || gn_cgroup_id))
+		gn_remember_tid(BPF_CORE_READ(child, pid));
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
 	gn_emit_fork(parent_tgid, BPF_CORE_READ(child, pid), child_tgid, child_tgid == parent_tgid,
@@ -319,6 +379,10 @@ int gn_tp_task_newtask(struct trace_event_raw_task_newtask *ctx)
 	__u32 child_tgid = is_thread ? parent_tgid : (__u32)ctx->pid;
 	if (!is_thread)
 		gn_follow_child(child_tgid);
+	/* A thread of a selected process is selected; a child process is when
+	 * forks are followed, or by its cgroup, which it inherits. */
+	if (gn_filtering() && (is_thread || gn_follow_forks || gn_cgroup_id))
+		gn_remember_tid(ctx->pid);
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
 	char parent_comm[GN_TASK_COMM_LEN];
@@ -379,6 +443,10 @@ static __always_inline void gn_emit_exit(__u32 tgid, __s32 prio)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(gn_sched_exit, struct task_struct *p)
 {
+	if (gn_filtering()) {
+		__u32 tid = p->pid;
+		bpf_map_delete_elem(&gn_tids, &tid);
+	}
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
 		return 0;
 	gn_emit_exit(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, prio));
@@ -388,7 +456,11 @@ int BPF_PROG(gn_sched_exit, struct task_struct *p)
 SEC("tracepoint/sched/sched_process_exit")
 int gn_tp_sched_exit(struct trace_event_raw_sched_process_template *ctx)
 {
-	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_current_selected())
+	if (gn_filtering()) {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		bpf_map_delete_elem(&gn_tids, &tid);
+	}
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_current_selected_remember(false))
 		return 0;
 	gn_emit_exit(bpf_get_current_pid_tgid() >> 32, ctx->prio);
 	return 0;

@@ -67,7 +67,7 @@ int RunRecord(int argc, char** argv) {
   std::string compress_text = "zlib";
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
-  uint64_t drain_ms = 100, gpu_sample_ms = 100;
+  uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
   bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
        run_as_root = false;
 
@@ -90,6 +90,8 @@ int RunRecord(int argc, char** argv) {
        "how often the network counters are sampled into counter tracks")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
+      ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
+       "at most this many records per CPU between two writes (0: no limit)")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")
       ("compress", po::value(&compress_text)->default_value("zlib"),
@@ -120,6 +122,7 @@ int RunRecord(int argc, char** argv) {
   options.command_line = JoinArgs(argc, argv);
   options.output_path = output.empty() ? DefaultTraceName() : output;
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
+  options.records_per_cpu_per_drain = drain_batch;
   if (!duration_text.empty()) {
     auto d = ParseDuration(duration_text);
     if (!d.ok() || *d == 0) {
@@ -222,6 +225,7 @@ int RunRecord(int argc, char** argv) {
     }
     options.filters.cgroup_id = ref->id;
     options.filters.cgroup_level = ref->level;
+    options.filters.cgroup_path = ref->path;
   }
 
   if (gpu_sample_ms == 0) {

@@ -16,9 +16,15 @@ namespace gpunoise::collect {
 
 void BpfLinkDeleter::operator()(bpf_link* link) const { bpf_link__destroy(link); }
 
-bool ShareTransportMaps(bpf_map* rings, bpf_map* gate, int rings_fd, int gate_fd) {
-  if (bpf_map__reuse_fd(rings, rings_fd) != 0) return false;
-  return gate_fd < 0 || bpf_map__reuse_fd(gate, gate_fd) == 0;
+bool ShareTransportMaps(const SharedMaps& maps, const CollectorContext& context) {
+  auto share = [](bpf_map* map, int fd) { return fd < 0 || bpf_map__reuse_fd(map, fd) == 0; };
+  return share(maps.rings, context.rings_outer_fd) && share(maps.gate, context.gate_fd) &&
+         share(maps.lost, context.lost_fd) && share(maps.cpu_ctx, context.cpu_ctx_fd);
+}
+
+void AddFullMap(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
+                uint64_t full) {
+  if (full) out.push_back({std::string(collector), std::string(map), full});
 }
 
 namespace {
@@ -65,6 +71,17 @@ uint64_t Collector::RecursionMisses() const {
     if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) total += info.recursion_misses;
   }
   return total;
+}
+
+std::vector<model::ProgramLoss> Collector::ProgramMisses() const {
+  std::vector<model::ProgramLoss> out;
+  for (int fd : prog_fds_) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 || !info.recursion_misses) continue;
+    out.push_back({report_.name, info.name, info.recursion_misses});
+  }
+  return out;
 }
 
 uint64_t Collector::ProgramRunTimeNs() const {

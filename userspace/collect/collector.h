@@ -34,6 +34,7 @@ struct FilterOptions {
   std::vector<int> pids;   // processes (tgids); empty: all
   uint64_t cgroup_id = 0;  // cgroup-v2 directory inode; 0: all
   int cgroup_level = 0;
+  std::string cgroup_path;  // that directory (its threads seed the classic twins' tid set)
   bool follow_forks = true;
 };
 
@@ -41,6 +42,8 @@ struct CollectorContext {
   const TracepointCatalog* catalog = nullptr;
   int rings_outer_fd = -1;
   int gate_fd = -1;  // RingTransport::gate_map_fd(); -1: each object keeps its own, open gate
+  int lost_fd = -1;  // RingTransport::lost_map_fd(); -1: each object counts into its own
+  int cpu_ctx_fd = -1;  // RingTransport::cpu_context_map_fd(); -1: each object keeps its own
   uint64_t wakeup_bytes = 0;
   AttachMode attach_mode = AttachMode::kPreferBtf;
   FilterOptions filters;
@@ -61,12 +64,16 @@ class Collector {
   // records why in its report (state kDisabled) and the others go on.
   virtual void Start(const CollectorContext& context) = 0;
 
-  // Adds this collector's per-CPU ring-full counts into `lost` (indexed by CPU).
-  virtual void AddLostPerCpu(std::vector<uint64_t>& lost) const = 0;
+  // Appends the in-kernel maps of this collector that were full at least
+  // once, with how many updates they refused. Ring-full loss is not here:
+  // RingTransport counts it per CPU and record kind for every collector.
+  virtual void AddMapFull(std::vector<model::MapLoss>& /*out*/) const {}
 
   // Program runs the kernel skipped because one of ours was already running
   // on that CPU (bpf_prog_info.recursion_misses): events lost before any ring.
   uint64_t RecursionMisses() const;
+  // The same per program, for the programs that missed runs.
+  std::vector<model::ProgramLoss> ProgramMisses() const;
   // Time the kernel spent in this collector's programs, and how many runs
   // (bpf_prog_info; zero unless kernel.bpf_stats_enabled is 1).
   uint64_t ProgramRunTimeNs() const;
@@ -103,14 +110,24 @@ class Collector {
 void StopCollectors(std::span<Collector* const> collectors);
 void StopCollectors(std::span<const std::unique_ptr<Collector>> collectors);
 
-// Hands the transport's rings and gate (bpf/common.bpf.h) to a collector
-// object before it is loaded. False, with errno set, when libbpf refuses.
-bool ShareTransportMaps(bpf_map* rings, bpf_map* gate, int rings_fd, int gate_fd);
+// Hands the transport's rings, gate, loss counters and CPU contexts
+// (bpf/common.bpf.h) to a collector object before it is loaded. False, with
+// errno set, when libbpf refuses.
+// The maps of bpf/common.bpf.h every collector object shares; an fd of -1
+// leaves the object its own map.
+struct SharedMaps {
+  bpf_map* rings;
+  bpf_map* gate;
+  bpf_map* lost;
+  bpf_map* cpu_ctx;
+};
+bool ShareTransportMaps(const SharedMaps& maps, const CollectorContext& context);
 
 template <typename Skel>
 bool ShareTransport(Skel* skel, const CollectorContext& context) {
-  return ShareTransportMaps(skel->maps.gn_rings, skel->maps.gn_gate, context.rings_outer_fd,
-                            context.gate_fd);
+  return ShareTransportMaps({skel->maps.gn_rings, skel->maps.gn_gate, skel->maps.gn_lost_kinds,
+                             skel->maps.gn_cpu_ctx},
+                            context);
 }
 
 // Sets the rodata every collector object shares (bpf/common.bpf.h).
@@ -124,11 +141,16 @@ void ApplyCommonConfig(Skel* skel, const CollectorContext& context) {
   }
 }
 
-template <typename Skel>
-void AddSkeletonLost(const Skel* skel, std::vector<uint64_t>& lost) {
-  if (!skel || !skel->bss) return;
-  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
-    lost[cpu] += __atomic_load_n(&skel->bss->gn_lost[cpu], __ATOMIC_RELAXED);
+// The sum of a per-CPU `__u64 name[GN_MAX_CPUS]` counter in a skeleton's bss.
+template <typename T, size_t N>
+uint64_t SumPerCpuCounter(const T (&counter)[N]) {
+  uint64_t total = 0;
+  for (size_t cpu = 0; cpu < N; ++cpu) total += __atomic_load_n(&counter[cpu], __ATOMIC_RELAXED);
+  return total;
 }
+
+// Appends {collector, map, full} when `full` is not zero.
+void AddFullMap(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
+                uint64_t full);
 
 }  // namespace gpunoise::collect

@@ -47,8 +47,6 @@ void IrqCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void IrqCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const { AddSkeletonLost(skel_, lost); }
-
 std::optional<std::string> IrqCollector::LookupIrqName(int32_t irq) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return std::nullopt;
   char name[GN_IRQ_NAME_LEN] = {};

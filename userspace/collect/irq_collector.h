@@ -18,7 +18,6 @@ class IrqCollector : public Collector {
 
   std::string_view name() const override { return "irq"; }
   void Start(const CollectorContext& context) override;
-  void AddLostPerCpu(std::vector<uint64_t>& lost) const override;
 
   // The action name the kernel side saw for `irq` (irq_handler_entry).
   std::optional<std::string> LookupIrqName(int32_t irq) const;

@@ -45,10 +45,8 @@ void IrqtimeCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void IrqtimeCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const {
-  if (!skel_ || !skel_->bss) return;
-  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
-    lost[cpu] += __atomic_load_n(&skel_->bss->gn_irq_full[cpu], __ATOMIC_RELAXED);
+void IrqtimeCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+  if (skel_ && skel_->bss) AddFullMap(out, name(), "gn_hardirq_time", SumPerCpuCounter(skel_->bss->gn_irq_full));
 }
 
 void IrqtimeCollector::SetFocusEnabled(bool enabled) {

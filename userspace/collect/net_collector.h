@@ -68,13 +68,11 @@ void ApplyNetConfig(Skel* skel, const NetOptions& options) {
   skel->rodata->gn_net_dev_filter_count = n;
 }
 
-// Adds ring-full and aggregate-map-full counts per CPU.
+// The network collectors' aggregate maps that were full (bpf/net.bpf.h
+// gn_agg_full counts refusals of any of them).
 template <typename Skel>
-void AddNetLost(const Skel* skel, std::vector<uint64_t>& lost) {
-  AddSkeletonLost(skel, lost);
-  if (!skel || !skel->bss) return;
-  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
-    lost[cpu] += __atomic_load_n(&skel->bss->gn_agg_full[cpu], __ATOMIC_RELAXED);
+void AddNetMapFull(const Skel* skel, std::string_view collector, std::vector<model::MapLoss>& out) {
+  if (skel && skel->bss) AddFullMap(out, collector, "aggregates", SumPerCpuCounter(skel->bss->gn_agg_full));
 }
 
 // Calls fn(key, cpu, value) for every CPU's non-zero value of every key of a

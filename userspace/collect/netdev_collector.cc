@@ -45,7 +45,7 @@ void NetdevCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void NetdevCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const { AddNetLost(skel_, lost); }
+void NetdevCollector::AddMapFull(std::vector<model::MapLoss>& out) const { AddNetMapFull(skel_, name(), out); }
 
 void NetdevCollector::ReadCounters(model::NetSnapshot* out) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return;

@@ -109,11 +109,8 @@ void NicCollector::Start(const CollectorContext& context) {
   log::Info("nic: counting {} NIC-driver tracepoints", links_.size());
 }
 
-void NicCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const {
-  AddSkeletonLost(skel_, lost);
-  if (!skel_ || !skel_->bss) return;
-  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
-    lost[cpu] += __atomic_load_n(&skel_->bss->gn_agg_full[cpu], __ATOMIC_RELAXED);
+void NicCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+  if (skel_ && skel_->bss) AddFullMap(out, name(), "gn_nic_stats", SumPerCpuCounter(skel_->bss->gn_agg_full));
 }
 
 void NicCollector::ReadCounters(model::NetSnapshot* out) const {

@@ -47,12 +47,44 @@ std::string_view CollectorOfKind(uint16_t kind) {
   return {};
 }
 
+std::string_view RecordKindName(uint16_t kind) {
+  switch (kind) {
+    case GN_REC_SCHED_SWITCH: return "sched_switch";
+    case GN_REC_SCHED_WAKING: return "sched_waking";
+    case GN_REC_SCHED_WAKEUP_NEW: return "sched_wakeup_new";
+    case GN_REC_SCHED_MIGRATE: return "sched_migrate_task";
+    case GN_REC_PROCESS_FORK: return "sched_process_fork";
+    case GN_REC_PROCESS_EXEC: return "sched_process_exec";
+    case GN_REC_PROCESS_EXIT: return "sched_process_exit";
+    case GN_REC_TASK_RENAME: return "task_rename";
+    case GN_REC_IRQ_ENTRY: return "irq_handler_entry";
+    case GN_REC_IRQ_EXIT: return "irq_handler_exit";
+    case GN_REC_SOFTIRQ_ENTRY: return "softirq_entry";
+    case GN_REC_SOFTIRQ_EXIT: return "softirq_exit";
+    case GN_REC_SOFTIRQ_RAISE: return "softirq_raise";
+    case GN_REC_VECTOR_ENTRY: return "vector_entry";
+    case GN_REC_VECTOR_EXIT: return "vector_exit";
+    case GN_REC_NAPI_POLL: return "napi_poll";
+    case GN_REC_NET_RECEIVE: return "netif_receive_skb";
+    case GN_REC_NET_XMIT: return "net_dev_xmit";
+    case GN_REC_NET_XMIT_TIMEOUT: return "net_dev_xmit_timeout";
+    case GN_REC_DQL_STALL: return "dql_stall_detected";
+    case GN_REC_TCP_RETRANSMIT: return "tcp_retransmit_skb";
+    case GN_REC_GRO_ENTRY: return "napi_gro_receive_entry";
+    case GN_REC_GRO_EXIT: return "napi_gro_receive_exit";
+    case GN_REC_SKB_DROP: return "kfree_skb";
+    case GN_REC_NIC_EVENT: return "nic_driver_event";
+  }
+  return {};
+}
+
 DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Event* out) {
   gn_header hdr;
   if (!Load(data, &hdr)) return DecodeResult::kTooShort;
   out->ts = hdr.ts;
   out->cpu = cpu;
   out->tid = static_cast<int32_t>(hdr.tid);
+  out->common_flags = hdr.flags;
 
 #define GN_LOAD(type, var) \
   type var;                \

@@ -22,4 +22,8 @@ DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Ev
 // per-collector event counts; empty for unknown kinds.
 std::string_view CollectorOfKind(uint16_t kind);
 
+// The tracepoint event a record kind stands for ("sched_switch"), for loss
+// by kind; empty for unknown kinds.
+std::string_view RecordKindName(uint16_t kind);
+
 }  // namespace gpunoise::collect

@@ -1,5 +1,7 @@
 #include "collect/ring_transport.h"
 
+#include "collect/collector.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/epoll.h>
@@ -58,6 +60,16 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
   int gate = bpf_map_create(BPF_MAP_TYPE_ARRAY, "gn_gate", sizeof(uint32_t), sizeof(uint32_t), 1, nullptr);
   if (gate < 0) return MakeError("failed to create the recording gate map: {}", std::strerror(errno));
   t->gate_fd_.Reset(gate);
+  int lost = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "gn_lost_kinds", sizeof(uint32_t),
+                            sizeof(uint64_t), GN_REC_KIND_MAX, nullptr);
+  if (lost < 0) return MakeError("failed to create the loss counter map: {}", std::strerror(errno));
+  t->lost_fd_.Reset(lost);
+  // Two u32 per CPU: struct gn_cpu_context.
+  int ctx = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "gn_cpu_ctx", sizeof(uint32_t), 2 * sizeof(uint32_t), 1, nullptr);
+  if (ctx < 0) return MakeError("failed to create the CPU context map: {}", std::strerror(errno));
+  t->cpu_ctx_fd_.Reset(ctx);
+  t->possible_cpus_ = libbpf_num_possible_cpus();
+  if (t->possible_cpus_ <= 0) return MakeError("failed to count the possible CPUs: {}", std::strerror(-t->possible_cpus_));
 
   t->epoll_fd_.Reset(::epoll_create1(EPOLL_CLOEXEC));
   if (!t->epoll_fd_.valid()) return MakeError("failed to create an epoll instance: {}", std::strerror(errno));
@@ -79,8 +91,50 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
   return t;
 }
 
+void RingTransport::ShareWith(CollectorContext* context) const {
+  context->rings_outer_fd = outer_fd_.get();
+  context->gate_fd = gate_fd_.get();
+  context->lost_fd = lost_fd_.get();
+  context->cpu_ctx_fd = cpu_ctx_fd_.get();
+  context->wakeup_bytes = wakeup_bytes();
+}
+
 Status RingTransport::Pause() { return SetGate(gate_fd_.get(), 1); }
 Status RingTransport::Resume() { return SetGate(gate_fd_.get(), 0); }
+
+std::vector<std::vector<uint64_t>> RingTransport::LostByCpuAndKind() const {
+  auto ncpus = static_cast<size_t>(possible_cpus_);
+  std::vector<std::vector<uint64_t>> lost(ncpus, std::vector<uint64_t>(GN_REC_KIND_MAX, 0));
+  // One batch read of every kind (this runs on every drain); a per-CPU
+  // array returns one value per possible CPU for each key.
+  std::vector<uint32_t> keys(GN_REC_KIND_MAX);
+  std::vector<uint64_t> values(ncpus * GN_REC_KIND_MAX);
+  uint32_t count = GN_REC_KIND_MAX, out_batch = 0;
+  int err = bpf_map_lookup_batch(lost_fd_.get(), nullptr, &out_batch, keys.data(), values.data(), &count, nullptr);
+  if (err != 0 && errno != ENOENT) {
+    // Kernels without batch ops on arrays: one key at a time.
+    std::vector<uint64_t> one(ncpus);
+    for (uint32_t kind = 0; kind < GN_REC_KIND_MAX; ++kind) {
+      if (bpf_map_lookup_elem(lost_fd_.get(), &kind, one.data()) != 0) return {};
+      for (size_t cpu = 0; cpu < ncpus; ++cpu) lost[cpu][kind] = one[cpu];
+    }
+    return lost;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t kind = keys[i];
+    if (kind >= GN_REC_KIND_MAX) continue;
+    for (size_t cpu = 0; cpu < ncpus; ++cpu) lost[cpu][kind] = values[i * ncpus + cpu];
+  }
+  return lost;
+}
+
+std::vector<uint64_t> RingTransport::LostPerCpu() const {
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(possible_cpus_), 0);
+  auto by_kind = LostByCpuAndKind();
+  for (size_t cpu = 0; cpu < by_kind.size(); ++cpu)
+    for (uint64_t n : by_kind[cpu]) per_cpu[cpu] += n;
+  return per_cpu;
+}
 
 void RingTransport::ConsumerDeleter::operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
 

@@ -19,6 +19,8 @@ struct ring_buffer;
 
 namespace gpunoise::collect {
 
+struct CollectorContext;
+
 class RingTransport {
  public:
   // Called for each record, on the draining thread.
@@ -41,6 +43,19 @@ class RingTransport {
   // sharing it at once. Records already in the rings stay there to be drained.
   Status Pause();
   Status Resume();
+  // Records the kernel could not store (ring full, or no ring for the CPU)
+  // per CPU and record kind, cumulative (gn_lost_kinds in bpf/common.bpf.h):
+  // shared like the gate, so this is every collector's ring loss.
+  int lost_map_fd() const { return lost_fd_.get(); }
+  // Each CPU's interrupt state, kept by the irq collector for every
+  // collector's records (gn_cpu_ctx in bpf/common.bpf.h).
+  int cpu_context_map_fd() const { return cpu_ctx_fd_.get(); }
+  // The fds above, for a CollectorContext.
+  void ShareWith(CollectorContext* context) const;
+  // lost[cpu][kind] for every possible CPU; empty on a read error.
+  std::vector<std::vector<uint64_t>> LostByCpuAndKind() const;
+  // The same summed per CPU (indexed by CPU, every possible CPU).
+  std::vector<uint64_t> LostPerCpu() const;
   uint64_t bytes_per_cpu() const { return bytes_per_cpu_; }
   // Bytes of fill at which producers force a wakeup.
   uint64_t wakeup_bytes() const;
@@ -73,6 +88,9 @@ class RingTransport {
   uint64_t bytes_per_cpu_ = 0;
   UniqueFd outer_fd_;
   UniqueFd gate_fd_;
+  UniqueFd lost_fd_;
+  UniqueFd cpu_ctx_fd_;
+  int possible_cpus_ = 0;
   std::vector<UniqueFd> ring_fds_;
   std::vector<std::unique_ptr<CpuContext>> contexts_;
   // One libbpf consumer per ring (libbpf 1.1 has no per-ring consume): a

@@ -52,10 +52,8 @@ void RunqlatCollector::Start(const CollectorContext& context) {
 }
 
 // Enqueue times the classic twins could not store (their hash was full).
-void RunqlatCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const {
-  if (!skel_ || !skel_->bss) return;
-  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
-    lost[cpu] += __atomic_load_n(&skel_->bss->gn_rq_full[cpu], __ATOMIC_RELAXED);
+void RunqlatCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+  if (skel_ && skel_->bss) AddFullMap(out, name(), "gn_rq_start", SumPerCpuCounter(skel_->bss->gn_rq_full));
 }
 
 void RunqlatCollector::SetFocusEnabled(bool enabled) {

@@ -18,7 +18,7 @@ class RunqlatCollector : public Collector {
 
   std::string_view name() const override { return "runqlat"; }
   void Start(const CollectorContext& context) override;
-  void AddLostPerCpu(std::vector<uint64_t>& lost) const override;
+  void AddMapFull(std::vector<model::MapLoss>& out) const override;
 
   // Fills out->runqueue and out->focus (cumulative), for every possible CPU
   // with any count.

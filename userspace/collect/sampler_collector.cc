@@ -128,10 +128,8 @@ std::vector<int> SamplerCollector::Reconcile(const std::vector<int>& cpus, const
   return running;
 }
 
-void SamplerCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const {
-  if (!skel_ || !skel_->bss) return;
-  for (size_t cpu = 0; cpu < lost.size() && cpu < GN_MAX_CPUS; ++cpu)
-    lost[cpu] += __atomic_load_n(&skel_->bss->gn_sample_full[cpu], __ATOMIC_RELAXED);
+void SamplerCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+  if (skel_ && skel_->bss) AddFullMap(out, name(), "gn_samples", SumPerCpuCounter(skel_->bss->gn_sample_full));
 }
 
 void SamplerCollector::SetFocusEnabled(bool enabled) {

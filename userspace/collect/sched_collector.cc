@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collect/task_scan.h"
 #include "common/log.h"
 #include "sched.skel.h"
 
@@ -38,20 +39,56 @@ void SchedCollector::Start(const CollectorContext& context) {
     Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
+  bool filtering = !f.pids.empty() || f.cgroup_id;
+  // The tid set only serves the classic twins under a filter (bpf/sched.bpf.c).
+  if (!filtering) bpf_map__set_max_entries(skel_->maps.gn_tids, 1);
   static constexpr std::string_view kRequired[] = {"sched_switch"};
-  Status st = SelectLoadAttach(skel_->obj, context, kRequired, [&] { return sched_bpf__load(skel_); });
+  auto load = [&] {
+    int err = sched_bpf__load(skel_);
+    if (err) return err;
+    // Before attaching: a fork of a selected process is followed from the
+    // first program run on.
+    for (int pid : f.pids) {
+      uint32_t key = static_cast<uint32_t>(pid);
+      uint8_t one = 1;
+      if (bpf_map__update_elem(skel_->maps.gn_pids, &key, sizeof(key), &one, sizeof(one), BPF_ANY) != 0)
+        log::Warning("sched: failed to add pid {} to the filter: {}", pid, std::strerror(errno));
+    }
+    return 0;
+  };
+  Status st = SelectLoadAttach(skel_->obj, context, kRequired, load);
   if (!st.ok()) {
     log::Warning("{}", st.error().message);
     return;
   }
-  for (int pid : f.pids) {
-    uint32_t key = static_cast<uint32_t>(pid);
-    uint8_t one = 1;
-    if (bpf_map__update_elem(skel_->maps.gn_pids, &key, sizeof(key), &one, sizeof(one), BPF_ANY) != 0)
-      log::Warning("sched: failed to add pid {} to the filter: {}", pid, std::strerror(errno));
-  }
+  // After attaching, so that a thread is either found here or created under
+  // the programs' eyes (which add it themselves).
+  if (filtering) SeedSelectedThreads(f);
 }
 
-void SchedCollector::AddLostPerCpu(std::vector<uint64_t>& lost) const { AddSkeletonLost(skel_, lost); }
+void SchedCollector::SeedSelectedThreads(const FilterOptions& f) {
+  std::vector<int> tids;
+  for (int pid : f.pids) {
+    std::vector<int> threads = ThreadsOfProcess(pid);
+    tids.insert(tids.end(), threads.begin(), threads.end());
+  }
+  if (!f.cgroup_path.empty()) {
+    std::vector<int> threads = ThreadsOfCgroupTree(f.cgroup_path);
+    tids.insert(tids.end(), threads.begin(), threads.end());
+  }
+  uint64_t failed = 0;
+  for (int tid : tids) {
+    uint32_t key = static_cast<uint32_t>(tid);
+    uint8_t one = 1;
+    if (bpf_map__update_elem(skel_->maps.gn_tids, &key, sizeof(key), &one, sizeof(one), BPF_ANY) != 0) ++failed;
+  }
+  seed_failures_ = failed;
+  if (failed) log::Warning("sched: {} selected threads did not fit the filter's thread table", failed);
+}
+
+void SchedCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+  if (!skel_ || !skel_->bss) return;
+  AddFullMap(out, name(), "gn_tids", seed_failures_ + SumPerCpuCounter(skel_->bss->gn_tids_full));
+}
 
 }  // namespace gpunoise::collect

@@ -16,10 +16,13 @@ class SchedCollector : public Collector {
 
   std::string_view name() const override { return "sched"; }
   void Start(const CollectorContext& context) override;
-  void AddLostPerCpu(std::vector<uint64_t>& lost) const override;
+  void AddMapFull(std::vector<model::MapLoss>& out) const override;
 
  private:
+  void SeedSelectedThreads(const FilterOptions& f);
+
   sched_bpf* skel_ = nullptr;
+  uint64_t seed_failures_ = 0;
 };
 
 }  // namespace gpunoise::collect

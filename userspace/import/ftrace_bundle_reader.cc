@@ -52,7 +52,7 @@ struct GenericFields {
 
 struct FtraceBundleReader::CompactColumns {
   PackedVarints switch_ts, switch_state, switch_pid, switch_prio, switch_comm;
-  PackedVarints waking_ts, waking_pid, waking_cpu, waking_prio, waking_comm;
+  PackedVarints waking_ts, waking_pid, waking_cpu, waking_prio, waking_comm, waking_flags;
   bool present = false;
 };
 
@@ -120,6 +120,7 @@ bool FtraceBundleReader::DecodeCompact(const ProtoField& field, CompactColumns* 
       case f::compact::kWakingTargetCpu: cols->waking_cpu = v; break;
       case f::compact::kWakingPrio: cols->waking_prio = v; break;
       case f::compact::kWakingCommIndex: cols->waking_comm = v; break;
+      case f::compact::kWakingCommonFlags: cols->waking_flags = v; break;
       default: break;  // columns added after this reader was written
     }
   }
@@ -278,6 +279,9 @@ bool FtraceBundleReader::EmitMerged(uint32_t cpu, CompactColumns& cols, PacketEr
       wk.target_cpu = static_cast<int32_t>(target);
       wk.prio = static_cast<int32_t>(prio);
       wk.comm = comm < intern_.size() ? Comm(intern_[comm]) : model::TaskComm();
+      // Optional column (older recorders write none).
+      uint64_t flags = 0;
+      waking_event_.common_flags = cols.waking_flags.Next(&flags) ? static_cast<uint16_t>(flags) : 0;
       Emit(waking_event_);
       if (cols.waking_ts.Next(&delta))
         next_waking += delta;
@@ -297,6 +301,7 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
   CpuState& state = Cpu(cpu);
   const uint64_t ts = fe.ts + static_cast<uint64_t>(state.clock_offset);
   int32_t common_pid = 0;
+  uint16_t common_flags = 0;
   ProtoField payload;
   bool has_payload = false;
   ProtoReader r(fe.data, fe.size);
@@ -304,6 +309,8 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
   while (r.Next(&field)) {
     if (field.id == f::ftrace_event::kPid) {
       common_pid = field.as_int32();
+    } else if (field.id == f::ftrace_event::kCommonFlags && field.type == WireType::kVarint) {
+      common_flags = static_cast<uint16_t>(field.int_value);
     } else if (field.id > f::ftrace_event::kPid && field.type == WireType::kLengthDelimited) {
       payload = field;
       has_payload = true;
@@ -323,6 +330,7 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
   ev.ts = ts;
   ev.cpu = cpu;
   ev.tid = common_pid;
+  ev.common_flags = common_flags;
   ProtoReader pr(payload);
   ProtoField pf;
   auto fail = [&]() {

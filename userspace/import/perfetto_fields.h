@@ -64,11 +64,13 @@ inline constexpr uint32_t kWakingPid = 8;
 inline constexpr uint32_t kWakingTargetCpu = 9;
 inline constexpr uint32_t kWakingPrio = 10;
 inline constexpr uint32_t kWakingCommIndex = 11;
+inline constexpr uint32_t kWakingCommonFlags = 12;
 }  // namespace compact
 
 namespace ftrace_event {
 inline constexpr uint32_t kTimestamp = 1;
 inline constexpr uint32_t kPid = 2;
+inline constexpr uint32_t kCommonFlags = 5;
 inline constexpr uint32_t kSchedSwitch = 4;
 inline constexpr uint32_t kSchedWakeup = 17;
 inline constexpr uint32_t kSchedWaking = 20;

@@ -156,11 +156,27 @@ using Payload = std::variant<SchedSwitch, SchedWaking, SchedMigrate, ProcessFork
                              NapiPoll, NetReceive, NetTransmit, NetTxTimeout, DqlStall,
                              TcpRetransmit, GroReceiveEntry, GroReceiveExit, SkbDrop, NicEvent>;
 
+// ftrace's common_flags bits for the context an event fired in
+// (include/linux/trace_events.h TRACE_FLAG_*), as Perfetto reads them.
+inline constexpr uint16_t kFlagHardirq = 0x08;
+inline constexpr uint16_t kFlagSoftirq = 0x10;
+inline constexpr uint16_t kFlagNmi = 0x40;
+
 struct Event {
   uint64_t ts = 0;   // CLOCK_BOOTTIME ns
   uint32_t cpu = 0;
   int32_t tid = 0;   // task current on `cpu` when the event fired
   Payload payload;
+  uint16_t common_flags = 0;  // kFlag*: the context it fired in
 };
+
+// How deeply an event's context nests on its CPU: task 0, softirq 1, hardirq
+// 2, NMI 3. A program can only interrupt one of a lower level.
+inline int ContextLevel(const Event& e) {
+  if (e.common_flags & kFlagNmi) return 3;
+  if (e.common_flags & kFlagHardirq) return 2;
+  if (e.common_flags & kFlagSoftirq) return 1;
+  return 0;
+}
 
 }  // namespace gpunoise::model

@@ -85,9 +85,7 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Start(const FlightRecord
 
   collect::CollectorContext context;
   context.catalog = &catalog;
-  context.rings_outer_fd = fr->transport_->outer_map_fd();
-  context.gate_fd = fr->transport_->gate_map_fd();
-  context.wakeup_bytes = fr->transport_->wakeup_bytes();
+  fr->transport_->ShareWith(&context);
   context.attach_mode = attach_mode;
   fr->collectors_.push_back(std::make_unique<collect::SchedCollector>());
   auto irq = std::make_unique<collect::IrqCollector>(true, true);
@@ -113,8 +111,8 @@ int FlightRecorder::wait_fd() const { return transport_->wait_fd(); }
 Status FlightRecorder::Drain(uint64_t now) {
   auto drained = transport_->DrainAll();
   if (!drained.ok()) return drained.error();
-  std::vector<uint64_t> lost(lost_seen_.size(), 0);
-  for (auto& c : collectors_) c->AddLostPerCpu(lost);
+  std::vector<uint64_t> lost = transport_->LostPerCpu();
+  if (lost_seen_.size() < lost.size()) lost_seen_.resize(lost.size(), 0);
   for (size_t cpu = 0; cpu < lost.size(); ++cpu) {
     if (lost[cpu] > lost_seen_[cpu]) {
       lost_total_ += lost[cpu] - lost_seen_[cpu];

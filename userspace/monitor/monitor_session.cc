@@ -216,9 +216,7 @@ Status Monitor::Start(MonitorOptions options) {
     if (kind == GN_REC_DQL_STALL) ++dql_stalls_;
   };
   GN_ASSIGN_OR_RETURN(net_transport_, collect::RingTransport::Create(possible, 16 * 1024, on_record));
-  context.rings_outer_fd = net_transport_->outer_map_fd();
-  context.gate_fd = net_transport_->gate_map_fd();
-  context.wakeup_bytes = net_transport_->wakeup_bytes();
+  net_transport_->ShareWith(&context);
   collect::NetOptions net_options;
   net_options.retransmits = false;
   net_options.device_counters = options_.net_packet_counters;
@@ -300,9 +298,12 @@ model::AggregateSnapshot Monitor::Read() {
   s.net.ts = s.ts;
   s.kernel = collect::ReadKernelHealth();
   s.dql_stalls = dql_stalls_;
-  std::vector<uint64_t> lost(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())), 0);
-  for (collect::Collector* c : AggregateCollectors()) c->AddLostPerCpu(lost);
-  for (uint64_t l : lost) s.lost += l;
+  // Updates the in-kernel aggregates refused (a full map): they undercount.
+  std::vector<model::MapLoss> full;
+  for (collect::Collector* c : AggregateCollectors()) c->AddMapFull(full);
+  for (const auto& m : full) s.lost += m.full;
+  if (net_transport_)
+    for (uint64_t l : net_transport_->LostPerCpu()) s.lost += l;
   return s;
 }
 

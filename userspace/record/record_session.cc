@@ -25,6 +25,7 @@
 #include "common/unique_fd.h"
 #include "model/switch_chain.h"
 #include "record/net_recording.h"
+#include "record/cpu_staging.h"
 #include "record/perfetto_trace_sink.h"
 
 #ifndef GPUNOISE_VERSION
@@ -46,22 +47,19 @@ std::string Hostname() {
   return buf;
 }
 
-// Per-CPU staging of one drain's events, reused across drains so the hot
-// path does not allocate once warmed up.
+// One CPU's records on their way to the trace, and what became of them.
 struct CpuBatch {
-  std::vector<model::Event> events;
-  size_t used = 0;
+  CpuStaging staging;
+  uint64_t drained = 0;  // records read in the current drain pass
   uint64_t lost_seen = 0;
   uint64_t events_total = 0;
   uint64_t bytes_total = 0;
+  uint64_t decode_errors = 0;
+  uint64_t unwritten = 0;
 };
 
 }  // namespace
 
-// At most this many records per CPU between two writes: the staging stays
-// small and cache-warm, and a ring a storm refills as fast as it is read
-// cannot hold the drain (and the stop deadline) forever.
-constexpr uint64_t kRecordsPerCpuPerDrain = 1 << 14;
 
 uint64_t DefaultRingBytesPerCpu(size_t ncpus) {
   uint64_t per_cpu = 4ull << 20;
@@ -99,19 +97,21 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   std::vector<std::unique_ptr<collect::Collector>> collectors;
   std::array<int8_t, GN_REC_KIND_MAX> kind_owner;
   kind_owner.fill(-1);
-  uint64_t parse_errors = 0;
   std::vector<uint64_t> collector_events;
+  uint64_t records_outside_cpus = 0;
 
   auto handler = [&](uint32_t cpu, std::span<const uint8_t> data) {
-    if (cpu >= batches.size()) return;
-    CpuBatch& b = batches[cpu];
-    if (b.used == b.events.size()) b.events.emplace_back();
-    model::Event& ev = b.events[b.used];
-    if (collect::DecodeRecord(data, cpu, &ev) != collect::DecodeResult::kOk) {
-      ++parse_errors;
+    if (cpu >= batches.size()) {
+      ++records_outside_cpus;
       return;
     }
-    ++b.used;
+    CpuBatch& b = batches[cpu];
+    ++b.drained;
+    if (collect::DecodeRecord(data, cpu, &b.staging.Slot()) != collect::DecodeResult::kOk) {
+      ++b.decode_errors;
+      return;
+    }
+    b.staging.Push();
     ++b.events_total;
     b.bytes_total += data.size();
     uint16_t kind = 0;
@@ -126,9 +126,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
 
   collect::CollectorContext context;
   context.catalog = &catalog;
-  context.rings_outer_fd = transport->outer_map_fd();
-  context.gate_fd = transport->gate_map_fd();
-  context.wakeup_bytes = transport->wakeup_bytes();
+  transport->ShareWith(&context);
   context.attach_mode = options.attach_mode;
   context.filters = options.filters;
 
@@ -208,28 +206,46 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     }
   }
 
-  std::vector<uint64_t> lost(batches.size(), 0);
+  // A filter removes switches by design: the chain would blame the kernel.
+  bool filtering = !options.filters.pids.empty() || options.filters.cgroup_id;
+  session.switch_chain_checked = !filtering;
   model::SwitchChain switch_chain;
-  auto flush_batches = [&]() -> Status {
-    std::fill(lost.begin(), lost.end(), 0);
-    for (auto& c : collectors) c->AddLostPerCpu(lost);
+  const uint64_t records_per_drain = options.records_per_cpu_per_drain;
+  auto drain = [&]() -> Result<uint64_t> {
+    for (CpuBatch& b : batches) b.drained = 0;
+    return transport->DrainAll(records_per_drain);
+  };
+  // `final`: the programs are detached and the rings empty; nothing is held.
+  auto flush_batches = [&](bool final) -> Status {
+    std::vector<uint64_t> lost = transport->LostPerCpu();
     for (size_t cpu = 0; cpu < batches.size(); ++cpu) {
       CpuBatch& b = batches[cpu];
-      bool new_loss = lost[cpu] > b.lost_seen;
-      b.lost_seen = lost[cpu];
-      if (b.used == 0 && !new_loss) continue;
-      auto begin = b.events.begin(), end = b.events.begin() + static_cast<ptrdiff_t>(b.used);
-      // Records can be out of order only where one program interrupted
-      // another on the same CPU (see gn_reserve); a drain always holds both.
-      auto by_ts = [](const model::Event& a, const model::Event& c) { return a.ts < c.ts; };
-      if (!std::is_sorted(begin, end, by_ts)) std::stable_sort(begin, end, by_ts);
-      for (auto it = begin; it != end; ++it) switch_chain.Observe(*it);
-      Status st = sink->WriteCpuBatch(static_cast<uint32_t>(cpu),
-                                      std::span<const model::Event>(&*begin, b.used), new_loss);
-      b.used = 0;
-      if (!st.ok()) return st;
+      uint64_t lost_now = cpu < lost.size() ? lost[cpu] : 0;
+      bool new_loss = lost_now > b.lost_seen;
+      b.lost_seen = lost_now;
+      if (b.staging.staged() == 0 && !new_loss) continue;
+      bool cut = !final && records_per_drain && b.drained >= records_per_drain;
+      std::span<const model::Event> events = b.staging.Writable(cut);
+      if (session.switch_chain_checked)
+        for (const model::Event& ev : events) switch_chain.Observe(ev);
+      Status st = sink->WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);
+      if (!st.ok()) {
+        // What failed to reach the file is lost in user space, counted.
+        b.unwritten += events.size();
+        b.staging.Written();
+        return st;
+      }
+      b.staging.Written();
     }
     return OkStatus();
+  };
+  // After a write error the file takes nothing more: what is still staged or
+  // in the rings is read and counted as unwritten.
+  auto discard_staged = [&]() {
+    for (CpuBatch& b : batches) {
+      b.unwritten += b.staging.Writable(false).size();
+      b.staging.Written();
+    }
   };
 
   uint64_t deadline = options.duration_ns ? session.start_ts + options.duration_ns : 0;
@@ -264,12 +280,12 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     }
     bool stop = !stopping && Readable(options.stop_fd);
     bool workload_done = Readable(workload_fd);
-    auto drained = transport->DrainAll(kRecordsPerCpuPerDrain);
+    auto drained = drain();
     if (!drained.ok()) {
       result.late_error = drained.error();
       break;
     }
-    if (Status st = flush_batches(); !st.ok()) {
+    if (Status st = flush_batches(false); !st.ok()) {
       result.late_error = st.error();
       session.end_reason = sink->disk_full() ? "disk full" : "write error";
       break;
@@ -295,7 +311,11 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // Close the gate, so every collector ends at end_ts; then detach (each
   // detach waits for kernel grace periods) and drain what is left.
   // Recursion misses live in the programs, so read them before they go.
-  for (auto& c : collectors) session.bpf_recursion_misses += c->RecursionMisses();
+  for (auto& c : collectors) {
+    auto misses = c->ProgramMisses();
+    for (const auto& m : misses) session.bpf_recursion_misses += m.missed;
+    session.program_misses.insert(session.program_misses.end(), misses.begin(), misses.end());
+  }
   Status closed = transport->Pause();
   if (closed.ok()) {
     session.end_ts = BoottimeNs();
@@ -305,31 +325,71 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   }
   collect::StopCollectors(collectors);
   if (!closed.ok()) session.end_ts = BoottimeNs();
-  // The programs are detached, so the rings only empty from here.
-  while (!result.late_error) {
-    auto drained = transport->DrainAll(kRecordsPerCpuPerDrain);
-    if (!drained.ok()) break;
-    if (Status st = flush_batches(); !st.ok()) result.late_error = st.error();
+  // The programs are detached, so the rings only empty from here. After a
+  // write error they are still read to the end, to count what they held.
+  bool file_failed = result.late_error.has_value();
+  while (true) {
+    auto drained = drain();
+    if (!drained.ok()) {
+      if (!result.late_error) result.late_error = drained.error();
+      break;
+    }
+    if (file_failed) {
+      discard_staged();
+    } else if (Status st = flush_batches(!transport->backlog()); !st.ok()) {
+      if (!result.late_error) result.late_error = st.error();
+      if (session.end_reason != "disk full" && session.end_reason != "write error")
+        session.end_reason = sink->disk_full() ? "disk full" : "write error";
+      file_failed = true;
+      discard_staged();
+    }
     if (!transport->backlog()) break;
   }
-
-  // Final accounting: per CPU and per collector.
-  std::fill(lost.begin(), lost.end(), 0);
-  for (auto& c : collectors) c->AddLostPerCpu(lost);
-  for (auto& cpu : session.cpus) {
-    cpu.events = batches[cpu.cpu].events_total;
-    cpu.bytes = batches[cpu.cpu].bytes_total;
-    cpu.lost = lost[cpu.cpu];
-    cpu.unseen_switches = switch_chain.breaks(cpu.cpu);
+  if (!file_failed) {
+    Status st = flush_batches(true);  // anything held back for order
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
   }
+  discard_staged();
+
+  // Final accounting: per CPU and kind, per collector, per program, per map.
+  auto lost_by_kind = transport->LostByCpuAndKind();
+  std::vector<uint64_t> collector_lost(collectors.size(), 0);
+  std::vector<model::CpuLoss> cpu_rows;
+  for (size_t cpu = 0; cpu < std::max(lost_by_kind.size(), batches.size()); ++cpu) {
+    bool recorded = cpu < batches.size() && std::find(cpus.begin(), cpus.end(), static_cast<int>(cpu)) != cpus.end();
+    model::CpuLoss row;
+    row.cpu = static_cast<uint32_t>(cpu);
+    if (cpu < lost_by_kind.size()) {
+      for (int kind = 0; kind < GN_REC_KIND_MAX; ++kind) {
+        uint64_t n = lost_by_kind[cpu][kind];
+        if (!n) continue;
+        row.lost += n;
+        std::string_view name = collect::RecordKindName(static_cast<uint16_t>(kind));
+        row.lost_by_kind[name.empty() ? fmt::format("kind{}", kind) : std::string(name)] += n;
+        if (kind_owner[kind] >= 0) collector_lost[kind_owner[kind]] += n;
+      }
+    }
+    if (cpu < batches.size()) {
+      const CpuBatch& b = batches[cpu];
+      row.events = b.events_total;
+      row.bytes = b.bytes_total;
+      row.decode_errors = b.decode_errors;
+      row.unwritten = b.unwritten;
+    }
+    row.unseen_switches = session.switch_chain_checked ? switch_chain.breaks(row.cpu) : 0;
+    // A CPU outside the recording has a row only when it lost something
+    // (its programs found no ring: it came online during the recording).
+    if (recorded || row.lost) cpu_rows.push_back(std::move(row));
+  }
+  session.cpus = std::move(cpu_rows);
+  session.records_outside_cpus = records_outside_cpus;
   session.collectors.clear();
   for (size_t i = 0; i < collectors.size(); ++i) {
     model::CollectorReport report = collectors[i]->report();
     report.events = collector_events[i];
-    std::vector<uint64_t> own(batches.size(), 0);
-    collectors[i]->AddLostPerCpu(own);
-    for (uint64_t l : own) report.lost += l;
+    report.lost = collector_lost[i];
     session.collectors.push_back(std::move(report));
+    collectors[i]->AddMapFull(session.map_full);
   }
   if (net) {
     // The network totals are written even after a disk-full error, like the
@@ -338,8 +398,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     if (!st.ok() && !result.late_error) result.late_error = st.error();
     result.net_summary = net->Summary();
   }
-  result.parse_errors = parse_errors;
-  if (parse_errors) log::Warning("{} malformed records were skipped", parse_errors);
+  for (const auto& cpu : session.cpus) result.parse_errors += cpu.decode_errors;
+  if (result.parse_errors) log::Warning("{} malformed records were skipped (counted as lost)", result.parse_errors);
+  if (records_outside_cpus)
+    log::Warning("{} records came from CPUs outside the recording (counted as lost)", records_outside_cpus);
 
   Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
   if (!footer.ok() && !result.late_error) result.late_error = footer.error();
@@ -368,11 +430,8 @@ std::string FormatSummary(const RecordResult& r) {
       per_collector += fmt::format("{} {} events", c.name, c.events);
   }
   uint64_t unseen = 0;
-  for (const auto& cpu : s.cpus) {
-    lost += cpu.lost;
-    unseen += cpu.unseen_switches;
-  }
-  lost += s.bpf_recursion_misses;
+  for (const auto& cpu : s.cpus) unseen += cpu.unseen_switches;
+  lost = model::TotalKernelAndUserLoss(s);
   double seconds = s.end_ts > s.start_ts ? static_cast<double>(s.end_ts - s.start_ts) / 1e9 : 0;
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";

@@ -37,6 +37,10 @@ struct RecordOptions {
   uint64_t net_interval_ms = 100;
   uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
   uint64_t drain_interval_ms = 100;
+  // At most this many records per CPU between two writes: the staging stays
+  // small and cache-warm, and a ring a storm refills as fast as it is read
+  // cannot hold the drain (and the stop deadline) forever. 0: unbounded.
+  uint64_t records_per_cpu_per_drain = 1 << 14;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
   // zlib blocks by default: files about 5x smaller for a few % of the
   // recorder's CPU (docs/record.md, "Compression").

@@ -32,7 +32,7 @@ TEST(CompactSched, NegativeValuesRoundTrip) {
   w.prio = -1;
   w.target_cpu = -1;
   w.comm = model::TaskComm("rt");
-  b.AddWaking(1000, w);
+  b.AddWaking(1000, w, 0);
   b.AddSwitch(1000, Switch(-2, "x", -1));
   FtraceEventBundle_CompactSched out;
   Flush(b, &out);
@@ -63,7 +63,7 @@ TEST(CompactSched, CommsAreInternedOncePerBundle) {
   model::SchedWaking w;
   w.tid = 12;
   w.comm = model::TaskComm("worker");
-  b.AddWaking(4, w);
+  b.AddWaking(4, w, 0);
   FtraceEventBundle_CompactSched out;
   Flush(b, &out);
   ASSERT_EQ(out.intern_table_size(), 2);
@@ -81,8 +81,8 @@ TEST(CompactSched, ColumnsStayAlignedAndBuilderResets) {
   w.target_cpu = 1;
   w.prio = 100;
   w.comm = model::TaskComm("waker");
-  b.AddWaking(5, w);
-  b.AddWaking(9, w);
+  b.AddWaking(5, w, model::kFlagSoftirq);
+  b.AddWaking(9, w, 0);
   FtraceEventBundle_CompactSched out;
   Flush(b, &out);
   EXPECT_EQ(out.switch_prev_state_size(), 100);
@@ -117,6 +117,23 @@ TEST(CompactSched, CostsUnderTenBytesPerSwitchEvent) {
   Flush(b, &out);
   double per_event = static_cast<double>(out.ByteSizeLong()) / n;
   EXPECT_LT(per_event, 10.0) << per_event << " bytes per switch";
+}
+
+TEST(CompactSched, WakingCommonFlagsCarryTheInterruptContext) {
+  CompactSchedBuilder b;
+  model::SchedWaking w;
+  w.tid = 7;
+  w.comm = model::TaskComm("reader");
+  b.AddWaking(10, w, model::kFlagSoftirq);
+  b.AddWaking(20, w, 0);
+  b.AddWaking(30, w, model::kFlagHardirq);
+  FtraceEventBundle_CompactSched out;
+  Flush(b, &out);
+  // One flags entry per waking, in Perfetto's TRACE_FLAG_* bits.
+  ASSERT_EQ(out.waking_common_flags_size(), 3);
+  EXPECT_EQ(out.waking_common_flags(0), 0x10u);
+  EXPECT_EQ(out.waking_common_flags(1), 0u);
+  EXPECT_EQ(out.waking_common_flags(2), 0x08u);
 }
 
 }  // namespace

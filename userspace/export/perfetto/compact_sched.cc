@@ -30,13 +30,14 @@ void CompactSchedBuilder::AddSwitch(uint64_t ts, const model::SchedSwitch& e) {
   switch_next_comm_.push_back(Intern(e.next_comm));
 }
 
-void CompactSchedBuilder::AddWaking(uint64_t ts, const model::SchedWaking& e) {
+void CompactSchedBuilder::AddWaking(uint64_t ts, const model::SchedWaking& e, uint16_t common_flags) {
   waking_ts_.push_back(ts - last_waking_ts_);
   last_waking_ts_ = ts;
   waking_pid_.push_back(e.tid);
   waking_target_cpu_.push_back(e.target_cpu);
   waking_prio_.push_back(e.prio);
   waking_comm_.push_back(Intern(e.comm));
+  waking_flags_.push_back(common_flags);
 }
 
 namespace {
@@ -81,6 +82,7 @@ void CompactSchedBuilder::FlushTo(ProtoWriter& w) {
   Packed(w, M::kWakingTargetCpuFieldNumber, waking_target_cpu_);
   Packed(w, M::kWakingPrioFieldNumber, waking_prio_);
   Packed(w, M::kWakingCommIndexFieldNumber, waking_comm_);
+  Packed(w, M::kWakingCommonFlagsFieldNumber, waking_flags_);
   intern_index_.clear();
   intern_order_.clear();
   last_switch_ts_ = 0;

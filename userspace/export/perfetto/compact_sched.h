@@ -19,7 +19,9 @@ class CompactSchedBuilder {
  public:
   // Timestamps must be non-decreasing per kind (deltas are unsigned).
   void AddSwitch(uint64_t ts, const model::SchedSwitch& e);
-  void AddWaking(uint64_t ts, const model::SchedWaking& e);
+  // `common_flags`: ftrace's context bits of the waking (model::kFlag*),
+  // which Perfetto's thread_state turns into irq_context.
+  void AddWaking(uint64_t ts, const model::SchedWaking& e, uint16_t common_flags);
 
   bool empty() const { return switch_ts_.empty() && waking_ts_.empty(); }
   size_t size() const { return switch_ts_.size() + waking_ts_.size(); }
@@ -55,6 +57,7 @@ class CompactSchedBuilder {
   std::vector<int32_t> waking_target_cpu_;
   std::vector<int32_t> waking_prio_;
   std::vector<uint32_t> waking_comm_;
+  std::vector<uint32_t> waking_flags_;
 };
 
 }  // namespace gpunoise::perfetto

@@ -84,6 +84,7 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
       Message(w, FtraceEventBundle::kEventFieldNumber, [&] {
         w.Varint(Event::kTimestampFieldNumber, ev.ts);
         w.Varint(Event::kPidFieldNumber, static_cast<uint32_t>(ev.tid));
+        if (ev.common_flags) w.Varint(Event::kCommonFlagsFieldNumber, ev.common_flags);
         Message(w, kind, fields);
       });
     };
@@ -93,7 +94,7 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
             [&](const model::SchedSwitch& e) { compact_.AddSwitch(ev.ts, e); },
             [&](const model::SchedWaking& e) {
               if (!e.is_new_task) {
-                compact_.AddWaking(ev.ts, e);
+                compact_.AddWaking(ev.ts, e, ev.common_flags);
                 return;
               }
               using M = SchedWakeupNewFtraceEvent;
