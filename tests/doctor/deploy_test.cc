@@ -10,6 +10,7 @@
 #include "common/files.h"
 #include "doctor/check_test_util.h"
 #include "doctor/run_command.h"
+#include "integration/support/privileges.h"
 
 namespace gpunoise::doctor::testing {
 namespace {
@@ -121,7 +122,7 @@ TEST_F(SlurmWrapper, DoctorThatCannotRunChangesNothing) {
 }
 
 TEST(SlurmWrapperScript, PassesShellcheck) {
-  if (!PathExists("/usr/bin/shellcheck")) GTEST_SKIP() << "shellcheck is not installed";
+  if (!PathExists("/usr/bin/shellcheck")) GN_SKIP_MISSING_TOOL("shellcheck is not installed (Debian package shellcheck)");
   CommandResult r = RunCommand({"shellcheck", kWrapper});
   EXPECT_EQ(r.exit_code, 0) << r.out;
 }

@@ -18,6 +18,7 @@
 #include "doctor/ethtool_netlink.h"
 #include "doctor/inventory.h"
 #include "doctor/run_command.h"
+#include "integration/support/privileges.h"
 
 namespace gpunoise::doctor::testing {
 namespace {
@@ -140,7 +141,7 @@ TEST(EthtoolNetlinkOnThisMachine, RingSizesMatchTheEthtoolCommand) {
   Inventory inventory = ReadInventory(view);
   auto nics = inventory.PhysicalNics();
   if (nics.empty()) GTEST_SKIP() << "no physical NIC";
-  if (!PathExists("/usr/sbin/ethtool") && !PathExists("/sbin/ethtool")) GTEST_SKIP() << "no ethtool command";
+  if (!PathExists("/usr/sbin/ethtool") && !PathExists("/sbin/ethtool")) GN_SKIP_MISSING_TOOL("no ethtool command (Debian package ethtool)");
   auto nl = EthtoolNetlink::Open();
   ASSERT_TRUE(nl.ok()) << nl.error().message;
   for (const NetInterface* nic : nics) {

@@ -158,6 +158,8 @@ TEST(MonitorIntegration, FloodRaisesSoftirqAndPacketSeriesAndTheStormFires) {
   if (HavePrometheus()) {
     prom = std::make_unique<PrometheusServer>(m.address());
     ASSERT_TRUE(prom->WaitReady()) << prom->log();
+  } else if (RootTestsRequired()) {
+    FAIL() << "prometheus is not installed (Debian package prometheus; tools/setup.sh installs it)";
   }
   Series before = m.ScrapeAfterIntervals(1);
   auto rx0 = pair->LinkStatistics(Side::kReceiver);

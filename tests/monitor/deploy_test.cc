@@ -14,6 +14,7 @@
 
 #include "common/files.h"
 #include "common/strings.h"
+#include "integration/support/privileges.h"
 #include "monitor/monitor_options.h"
 
 namespace gpunoise::monitor {
@@ -53,7 +54,7 @@ Result<MonitorOptions> OptionsFromArgs(const std::vector<std::string>& args, con
 }
 
 TEST(DeployPrometheus, AlertRulesPassPromtoolCheckAndUnitTests) {
-  if (!Have("promtool")) GTEST_SKIP() << "promtool is not installed (Debian package prometheus)";
+  if (!Have("promtool")) GN_SKIP_MISSING_TOOL("promtool is not installed (Debian package prometheus)");
   ShellRun check = Shell("promtool check rules " + kDeploy + "/prometheus/gpunoise-rules.yml");
   EXPECT_EQ(check.rc, 0) << check.out;
   EXPECT_NE(check.out.find("SUCCESS"), std::string::npos) << check.out;
@@ -70,7 +71,7 @@ TEST(DeployPrometheus, RulesCoverEveryDetector) {
 }
 
 TEST(DeployPrometheus, ScrapeConfigPassesPromtool) {
-  if (!Have("promtool")) GTEST_SKIP() << "promtool is not installed";
+  if (!Have("promtool")) GN_SKIP_MISSING_TOOL("promtool is not installed (Debian package prometheus)");
   ShellRun check = Shell("promtool check config " + kDeploy + "/prometheus/prometheus-scrape.yml");
   EXPECT_EQ(check.rc, 0) << check.out;
   ShellRun k8s = Shell("promtool check config " + kDeploy + "/prometheus/prometheus-scrape-kubernetes.yml");
@@ -106,7 +107,8 @@ TEST(DeploySystemd, UnitRunsTheMonitorWithValidOptionsAndReloadsWithSighup) {
 }
 
 TEST(DeployKubernetes, DaemonSetIsPrivilegedWithHostPidAndTheMounts) {
-  if (Shell("python3 -c 'import yaml'").rc != 0) GTEST_SKIP() << "python3 with PyYAML is needed to read the manifest";
+  if (Shell("python3 -c 'import yaml'").rc != 0)
+    GN_SKIP_MISSING_TOOL("python3 with PyYAML is needed to read the manifest (Debian packages python3, python3-yaml)");
   ShellRun r = Shell("python3 " + std::string(GPUNOISE_SOURCE_DIR) + "/tests/monitor/check_daemonset.py " + kDeploy +
                 "/kubernetes/gpunoise-monitor-daemonset.yaml");
   ASSERT_EQ(r.rc, 0) << r.out;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "export/openmetrics/exposition.h"
+#include "integration/support/privileges.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -209,7 +210,8 @@ TEST(MetricsBuilder, EmptyInputStillGivesValidFamilies) {
 }
 
 TEST(MetricsBuilder, PromtoolChecksTheWholeExposition) {
-  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool is not installed";
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0)
+    GN_SKIP_MISSING_TOOL("promtool is not installed (Debian package prometheus)");
   Fixture fx;
   auto fs = BuildMetrics(fx.in);
   std::string text;

@@ -11,6 +11,8 @@
 #include <regex>
 #include <string>
 
+#include "integration/support/privileges.h"
+
 namespace gpunoise::openmetrics {
 namespace {
 
@@ -190,7 +192,8 @@ TEST(Exposition, ValidateRejectsWhatTheFormatsCannotSay) {
 // promtool (Debian package "prometheus") is Prometheus' own checker of the
 // text format: it must accept what we write.
 TEST(Exposition, PromtoolAcceptsTheTextFormat) {
-  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool is not installed";
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0)
+    GN_SKIP_MISSING_TOOL("promtool is not installed (Debian package prometheus)");
   std::vector<MetricFamily> families = {Counter(), Histogram()};
   MetricFamily g;
   g.name = "gpunoise_finding_active";

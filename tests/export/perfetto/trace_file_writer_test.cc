@@ -18,6 +18,7 @@
 #include "compression/inflate.h"
 #include "export/perfetto/expand_compressed_packets.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "integration/support/privileges.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -287,6 +288,8 @@ TEST(TraceFileWriter, AMovedWriterKeepsItsPendingPackets) {
 // A small tmpfs in a mount namespace of this test process alone, so that it
 // goes away with the process however the test ends. Needs root.
 std::optional<std::string> PrivateTmpfs(const char* size, std::string* why) {
+  *why = gpunoise::testing::RootNotMountPointReason("making / private for a tmpfs of this test's own");
+  if (!why->empty()) return std::nullopt;
   if (::unshare(CLONE_NEWNS) != 0) {
     *why = std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
     return std::nullopt;

@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "integration/support/privileges.h"
+
 extern char** environ;
 
 namespace gpunoise::testing {
@@ -170,6 +172,12 @@ int CleanupStaleNetworkNamespaces() {
 }
 
 std::unique_ptr<VethPair> VethPair::Create(const VethPairOptions& options, std::string* error) {
+  // `ip netns exec` first makes "/" a slave mount (EINVAL when it is no
+  // mount point): say why in one line instead.
+  if (std::string why = RootNotMountPointReason("ip netns exec"); !why.empty()) {
+    if (error) *error = why;
+    return nullptr;
+  }
   CleanupStaleNetworkNamespaces();
   static std::atomic<int> counter{0};
   int n = counter++ % 36;
