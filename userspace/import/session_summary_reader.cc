@@ -84,6 +84,7 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       else if (key == "decode_errors") c.decode_errors = Unsigned(a);
       else if (key == "unwritten") c.unwritten = Unsigned(a);
       else if (StartsWith(key, "lost_kind.")) c.lost_by_kind[std::string(key.substr(10))] = Unsigned(a);
+      else if (StartsWith(key, "unwritten_kind.")) c.unwritten_by_kind[std::string(key.substr(15))] = Unsigned(a);
     }
   }
   for (auto& [_, c] : collectors) s.collectors.push_back(std::move(c));

@@ -1,5 +1,7 @@
 #include "model/events.h"
 
+#include <iterator>
+
 namespace gpunoise::model {
 
 std::string_view SoftirqName(uint32_t vec) {
@@ -15,6 +17,20 @@ std::string_view VectorName(VectorKind kind) {
       "x86_platform_ipi", "thermal_apic", "error_apic", "spurious_apic"};
   auto i = static_cast<uint32_t>(kind);
   return i < kNumVectorKinds ? kNames[i] : std::string_view("?");
+}
+
+std::string_view EventName(const Event& e) {
+  // In Payload's order; the same names as collect::RecordKindName.
+  static constexpr std::string_view kNames[] = {
+      "sched_switch", "sched_waking", "sched_migrate_task", "sched_process_fork",
+      "sched_process_exec", "sched_process_exit", "task_rename", "irq_handler_entry",
+      "irq_handler_exit", "softirq_entry", "softirq_exit", "softirq_raise", "vector_entry",
+      "vector_exit", "napi_poll", "netif_receive_skb", "net_dev_xmit", "net_dev_xmit_timeout",
+      "dql_stall_detected", "tcp_retransmit_skb", "napi_gro_receive_entry",
+      "napi_gro_receive_exit", "kfree_skb", "nic_driver_event"};
+  static_assert(std::size(kNames) == std::variant_size_v<Payload>);
+  if (auto* w = std::get_if<SchedWaking>(&e.payload); w && w->is_new_task) return "sched_wakeup_new";
+  return kNames[e.payload.index()];
 }
 
 }  // namespace gpunoise::model

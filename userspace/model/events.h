@@ -170,6 +170,9 @@ struct Event {
   uint16_t common_flags = 0;  // kFlag*: the context it fired in
 };
 
+// The tracepoint an event came from ("sched_switch"), as loss by kind names it.
+std::string_view EventName(const Event& e);
+
 // How deeply an event's context nests on its CPU: task 0, softirq 1, hardirq
 // 2, NMI 3. A program can only interrupt one of a lower level.
 inline int ContextLevel(const Event& e) {

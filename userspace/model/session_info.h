@@ -43,6 +43,7 @@ struct CpuLoss {
   std::map<std::string, uint64_t> lost_by_kind;
   uint64_t decode_errors = 0;  // records read that failed to decode (skipped)
   uint64_t unwritten = 0;      // records read but not written: the trace file had failed
+  std::map<std::string, uint64_t> unwritten_by_kind;
   // sched_switch events the kernel made but never delivered (model/switch_chain.h).
   // Only checked without task filters: a filter removes switches by design.
   uint64_t unseen_switches = 0;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include "collect/host_info.h"
 #include "collect/irq_collector.h"
@@ -56,6 +57,13 @@ struct CpuBatch {
   uint64_t bytes_total = 0;
   uint64_t decode_errors = 0;
   uint64_t unwritten = 0;
+  std::map<std::string, uint64_t> unwritten_by_kind;
+
+  // Events the trace file could not take: lost in user space, by kind.
+  void CountUnwritten(std::span<const model::Event> events) {
+    unwritten += events.size();
+    for (const model::Event& e : events) ++unwritten_by_kind[std::string(model::EventName(e))];
+  }
 };
 
 }  // namespace
@@ -231,7 +239,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       Status st = sink->WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);
       if (!st.ok()) {
         // What failed to reach the file is lost in user space, counted.
-        b.unwritten += events.size();
+        b.CountUnwritten(events);
         b.staging.Written();
         return st;
       }
@@ -243,7 +251,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // in the rings is read and counted as unwritten.
   auto discard_staged = [&]() {
     for (CpuBatch& b : batches) {
-      b.unwritten += b.staging.Writable(false).size();
+      b.CountUnwritten(b.staging.Writable(false));
       b.staging.Written();
     }
   };
@@ -375,6 +383,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       row.bytes = b.bytes_total;
       row.decode_errors = b.decode_errors;
       row.unwritten = b.unwritten;
+      row.unwritten_by_kind = b.unwritten_by_kind;
     }
     row.unseen_switches = session.switch_chain_checked ? switch_chain.breaks(row.cpu) : 0;
     // A CPU outside the recording has a row only when it lost something

@@ -157,6 +157,7 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
     for (const auto& [kind, n] : cpu.lost_by_kind) AddArg(e, prefix + "lost_kind." + kind, n);
     if (cpu.decode_errors) AddArg(e, prefix + "decode_errors", cpu.decode_errors);
     if (cpu.unwritten) AddArg(e, prefix + "unwritten", cpu.unwritten);
+    for (const auto& [kind, n] : cpu.unwritten_by_kind) AddArg(e, prefix + "unwritten_kind." + kind, n);
     AddArg(e, prefix + "unseen_switches", cpu.unseen_switches);
   }
   return out.WritePacket(packet);
