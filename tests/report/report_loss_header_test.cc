@@ -36,7 +36,7 @@ std::vector<perfetto::TracePacket> Switches(bool chain_break) {
   return out;
 }
 
-std::string Run(const std::string& path, bool json = false) {
+std::string ReportOf(const std::string& path, bool json = false) {
   ReportOptions o;
   o.trace_path = path;
   o.json = json;
@@ -93,7 +93,7 @@ TEST(ReportLossHeader, ShowsEachStageAndCauseAndTheTotalRecordPrinted) {
   model::SessionInfo session = LossySession();
   ASSERT_EQ(model::TotalKernelAndUserLoss(session), 23u);
   std::string path = WriteGpunoiseTrace(dir.path(), session, false);
-  std::string h = Header(Run(path));
+  std::string h = Header(ReportOf(path));
   EXPECT_NE(h.find("  lost events: 23 (source: gpunoise session summary)\n"), std::string::npos) << h;
   EXPECT_NE(h.find("    kernel ring full: 12: CPU 0 12 (sched_switch 8, sched_waking 4)\n"), std::string::npos) << h;
   EXPECT_NE(h.find("    eBPF program runs the kernel skipped (another program ran on the CPU): 5: "
@@ -112,7 +112,7 @@ TEST(ReportLossHeader, ShowsEachStageAndCauseAndTheTotalRecordPrinted) {
   EXPECT_NE(h.find("  recording ended: disk full\n"), std::string::npos) << h;
   EXPECT_EQ(h.find("never delivered"), std::string::npos) << h;
 
-  std::string json = Run(path, true);
+  std::string json = ReportOf(path, true);
   EXPECT_NE(json.find("\"total_lost\": 23"), std::string::npos) << json;
   EXPECT_NE(json.find("\"kernel_ring_full\": 12"), std::string::npos);
   EXPECT_NE(json.find("\"records_outside_cpus\": 1"), std::string::npos);
@@ -124,15 +124,15 @@ TEST(ReportLossHeader, ShowsEachStageAndCauseAndTheTotalRecordPrinted) {
 TEST(ReportLossHeader, ABreakInTheSwitchChainIsBlamedOnTheKernelOnlyWithoutATaskFilter) {
   ScopedTempDir dir;
   model::SessionInfo session = LossySession();
-  std::string unfiltered = Header(Run(WriteGpunoiseTrace(dir.path(), session, true)));
+  std::string unfiltered = Header(ReportOf(WriteGpunoiseTrace(dir.path(), session, true)));
   EXPECT_NE(unfiltered.find("  1 context switches the kernel never delivered\n"), std::string::npos) << unfiltered;
 
   session.switch_chain_checked = false;  // --pid or --cgroup: gaps by design
   std::string path = WriteGpunoiseTrace(dir.path(), session, true);
-  std::string filtered = Header(Run(path));
+  std::string filtered = Header(ReportOf(path));
   EXPECT_NE(filtered.find("  switch chain not checked: task filter on\n"), std::string::npos) << filtered;
   EXPECT_EQ(filtered.find("never delivered"), std::string::npos) << filtered;
-  std::string json = Run(path, true);
+  std::string json = ReportOf(path, true);
   EXPECT_NE(json.find("\"switch_chain_checked\": false"), std::string::npos);
   EXPECT_NE(json.find("\"unseen_switches\": 0"), std::string::npos);
 }
@@ -188,7 +188,7 @@ std::string WriteTracedProbesTrace(const std::string& dir) {
 TEST(ReportLossHeader, ATraceFromPerfettosRecorderReportsItsRingServiceAndPacketLoss) {
   ScopedTempDir dir;
   std::string path = WriteTracedProbesTrace(dir.path());
-  std::string h = Header(Run(path));
+  std::string h = Header(ReportOf(path));
   // Not "the trace says nothing about lost events": END - START per CPU.
   EXPECT_NE(h.find("  lost events: 325 (source: ftrace_stats, END minus START per CPU; trace_stats; "
                    "previous_packet_dropped)\n"),
@@ -211,7 +211,7 @@ TEST(ReportLossHeader, ATraceFromPerfettosRecorderReportsItsRingServiceAndPacket
             std::string::npos)
       << h;
 
-  std::string json = Run(path, true);
+  std::string json = ReportOf(path, true);
   EXPECT_NE(json.find("\"total_lost\": 325"), std::string::npos) << json;
   EXPECT_NE(json.find("\"patches_failed\": 787"), std::string::npos);
   EXPECT_NE(json.find("\"overwritten\": 300"), std::string::npos);
@@ -224,7 +224,7 @@ TEST(ReportLossHeader, ATraceWithoutAnyLossStatsSaysSo) {
   ScopedTempDir dir;
   testing::TestTrace trace;
   for (const auto& p : Switches(false)) trace.Add(p);
-  std::string h = Header(Run(trace.Write(dir.path(), "bare.pftrace")));
+  std::string h = Header(ReportOf(trace.Write(dir.path(), "bare.pftrace")));
   EXPECT_NE(h.find("  lost events: 0 (source: none: the trace says nothing about lost events)\n"), std::string::npos)
       << h;
 }
