@@ -54,6 +54,22 @@ TEST_F(GpuFragmentsTest, ListsTheWindowByProcessThenTimeAndSkipsTempFiles) {
   EXPECT_EQ(all->size(), 4u);
 }
 
+TEST_F(GpuFragmentsTest, TheWindowCountsFragmentsFlushedAfterItAndKeepsThoseBeforeForTheBaseline) {
+  Fragment(20, 500, "early");
+  Fragment(20, 1500, "in");
+  Fragment(10, 2600, "late");
+  Fragment(10, 2700, "later");
+  auto window = ListFragmentWindow(dir_, 1000, 2000);
+  ASSERT_TRUE(window.ok());
+  EXPECT_EQ(window->files, std::vector<std::string>{dir_ + "/" + model::FragmentFileName(20, 1500)});
+  EXPECT_EQ(window->before, std::vector<std::string>{dir_ + "/" + model::FragmentFileName(20, 500)});
+  EXPECT_EQ(window->late, 2u);
+  auto open_ended = ListFragmentWindow(dir_, 0, 0);
+  ASSERT_TRUE(open_ended.ok());
+  EXPECT_EQ(open_ended->late, 0u);
+  EXPECT_EQ(open_ended->files.size(), 4u);
+}
+
 TEST_F(GpuFragmentsTest, BadFragmentIsReportedAndTheRestKept) {
   Fragment(10, 1000, "good");
   Fragment(11, 1000, "cut", /*truncate=*/true);
@@ -69,6 +85,8 @@ TEST_F(GpuFragmentsTest, BadFragmentIsReportedAndTheRestKept) {
   EXPECT_EQ(r.files, 3u);
   EXPECT_EQ(r.processes, 3u);
   EXPECT_EQ(r.packets, 3u);
+  EXPECT_EQ(r.truncated, 1u);  // its first packet is in the trace
+  EXPECT_EQ(r.unreadable, 0u);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_NE(r.problems[0].find(model::FragmentFileName(11, 1000) + ": truncated at byte"), std::string::npos)
       << r.problems[0];

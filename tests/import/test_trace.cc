@@ -8,6 +8,24 @@
 
 namespace gpunoise::testing {
 
+perfetto::TracePacket SwitchBundle(uint32_t cpu, const std::vector<SwitchSpec>& switches) {
+  perfetto::TracePacket packet;
+  auto* bundle = packet.mutable_ftrace_events();
+  bundle->set_cpu(cpu);
+  for (const auto& s : switches) {
+    auto* e = bundle->add_event();
+    e->set_timestamp(s.ts);
+    e->set_pid(static_cast<uint32_t>(s.prev));
+    auto* sw = e->mutable_sched_switch();
+    sw->set_prev_comm(s.prev ? "task" + std::to_string(s.prev) : "swapper");
+    sw->set_prev_pid(s.prev);
+    sw->set_prev_state(s.next ? 0 : 1);
+    sw->set_next_comm(s.next ? "task" + std::to_string(s.next) : "swapper");
+    sw->set_next_pid(s.next);
+  }
+  return packet;
+}
+
 std::string Wire::EncodeVarint(uint64_t v) {
   std::string out;
   while (v >= 0x80) {

@@ -40,6 +40,14 @@ class TestTrace {
   std::string bytes_;
 };
 
+// An ftrace bundle of full-format sched_switch events on `cpu`, as
+// Perfetto's recorder writes them (each switch: ts, prev tid -> next tid).
+struct SwitchSpec {
+  uint64_t ts;
+  int32_t prev, next;
+};
+perfetto::TracePacket SwitchBundle(uint32_t cpu, const std::vector<SwitchSpec>& switches);
+
 // A temporary directory removed (with its files) when the test ends.
 class ScopedTempDir {
  public:
@@ -74,6 +82,11 @@ class RecordingSink : public model::TraceSink {
   }
   void OnIrqName(int32_t irq, std::string_view name) override { irq_names.emplace_back(irq, std::string(name)); }
   void OnTrack(const model::TrackInfo& t) override { tracks.push_back(t); }
+  void OnFtraceStats(const model::FtraceStatsSummary& s) override { ftrace_stats.push_back(s); }
+  void OnTraceStats(const model::TraceServiceStats& s) override { trace_stats.push_back(s); }
+  void OnPacketLoss(uint32_t sequence_id, uint32_t reasons) override {
+    packet_losses.emplace_back(sequence_id, reasons);
+  }
   void OnTrackEvent(const model::TrackEventRecord& e) override {
     track_events.push_back(e);
     track_event_names.emplace_back(e.name);
@@ -89,6 +102,9 @@ class RecordingSink : public model::TraceSink {
   std::vector<Thread> threads;
   std::vector<std::pair<int32_t, std::string>> irq_names;
   std::vector<model::TrackInfo> tracks;
+  std::vector<model::FtraceStatsSummary> ftrace_stats;
+  std::vector<model::TraceServiceStats> trace_stats;
+  std::vector<std::pair<uint32_t, uint32_t>> packet_losses;  // sequence id, reasons
   std::vector<model::TrackEventRecord> track_events;  // name/category views dangle: use track_event_names
   std::vector<std::string> track_event_names;
 };

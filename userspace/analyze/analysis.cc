@@ -184,32 +184,67 @@ LossSummary Losses(const Timeline& t) {
     r.loss_spans = c.losses.size();
     r.unseen_switches = c.chain_breaks;
   }
+  std::vector<std::string> sources;
   if (t.session) {
-    l.source = "gpunoise session summary";
-    for (const auto& c : t.session->cpus) {
+    const model::SessionInfo& s = *t.session;
+    sources.push_back("gpunoise session summary");
+    l.switch_chain_checked = s.switch_chain_checked;
+    l.unseen_from_session = true;
+    for (const auto& c : s.cpus) {
       CpuLossRow& r = rows[c.cpu];
       r.cpu = c.cpu;
       r.lost = c.lost;
+      r.lost_by_kind = c.lost_by_kind;
+      r.decode_errors = c.decode_errors;
+      r.unwritten = c.unwritten;
       r.unseen_switches = std::max(r.unseen_switches, c.unseen_switches);
+      l.decode_errors += c.decode_errors;
+      l.unwritten += c.unwritten;
     }
-    l.collectors = t.session->collectors;
-    l.bpf_recursion_misses = t.session->bpf_recursion_misses;
-  } else if (!t.recorder_stats.empty()) {
-    l.source = "ftrace_stats";
-    for (const auto& [cpu, s] : t.recorder_stats) {
-      CpuLossRow& r = rows[cpu];
-      r.cpu = cpu;
-      r.lost = s.lost;
+    l.collectors = s.collectors;
+    l.bpf_recursion_misses = s.bpf_recursion_misses;
+    l.programs = s.program_misses;
+    l.maps_full = s.map_full;
+    l.records_outside_cpus = s.records_outside_cpus;
+    l.end_reason = s.end_reason;
+  } else if (t.ftrace_stats) {
+    sources.push_back("ftrace_stats, END minus START per CPU");
+    for (const auto& d : t.ftrace_stats->cpus) {
+      CpuLossRow& r = rows[d.cpu];
+      r.cpu = d.cpu;
+      r.lost = d.lost();
+      r.overwritten = d.overrun;
+      r.dropped = d.dropped_events;
+      r.commit_overrun = d.commit_overrun;
     }
-  } else {
-    l.source = "none: the trace says nothing about lost events";
+    if (t.ftrace_stats->has_kprobe_stats && t.ftrace_stats->kprobe_misses > 0)
+      l.kprobe_misses = static_cast<uint64_t>(t.ftrace_stats->kprobe_misses);
   }
+  // With a task filter on, the recorder removed switches on purpose: a gap
+  // in the chain is the filter, not the kernel, and is not counted.
+  if (!l.switch_chain_checked)
+    for (auto& [_, r] : rows) r.unseen_switches = 0;
+  l.ftrace = t.ftrace_stats;
+  l.service = t.service_stats;
+  l.packet_loss = t.packet_loss;
+  l.gpu = t.gpu_loss;
+  if (t.service_stats) sources.push_back("trace_stats");
+  if (t.packet_loss.packets) sources.push_back("previous_packet_dropped");
+  if (t.gpu_loss && !t.session) sources.push_back("gpunoise GPU collection summary");
   for (auto& [_, r] : rows) {
-    l.total_lost += r.lost;
+    l.kernel_ring_full += r.lost;
     l.total_unseen_switches += r.unseen_switches;
     l.cpus.push_back(r);
   }
-  l.total_lost += l.bpf_recursion_misses;
+  // The same sum as model::TotalKernelAndUserLoss for a gpunoise session
+  // (the number record printed); kretprobe misses only come from ftrace_stats.
+  l.total_lost = l.kernel_ring_full + l.bpf_recursion_misses + l.decode_errors + l.unwritten +
+                 l.records_outside_cpus + l.kprobe_misses;
+  if (sources.empty()) {
+    l.source = "none: the trace says nothing about lost events";
+  } else {
+    for (const auto& s : sources) l.source += (l.source.empty() ? "" : "; ") + s;
+  }
   return l;
 }
 

@@ -71,15 +71,43 @@ struct DeviceStats {
 
 struct CpuLossRow {
   uint32_t cpu = 0;
-  uint64_t lost = 0;             // recorder's count (session summary, else ftrace_stats)
-  uint64_t unseen_switches = 0;  // switches the kernel never delivered (session) or chain breaks seen
-  uint64_t loss_spans = 0;       // bundles marked lost_events
+  // Events the kernel ring lost: full (gpunoise session summary), or
+  // overwritten + dropped + commit overrun (ftrace_stats, END - START).
+  uint64_t lost = 0;
+  std::map<std::string, uint64_t> lost_by_kind;  // gpunoise: "sched_switch" -> n
+  uint64_t overwritten = 0, dropped = 0, commit_overrun = 0;  // ftrace_stats deltas
+  uint64_t decode_errors = 0;  // gpunoise: records read that failed to decode
+  uint64_t unwritten = 0;      // gpunoise: records read, not written (the trace file had failed)
+  // Switches missing from the chain: the kernel never delivered them
+  // (session summary) or breaks the analysis saw; 0 when not checked.
+  uint64_t unseen_switches = 0;
+  uint64_t loss_spans = 0;  // bundles marked lost_events
 };
+
+// Loss by stage and cause (DESIGN.md decision 3). For a gpunoise trace the
+// figures are the session summary's and total_lost equals
+// model::TotalKernelAndUserLoss, the number `record` printed; for a trace
+// from Perfetto's recorder they are its own stats.
 struct LossSummary {
-  std::string source;  // "gpunoise session summary", "ftrace_stats", "none"
-  uint64_t total_lost = 0;
+  std::string source;  // what the figures come from; "none: ..." when nothing
+  uint64_t total_lost = 0;  // events: kernel ring + program runs skipped + user space (+ kretprobe misses)
+  uint64_t kernel_ring_full = 0;  // sum of cpus[].lost
+  uint64_t bpf_recursion_misses = 0;  // program runs the kernel skipped
+  std::vector<model::ProgramLoss> programs;
+  // Aggregate maps that were full: the aggregates undercount, no event
+  // stream lost anything; never part of total_lost.
+  std::vector<model::MapLoss> maps_full;
+  uint64_t decode_errors = 0, unwritten = 0, records_outside_cpus = 0;  // user space
+  uint64_t kprobe_misses = 0;  // ftrace_stats: kretprobe misses during the trace
+  bool switch_chain_checked = true;  // false: a task filter was on, chain gaps are by design
+  bool unseen_from_session = false;  // unseen switches are the recorder's check, not the analysis'
   uint64_t total_unseen_switches = 0;
-  uint64_t bpf_recursion_misses = 0;
+  std::string end_reason;             // how the recording ended; empty: not said
+  std::optional<model::GpuLoss> gpu;  // gpunoise's GPU collection summary
+  // Perfetto's own fields, for traces from its recorder.
+  std::optional<model::FtraceStatsSummary> ftrace;
+  std::optional<model::TraceServiceStats> service;
+  model::PacketLoss packet_loss;
   std::vector<CpuLossRow> cpus;
   std::vector<model::CollectorReport> collectors;
   std::vector<std::string> reader_problems;  // corruption met in --partial mode

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "analyze/pod_vector.h"
+#include "model/gpu_loss.h"
 #include "model/host_info.h"
+#include "model/perfetto_stats.h"
 #include "model/session_info.h"
 #include "model/track_events.h"
 
@@ -153,11 +155,6 @@ struct MetaInstant {
   }
 };
 
-struct RecorderCpuStats {
-  uint64_t lost = 0;
-  uint64_t read = 0;
-};
-
 class Timeline {
  public:
   std::vector<CpuTimeline> cpus;
@@ -169,8 +166,14 @@ class Timeline {
   TrackData tracks;
   std::vector<MetaInstant> net_metadata;
   std::optional<model::SessionInfo> session;
+  std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
   model::HostInfo host;
-  std::map<uint32_t, RecorderCpuStats> recorder_stats;
+  // What the trace says of its losses in Perfetto's own fields (a trace from
+  // Perfetto's recorder has nothing else): the latest ftrace_stats END with
+  // its deltas, the service's stats, packets that followed a loss.
+  std::optional<model::FtraceStatsSummary> ftrace_stats;
+  std::optional<model::TraceServiceStats> service_stats;
+  model::PacketLoss packet_loss;
   uint64_t start_ts = 0;  // first event
   uint64_t end_ts = 0;    // last event
 

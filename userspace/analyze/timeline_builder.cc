@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "import/gpu_summary_reader.h"
 #include "import/session_summary_reader.h"
 
 namespace gpunoise::analyze {
@@ -238,8 +239,19 @@ void TimelineBuilder::OnHostInfo(const model::HostInfo& host) {
   if (host.hostname.empty()) t_.host.hostname = hostname;
 }
 
-void TimelineBuilder::OnRecorderCpuStats(uint32_t cpu, uint64_t lost, uint64_t read) {
-  t_.recorder_stats[cpu] = {lost, read};
+void TimelineBuilder::OnFtraceStats(const model::FtraceStatsSummary& stats) {
+  // Each END covers the trace so far: the latest one stands.
+  t_.ftrace_stats = stats;
+}
+
+void TimelineBuilder::OnTraceStats(const model::TraceServiceStats& stats) {
+  // The service writes its stats at each flush; the last one covers the most.
+  t_.service_stats = stats;
+}
+
+void TimelineBuilder::OnPacketLoss(uint32_t sequence_id, uint32_t) {
+  ++t_.packet_loss.packets;
+  if (lossy_sequences_.insert(sequence_id).second) ++t_.packet_loss.sequences;
 }
 
 void TimelineBuilder::OnTrack(const model::TrackInfo& track) {
@@ -259,6 +271,10 @@ uint32_t TimelineBuilder::TrackString(std::string_view s) {
 }
 
 void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
+  if (import::IsGpuLossSummary(e)) {
+    t_.gpu_loss = import::ParseGpuLossSummary(e);
+    return;
+  }
   if (import::IsSessionSummary(e)) {
     t_.session = import::ParseSessionSummary(e);
     if (t_.host.hostname.empty()) t_.host.hostname = t_.session->hostname;

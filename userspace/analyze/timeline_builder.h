@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "analyze/timeline.h"
@@ -21,7 +22,9 @@ class TimelineBuilder : public model::TraceSink {
   void OnThread(int32_t tid, int32_t tgid, std::string_view name) override;
   void OnIrqName(int32_t irq, std::string_view name) override;
   void OnHostInfo(const model::HostInfo& host) override;
-  void OnRecorderCpuStats(uint32_t cpu, uint64_t lost, uint64_t read) override;
+  void OnFtraceStats(const model::FtraceStatsSummary& stats) override;
+  void OnTraceStats(const model::TraceServiceStats& stats) override;
+  void OnPacketLoss(uint32_t sequence_id, uint32_t reasons) override;
   void OnTrack(const model::TrackInfo& track) override;
   void OnTrackEvent(const model::TrackEventRecord& event) override;
 
@@ -64,6 +67,7 @@ class TimelineBuilder : public model::TraceSink {
   std::unordered_map<std::string, uint16_t> net_names_;
   std::unordered_map<std::string, uint32_t> track_strings_;
   std::unordered_map<uint64_t, std::vector<OpenSlice>> open_slices_;
+  std::unordered_set<uint32_t> lossy_sequences_;
 };
 
 }  // namespace gpunoise::analyze

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cupti/activity_names.h"
+#include "model/gpu_capture.h"
 #include "model/gpu_tracks.h"
 
 namespace gpunoise::cupti {
@@ -576,7 +577,7 @@ void ActivityConverter::Close(uint64_t now) {
 }
 
 void ActivityConverter::WriteSummary(uint64_t now) {
-  EventPacket e = builder_.Instant(now, EnsureProcessTrack(), "gpunoise GPU capture", "gpunoise");
+  EventPacket e = builder_.Instant(now, EnsureProcessTrack(), model::kCuptiCaptureSummaryEvent, "gpunoise");
   e.Arg("pid", options_.pid)
       .Arg("records", stats_.records)
       .Arg("kernels", stats_.kernels)
@@ -588,7 +589,7 @@ void ActivityConverter::WriteSummary(uint64_t now) {
       .Arg("nvtx_ranges", stats_.nvtx_ranges)
       .Arg("nvtx_marks", stats_.nvtx_marks)
       .Arg("overheads", stats_.overheads)
-      .Arg("dropped_records", stats_.dropped_records)
+      .Arg(model::kCuptiDroppedRecordsArg, stats_.dropped_records)
       .Arg("skipped_records", stats_.skipped_records)
       .Arg("nvtx_unmatched", stats_.nvtx_unmatched);
 }
@@ -601,7 +602,7 @@ std::string ActivityConverter::TakeChunk(const ClockReadings& now, bool final) {
       TrackSpec t;
       t.uuid = uuid;
       t.parent_uuid = EnsureProcessTrack();
-      t.name = "CUPTI dropped records";
+      t.name = std::string(model::kCuptiDroppedRecordsTrack);
       t.description = "activity records CUPTI could not store for lack of buffer space";
       t.counter = true;
       Register(std::move(t));

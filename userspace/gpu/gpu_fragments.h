@@ -1,5 +1,5 @@
 // Collecting the CUPTI library's fragment files (model/gpu_capture.h) into
-// a recording.
+// a recording, and counting what the GPU side lost on the way.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +14,18 @@ class TraceMerger;
 
 namespace gpunoise::gpu {
 
-// Fragment files in `dir` flushed within [from_ts, to_ts] (CLOCK_BOOTTIME;
-// to_ts 0: no upper limit), ordered by process, then time. Temporary files
-// (a flush in progress) are never listed.
+// The fragment files of `dir` around a collection window [from_ts, to_ts]
+// (CLOCK_BOOTTIME by flush time; to_ts 0: no upper limit), each list ordered
+// by process, then time. Temporary files (a flush in progress) are never
+// listed.
+struct FragmentWindow {
+  std::vector<std::string> files;   // flushed within the window: what the trace gets
+  std::vector<std::string> before;  // flushed before it: each process's CUPTI count at the start
+  uint64_t late = 0;                // flushed after it: GPU data the trace does not get
+};
+Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_ts, uint64_t to_ts);
+
+// Only the files within the window.
 Result<std::vector<std::string>> ListGpuFragments(const std::string& dir, uint64_t from_ts,
                                                   uint64_t to_ts);
 
@@ -24,13 +33,21 @@ struct FragmentsAppended {
   size_t files = 0;
   size_t processes = 0;
   uint64_t packets = 0;
-  std::vector<std::string> problems;  // one line per fragment that was cut short
+  uint64_t unreadable = 0;  // fragments of which nothing reached the trace
+  uint64_t truncated = 0;   // fragments cut short: the packets before the damage are in
+  // CUPTI's dropped records within the window, added over processes: each
+  // process's count at its last fragment in `files`, less its count at its
+  // last fragment in `before` (0 when there is none: then the count covers
+  // the process's whole capture up to the window's end).
+  uint64_t cupti_dropped_records = 0;
+  std::vector<std::string> problems;  // one line per fragment that was unreadable or cut short
 };
 
 // Appends each fragment with its own sequence ids. A corrupt fragment keeps
 // the packets before the damage and is reported, never fatal: the kernel
 // side and the other processes' data are worth keeping.
 FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
-                                     perfetto::TraceMerger& merger);
+                                     perfetto::TraceMerger& merger,
+                                     const std::vector<std::string>& before = {});
 
 }  // namespace gpunoise::gpu

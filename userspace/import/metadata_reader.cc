@@ -1,7 +1,5 @@
 #include "import/metadata_reader.h"
 
-#include <vector>
-
 #include "import/perfetto_fields.h"
 
 namespace gpunoise::import {
@@ -115,44 +113,6 @@ bool DecodeSystemInfo(const ProtoField& field, model::TraceSink& sink, PacketErr
   }
   if (r.error()) return Malformed(r, "SystemInfo is malformed", error);
   sink.OnHostInfo(host);
-  return true;
-}
-
-bool DecodeFtraceStats(const ProtoField& field, model::TraceSink& sink, PacketError* error) {
-  uint64_t phase = 0;
-  struct CpuStat {
-    uint32_t cpu;
-    uint64_t lost, read;
-  };
-  std::vector<CpuStat> cpus;
-  ProtoReader r(field);
-  ProtoField e;
-  while (r.Next(&e)) {
-    if (e.id == f::ftrace_stats::kPhase) phase = e.int_value;
-    if (e.id != f::ftrace_stats::kCpuStats || e.type != WireType::kLengthDelimited) continue;
-    CpuStat s{0, 0, 0};
-    uint64_t overrun = 0, dropped = 0;
-    ProtoReader cr(e);
-    ProtoField c;
-    while (cr.Next(&c)) {
-      switch (c.id) {
-        case f::ftrace_stats::kCpu: s.cpu = c.as_uint32(); break;
-        case f::ftrace_stats::kOverrun: overrun = c.int_value; break;
-        case f::ftrace_stats::kDroppedEvents: dropped = c.int_value; break;
-        case f::ftrace_stats::kReadEvents: s.read = c.int_value; break;
-        default: break;
-      }
-    }
-    if (cr.error()) return Malformed(cr, "FtraceCpuStats is malformed", error);
-    // Ring overwrites (overrun) and writes refused with the ring full
-    // (dropped_events) are both events the recorder lost; a recorder that
-    // counts one loss in both (gpunoise) gives equal numbers.
-    s.lost = overrun == dropped ? overrun : overrun + dropped;
-    cpus.push_back(s);
-  }
-  if (r.error()) return Malformed(r, "FtraceStats is malformed", error);
-  if (phase != f::ftrace_stats::kPhaseEnd) return true;
-  for (const auto& s : cpus) sink.OnRecorderCpuStats(s.cpu, s.lost, s.read);
   return true;
 }
 

@@ -1,5 +1,6 @@
 // Decodes the packets that describe a recording rather than its events:
-// process_tree, interrupt_info, system_info and ftrace_stats.
+// process_tree, interrupt_info and system_info (ftrace_stats and
+// trace_stats: ftrace_stats_reader.h, trace_stats_reader.h).
 #pragma once
 
 #include "import/packet_error.h"
@@ -11,8 +12,5 @@ namespace gpunoise::import {
 bool DecodeProcessTree(const ProtoField& field, model::TraceSink& sink, PacketError* error);
 bool DecodeInterruptInfo(const ProtoField& field, model::TraceSink& sink, PacketError* error);
 bool DecodeSystemInfo(const ProtoField& field, model::TraceSink& sink, PacketError* error);
-// Only the end-of-trace phase is passed on: its per-CPU counts cover the
-// whole recording.
-bool DecodeFtraceStats(const ProtoField& field, model::TraceSink& sink, PacketError* error);
 
 }  // namespace gpunoise::import

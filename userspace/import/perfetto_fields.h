@@ -23,7 +23,9 @@ inline constexpr uint32_t kTrackEvent = 11;
 inline constexpr uint32_t kInternedData = 12;
 inline constexpr uint32_t kSequenceFlags = 13;
 inline constexpr uint32_t kFtraceStats = 34;
+inline constexpr uint32_t kTraceStats = 35;
 inline constexpr uint32_t kIncrementalStateCleared = 41;
+inline constexpr uint32_t kPreviousPacketDropped = 42;  // DataLossReason bits; 0: none
 inline constexpr uint32_t kSystemInfo = 45;
 inline constexpr uint32_t kCompressedPackets = 50;  // deflate (zlib stream)
 inline constexpr uint32_t kTimestampClockId = 58;
@@ -236,12 +238,55 @@ inline constexpr uint32_t kUtsMachine = 4;
 namespace ftrace_stats {
 inline constexpr uint32_t kPhase = 1;
 inline constexpr uint32_t kCpuStats = 2;
+inline constexpr uint32_t kAtraceErrors = 5;
+inline constexpr uint32_t kUnknownFtraceEvents = 6;
+inline constexpr uint32_t kFailedFtraceEvents = 7;
+inline constexpr uint32_t kPreserveFtraceBuffer = 8;
+inline constexpr uint32_t kFtraceParseErrors = 9;  // repeated enum FtraceParseStatus
+inline constexpr uint32_t kKprobeStats = 10;
+inline constexpr uint32_t kExclusiveFeatureError = 13;
+// FtraceCpuStats
 inline constexpr uint32_t kCpu = 1;
+inline constexpr uint32_t kEntries = 2;
 inline constexpr uint32_t kOverrun = 3;
+inline constexpr uint32_t kCommitOverrun = 4;
+inline constexpr uint32_t kBytesRead = 5;  // bytes in the ring now, despite the name
+inline constexpr uint32_t kOldestEventTs = 6;  // double, seconds
+inline constexpr uint32_t kNowTs = 7;          // double, seconds
 inline constexpr uint32_t kDroppedEvents = 8;
 inline constexpr uint32_t kReadEvents = 9;
-inline constexpr uint32_t kPhaseEnd = 2;  // FtraceStats.Phase END_OF_TRACE
+// FtraceKprobeStats
+inline constexpr uint32_t kKprobeHits = 1;
+inline constexpr uint32_t kKprobeMisses = 2;
+inline constexpr uint32_t kPhaseStart = 1;  // FtraceStats.Phase START_OF_TRACE
+inline constexpr uint32_t kPhaseEnd = 2;    // FtraceStats.Phase END_OF_TRACE
 }  // namespace ftrace_stats
+
+namespace trace_stats {
+inline constexpr uint32_t kBufferStats = 1;
+inline constexpr uint32_t kChunksDiscarded = 8;
+inline constexpr uint32_t kPatchesDiscarded = 9;
+inline constexpr uint32_t kInvalidPackets = 10;
+inline constexpr uint32_t kFilterStats = 11;
+inline constexpr uint32_t kFlushesRequested = 12;
+inline constexpr uint32_t kFlushesSucceeded = 13;
+inline constexpr uint32_t kFlushesFailed = 14;
+inline constexpr uint32_t kFinalFlushOutcome = 15;
+inline constexpr uint32_t kFinalFlushFailed = 2;  // FinalFlushOutcome FINAL_FLUSH_FAILED
+inline constexpr uint32_t kFilterErrors = 4;      // FilterStats.errors
+// TraceStats.BufferStats
+inline constexpr uint32_t kBufBytesWritten = 1;
+inline constexpr uint32_t kBufChunksWritten = 2;
+inline constexpr uint32_t kBufChunksOverwritten = 3;
+inline constexpr uint32_t kBufPatchesFailed = 6;
+inline constexpr uint32_t kBufReadaheadsFailed = 8;
+inline constexpr uint32_t kBufAbiViolations = 9;
+inline constexpr uint32_t kBufChunksRewritten = 10;
+inline constexpr uint32_t kBufBufferSize = 12;
+inline constexpr uint32_t kBufBytesOverwritten = 13;
+inline constexpr uint32_t kBufChunksDiscarded = 18;
+inline constexpr uint32_t kBufTraceWriterPacketLoss = 19;
+}  // namespace trace_stats
 
 namespace track_descriptor {
 inline constexpr uint32_t kUuid = 1;

@@ -11,6 +11,7 @@
 #include "compression/inflate.h"
 #include "import/metadata_reader.h"
 #include "import/perfetto_fields.h"
+#include "import/trace_stats_reader.h"
 
 namespace gpunoise::import {
 namespace {
@@ -178,6 +179,7 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
   PacketContext ctx;
   ProtoField payload, interned, defaults;
   bool has_payload = false, has_interned = false, has_defaults = false;
+  uint32_t dropped_reasons = 0;
   ProtoReader r(data, size);
   ProtoField field;
   while (r.Next(&field)) {
@@ -188,6 +190,7 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
         ctx.incremental_state_cleared |= (field.int_value & f::packet::kSeqIncrementalStateCleared) != 0;
         break;
       case f::packet::kIncrementalStateCleared: ctx.incremental_state_cleared |= field.as_bool(); break;
+      case f::packet::kPreviousPacketDropped: dropped_reasons = field.as_uint32(); break;
       case f::packet::kInternedData:
         interned = field;
         has_interned = field.type == WireType::kLengthDelimited;
@@ -200,6 +203,7 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
       case f::packet::kProcessTree:
       case f::packet::kTrackEvent:
       case f::packet::kFtraceStats:
+      case f::packet::kTraceStats:
       case f::packet::kSystemInfo:
       case f::packet::kTrackDescriptor:
       case f::packet::kInterruptInfo:
@@ -219,6 +223,12 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
                                where, offset, offset + r.error_offset()));
   }
   if (ctx.sequence_id > stats_.max_sequence_id) stats_.max_sequence_id = ctx.sequence_id;
+  if (ctx.sequence_id) {
+    // The service flags the first packet of every sequence as following a
+    // loss; like the trace processor, count the flag only after that one.
+    bool first = sequences_seen_.insert(ctx.sequence_id).second;
+    if (!first && dropped_reasons) sink_.OnPacketLoss(ctx.sequence_id, dropped_reasons);
+  }
 
   PacketError error;
   bool ok = true;
@@ -243,7 +253,8 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
       case f::packet::kProcessTree: ok = DecodeProcessTree(payload, sink_, &error); break;
       case f::packet::kInterruptInfo: ok = DecodeInterruptInfo(payload, sink_, &error); break;
       case f::packet::kSystemInfo: ok = DecodeSystemInfo(payload, sink_, &error); break;
-      case f::packet::kFtraceStats: ok = DecodeFtraceStats(payload, sink_, &error); break;
+      case f::packet::kFtraceStats: ok = ftrace_stats_.Decode(payload, sink_, &error); break;
+      case f::packet::kTraceStats: ok = DecodeTraceStats(payload, sink_, &error); break;
       case f::packet::kTrackDescriptor: ok = track_events_.DecodeDescriptor(payload, &error); break;
       case f::packet::kTrackEvent: ok = track_events_.DecodeEvent(ctx, payload, &error); break;
       case f::packet::kCompressedPackets:
@@ -264,6 +275,8 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
 
 Result<ReadStats> TraceReader::ReadBuffer(std::span<const uint8_t> data) {
   stats_ = {};
+  ftrace_stats_ = {};
+  sequences_seen_.clear();
   stop_ = false;
   known_size_ = 0;
   auto consumed = ParseFraming(data.data(), data.size(), 0, true, "(memory)");
@@ -275,6 +288,8 @@ Result<ReadStats> TraceReader::ReadBuffer(std::span<const uint8_t> data) {
 
 Result<ReadStats> TraceReader::ReadFile(const std::string& path) {
   stats_ = {};
+  ftrace_stats_ = {};
+  sequences_seen_.clear();
   stop_ = false;
   UniqueFd owned;
   int fd = 0;

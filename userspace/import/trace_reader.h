@@ -14,10 +14,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/result.h"
 #include "import/ftrace_bundle_reader.h"
+#include "import/ftrace_stats_reader.h"
 #include "import/track_event_reader.h"
 #include "model/trace_sink.h"
 
@@ -76,6 +78,8 @@ class TraceReader {
   ReadOptions options_;
   FtraceBundleReader bundles_;
   TrackEventReader track_events_;
+  FtraceStatsReader ftrace_stats_;
+  std::unordered_set<uint32_t> sequences_seen_;  // for previous_packet_dropped
   ReadStats stats_;
   bool stop_ = false;
   int compression_depth_ = 0;

@@ -33,6 +33,15 @@ inline constexpr const char* kCuptiPathEnv = "GPUNOISE_CUPTI_PATH";
 
 inline constexpr uint64_t kDefaultFlushMs = 1000;
 
+// What each process's fragments say of CUPTI's own loss, for the recorder to
+// count (gpu/cupti_drops.h): a counter track whose value is the process's
+// dropped-record count so far, written in a fragment when it changed, and
+// the same count as an arg of the summary instant of the process's last
+// fragment.
+inline constexpr std::string_view kCuptiDroppedRecordsTrack = "CUPTI dropped records";
+inline constexpr std::string_view kCuptiCaptureSummaryEvent = "gpunoise GPU capture";
+inline constexpr std::string_view kCuptiDroppedRecordsArg = "dropped_records";
+
 // Fragment files: "gpunoise-gpu-<pid>-<BOOTTIME ns, 20 digits>.pftrace", one
 // per flush, each a complete trace. Zero-padded so names sort by time.
 inline constexpr std::string_view kFragmentPrefix = "gpunoise-gpu-";

@@ -10,6 +10,7 @@
 #include "model/events.h"
 #include "model/host_info.h"
 #include "model/net_trace_event.h"
+#include "model/perfetto_stats.h"
 #include "model/session_info.h"
 #include "model/track_events.h"
 
@@ -32,8 +33,13 @@ class TraceSink {
   virtual void OnThread(int32_t /*tid*/, int32_t /*tgid*/, std::string_view /*name*/) {}
   virtual void OnIrqName(int32_t /*irq*/, std::string_view /*name*/) {}
   virtual void OnHostInfo(const HostInfo& /*host*/) {}
-  // ftrace_stats at the end of a trace: per-CPU events the recorder lost.
-  virtual void OnRecorderCpuStats(uint32_t /*cpu*/, uint64_t /*lost*/, uint64_t /*read*/) {}
+  // Each END_OF_TRACE ftrace_stats, with the deltas from the START before it.
+  virtual void OnFtraceStats(const FtraceStatsSummary& /*stats*/) {}
+  // The tracing service's stats (a trace from Perfetto's recorder).
+  virtual void OnTraceStats(const TraceServiceStats& /*stats*/) {}
+  // A packet flagged previous_packet_dropped (not the first of its sequence):
+  // its writer lost packets before it. `reasons`: DataLossReason bits.
+  virtual void OnPacketLoss(uint32_t /*sequence_id*/, uint32_t /*reasons*/) {}
 
   virtual void OnTrack(const TrackInfo& /*track*/) {}
   virtual void OnTrackEvent(const TrackEventRecord& /*event*/) {}

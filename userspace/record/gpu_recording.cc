@@ -17,6 +17,7 @@
 #include "export/perfetto/track_event_writer.h"
 #include "gpu/gpu_counter_packets.h"
 #include "gpu/gpu_fragments.h"
+#include "gpu/gpu_loss_packets.h"
 #include "gpu/injection_env.h"
 #include "model/gpu_capture.h"
 
@@ -110,8 +111,10 @@ void GpuRecording::Begin() {
 }
 
 Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::SessionInfo& session) {
+  // One writer for the recorder's GPU-side packets: NVML counters and the
+  // collection summary.
+  perfetto::TrackEventWriter writer(kNvmlSequenceId, RandomSalt());
   if (options_.counters) {
-    perfetto::TrackEventWriter writer(kNvmlSequenceId, RandomSalt());
     if (sampler_) {
       sampler_->Stop();
       // The sampler runs on while the kernel side detaches and the trace is
@@ -136,18 +139,27 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
     from = session.start_ts;
     to = session.end_ts + kCollectWaitNs;
   }
-  auto files = gpu::ListGpuFragments(dir_, from, to);
-  if (!files.ok()) {
-    warnings_.push_back("GPU fragments not collected: " + files.error().message);
-    return OkStatus();
+  uint64_t summary_ts = session.end_ts ? session.end_ts : session.start_ts;
+  auto window = gpu::ListFragmentWindow(dir_, from, to);
+  if (!window.ok()) {
+    warnings_.push_back("GPU fragments not collected: " + window.error().message);
+    loss_.error = window.error().message;
+    return gpu::WriteGpuLoss(summary_ts, loss_, writer, out);
   }
   perfetto::TraceMerger merger(&out, kFirstFragmentSequenceId);
-  gpu::FragmentsAppended appended = gpu::AppendGpuFragments(*files, merger);
+  gpu::FragmentsAppended appended = gpu::AppendGpuFragments(window->files, merger, window->before);
   fragments_ = appended.files;
   processes_ = appended.processes;
   packets_ = appended.packets;
+  loss_.processes = appended.processes;
+  loss_.fragments = appended.files;
+  loss_.cupti_dropped_records = appended.cupti_dropped_records;
+  loss_.fragments_unreadable = appended.unreadable;
+  loss_.fragments_truncated = appended.truncated;
+  loss_.fragments_late = window->late;
   for (const auto& p : appended.problems) warnings_.push_back("GPU fragment cut short: " + p);
-  return OkStatus();
+  // After the fragments: only now are the counts known.
+  return gpu::WriteGpuLoss(summary_ts, loss_, writer, out);
 }
 
 void GpuRecording::Finish(bool workload_running) {
@@ -165,8 +177,18 @@ void GpuRecording::Finish(bool workload_running) {
 
 std::string GpuRecording::Summary() const {
   std::string out;
-  if (!dir_.empty())
+  if (!dir_.empty()) {
     out = fmt::format("GPU: {} processes, {} fragments ({} packets)", processes_, fragments_, packets_);
+    std::string lost;
+    auto add = [&](uint64_t n, std::string_view what) {
+      if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, what);
+    };
+    add(loss_.cupti_dropped_records, "CUPTI records dropped");
+    add(loss_.fragments_unreadable, "fragments unreadable");
+    add(loss_.fragments_truncated, "fragments truncated");
+    add(loss_.fragments_late, "fragments after the end");
+    if (!lost.empty()) out += ", lost: " + lost;
+  }
   if (options_.counters) {
     if (!out.empty()) out += "; ";
     out += sampler_ ? fmt::format("NVML: {} GPUs, {} samples", nvml_gpus_, nvml_samples_)

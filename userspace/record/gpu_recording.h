@@ -13,6 +13,7 @@
 
 #include "common/result.h"
 #include "gpu/nvml_sampler.h"
+#include "model/gpu_loss.h"
 #include "model/session_info.h"
 
 namespace gpunoise::perfetto {
@@ -61,6 +62,8 @@ class GpuRecording {
 
   // One line for the end of the recording: "GPU: 3 processes, 41 fragments, ...".
   std::string Summary() const;
+  // What the GPU side lost, as Append wrote it into the trace.
+  const model::GpuLoss& loss() const { return loss_; }
   // Lines for stderr not yet said (no injection library, no NVML, a bad
   // fragment); each is handed out once.
   std::vector<std::string> TakeWarnings() { return std::exchange(warnings_, {}); }
@@ -81,6 +84,7 @@ class GpuRecording {
   size_t fragments_ = 0, processes_ = 0;
   uint64_t packets_ = 0;
   size_t nvml_gpus_ = 0, nvml_samples_ = 0;
+  model::GpuLoss loss_;
   std::vector<std::string> warnings_;
   std::vector<std::string> infos_;
 };

@@ -103,10 +103,18 @@ void FillFtraceStats(TracePacket* packet, StatsPhase phase, const model::Session
     auto* c = stats->add_cpu_stats();
     c->set_cpu(cpu.cpu);
     bool end = phase == StatsPhase::kEnd;
+    // Perfetto's meaning, field by field (ftrace_stats.proto): the BPF ring
+    // never overwrites, a failed reserve loses the new record, so a full
+    // ring is dropped_events (the trace processor: the END - START
+    // difference is ftrace_cpu_dropped_events_delta, an error) and overrun,
+    // which is overwrite-mode loss, stays 0; a consumer that adds the two
+    // counts each loss once. entries and bytes_read are what is left in the
+    // ring: the final drain empties it. Losses without a Perfetto field (user
+    // space, maps, programs, GPU) are gpunoise metadata, never here.
     c->set_entries(0);
-    c->set_overrun(end ? cpu.lost : 0);
+    c->set_overrun(0);
     c->set_commit_overrun(0);
-    c->set_bytes_read(end ? cpu.bytes : 0);
+    c->set_bytes_read(0);
     c->set_read_events(end ? cpu.events : 0);
     c->set_dropped_events(end ? cpu.lost : 0);
     c->set_now_ts(static_cast<double>(end ? session.end_ts : session.start_ts) / 1e9);

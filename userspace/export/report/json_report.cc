@@ -1,6 +1,7 @@
 #include "export/report/json_report.h"
 
 #include "export/report/json_writer.h"
+#include "export/report/loss_lines.h"
 #include "model/session_info.h"
 
 namespace gpunoise::report_export {
@@ -20,6 +21,158 @@ void Array(JsonWriter& w, std::string_view key, const std::vector<T>& values) {
     else w.Uint(v);
   }
   w.EndArray();
+}
+
+void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
+  w.Key("lost_events");
+  w.BeginObject();
+  w.Field("source", l.source);
+  // total_lost = kernel_ring_full + bpf_recursion_misses + user_space (+
+  // kretprobe_misses): for a gpunoise trace, the number record printed.
+  w.Field("total_lost", l.total_lost);
+  w.Field("kernel_ring_full", l.kernel_ring_full);
+  w.Field("bpf_recursion_misses", l.bpf_recursion_misses);
+  w.Key("programs");
+  w.BeginArray();
+  for (const auto& p : l.programs) {
+    w.BeginObject();
+    w.Field("collector", p.collector);
+    w.Field("program", p.program);
+    w.Field("missed", p.missed);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("user_space");
+  w.BeginObject();
+  w.Field("decode_errors", l.decode_errors);
+  w.Field("unwritten", l.unwritten);
+  w.Field("records_outside_cpus", l.records_outside_cpus);
+  w.EndObject();
+  w.Field("kretprobe_misses", l.kprobe_misses);
+  // Not lost events: the aggregates undercount.
+  w.Key("maps_full");
+  w.BeginArray();
+  for (const auto& m : l.maps_full) {
+    w.BeginObject();
+    w.Field("collector", m.collector);
+    w.Field("map", m.map);
+    w.Field("full", m.full);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Field("switch_chain_checked", l.switch_chain_checked);
+  w.Field("unseen_switches", l.total_unseen_switches);
+  if (!l.end_reason.empty()) w.Field("end_reason", l.end_reason);
+  else {
+    w.Key("end_reason");
+    w.Null();
+  }
+  w.Key("cpus");
+  w.BeginArray();
+  for (const auto& c : l.cpus) {
+    w.BeginObject();
+    w.Field("cpu", c.cpu);
+    w.Field("lost", c.lost);
+    w.Key("lost_by_kind");
+    w.BeginObject();
+    for (const auto& [kind, n] : c.lost_by_kind) w.Field(kind, n);
+    w.EndObject();
+    w.Field("overwritten", c.overwritten);
+    w.Field("dropped", c.dropped);
+    w.Field("commit_overrun", c.commit_overrun);
+    w.Field("decode_errors", c.decode_errors);
+    w.Field("unwritten", c.unwritten);
+    w.Field("unseen_switches", c.unseen_switches);
+    w.Field("loss_gaps", c.loss_spans);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("gpu");
+  if (l.gpu) {
+    w.BeginObject();
+    w.Field("processes", l.gpu->processes);
+    w.Field("fragments", l.gpu->fragments);
+    w.Field("cupti_dropped_records", l.gpu->cupti_dropped_records);
+    w.Field("fragments_unreadable", l.gpu->fragments_unreadable);
+    w.Field("fragments_truncated", l.gpu->fragments_truncated);
+    w.Field("fragments_late", l.gpu->fragments_late);
+    if (!l.gpu->error.empty()) w.Field("error", l.gpu->error);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  // Perfetto's own loss fields (traces from its recorder).
+  w.Key("trace_service");
+  if (l.service) {
+    const model::TraceServiceStats& s = *l.service;
+    w.BeginObject();
+    w.Key("buffers");
+    w.BeginArray();
+    for (const auto& b : s.buffers) {
+      w.BeginObject();
+      w.Field("buffer", b.index);
+      w.Field("buffer_size", b.buffer_size);
+      w.Field("bytes_written", b.bytes_written);
+      w.Field("bytes_overwritten", b.bytes_overwritten);
+      w.Field("chunks_written", b.chunks_written);
+      w.Field("chunks_overwritten", b.chunks_overwritten);
+      w.Field("chunks_discarded", b.chunks_discarded);
+      w.Field("chunks_rewritten", b.chunks_rewritten);
+      w.Field("patches_failed", b.patches_failed);
+      w.Field("abi_violations", b.abi_violations);
+      w.Field("trace_writer_packet_loss", b.trace_writer_packet_loss);
+      w.Field("readaheads_failed", b.readaheads_failed);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Field("chunks_discarded", s.chunks_discarded);
+    w.Field("patches_discarded", s.patches_discarded);
+    w.Field("invalid_packets", s.invalid_packets);
+    w.Field("flushes_requested", s.flushes_requested);
+    w.Field("flushes_succeeded", s.flushes_succeeded);
+    w.Field("flushes_failed", s.flushes_failed);
+    w.Field("final_flush_failed", s.final_flush_failed);
+    w.Field("filter_errors", s.filter_errors);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("packet_loss");
+  w.BeginObject();
+  w.Field("packets", l.packet_loss.packets);
+  w.Field("sequences", l.packet_loss.sequences);
+  w.EndObject();
+  w.Key("ftrace");
+  if (l.ftrace) {
+    w.BeginObject();
+    Array(w, "failed_events", l.ftrace->failed_events);
+    Array(w, "unknown_events", l.ftrace->unknown_events);
+    w.Field("atrace_errors", l.ftrace->atrace_errors);
+    w.Key("parse_errors");
+    w.BeginArray();
+    for (uint32_t c : l.ftrace->parse_errors) w.String(FtraceParseStatusName(c));
+    w.EndArray();
+    w.Field("preserve_ftrace_buffer", l.ftrace->preserve_ftrace_buffer);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  // The header's loss lines, as the text report words them.
+  Array(w, "summary", LossLines(l));
+  w.Key("collectors");
+  w.BeginArray();
+  for (const auto& c : l.collectors) {
+    w.BeginObject();
+    w.Field("name", c.name);
+    w.Field("state", model::CollectorStateName(c.state));
+    if (!c.reason.empty()) w.Field("reason", c.reason);
+    w.Field("events", c.events);
+    w.Field("lost", c.lost);
+    Array(w, "missing_events", c.missing_events);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
 }
 
 void Finding(JsonWriter& w, const analyze::Finding& f, int rank) {
@@ -202,38 +355,7 @@ std::string FormatJsonReport(const ReportInput& in) {
   }
   w.EndArray();
 
-  const analyze::LossSummary& l = a.loss;
-  w.Key("lost_events");
-  w.BeginObject();
-  w.Field("source", l.source);
-  w.Field("total_lost", l.total_lost);
-  w.Field("unseen_switches", l.total_unseen_switches);
-  w.Field("bpf_recursion_misses", l.bpf_recursion_misses);
-  w.Key("cpus");
-  w.BeginArray();
-  for (const auto& c : l.cpus) {
-    w.BeginObject();
-    w.Field("cpu", c.cpu);
-    w.Field("lost", c.lost);
-    w.Field("unseen_switches", c.unseen_switches);
-    w.Field("loss_gaps", c.loss_spans);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("collectors");
-  w.BeginArray();
-  for (const auto& c : l.collectors) {
-    w.BeginObject();
-    w.Field("name", c.name);
-    w.Field("state", model::CollectorStateName(c.state));
-    if (!c.reason.empty()) w.Field("reason", c.reason);
-    w.Field("events", c.events);
-    w.Field("lost", c.lost);
-    Array(w, "missing_events", c.missing_events);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
+  LostEvents(w, a.loss);
 
   w.Key("thresholds");
   w.BeginObject();

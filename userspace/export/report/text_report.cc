@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analyze/format_util.h"
+#include "export/report/loss_lines.h"
 #include "model/events.h"
 
 namespace gpunoise::report_export {
@@ -28,14 +29,7 @@ void Header(const ReportInput& in, std::string& out) {
                      FormatNs(std::min(a.to, a.trace_end) - a.from), FormatNs(a.trace_end - a.trace_start));
   // Loss first (DESIGN.md decision 3): a reader must know before reading on.
   const analyze::LossSummary& l = a.loss;
-  std::string loss = fmt::format("  lost events: {}", l.total_lost);
-  if (l.total_unseen_switches)
-    loss += fmt::format(", {} context switches the kernel never delivered", l.total_unseen_switches);
-  uint64_t spans = 0;
-  for (const auto& c : l.cpus) spans += c.loss_spans;
-  if (spans) loss += fmt::format(", {} gaps marked in the data", spans);
-  loss += fmt::format(" (source: {})\n", l.source);
-  out += loss;
+  for (const auto& line : LossLines(l)) out += "  " + line + "\n";
   for (const auto& c : l.collectors)
     if (c.state != model::CollectorState::kActive)
       out += fmt::format("  collector {} was {}{}\n", c.name, model::CollectorStateName(c.state),
@@ -136,8 +130,11 @@ void LossTable(const ReportInput& in, std::string& out) {
   const analyze::Analysis& a = *in.analysis;
   const analyze::LossSummary& l = a.loss;
   out += fmt::format("\nLOST EVENTS (source: {})\n", l.source);
-  out += fmt::format("  {:>4} {:>10} {:>16} {:>10}\n", "cpu", "lost", "unseen switches", "gaps");
-  for (const auto& c : l.cpus) out += fmt::format("  {:>4} {:>10} {:>16} {:>10}\n", c.cpu, c.lost, c.unseen_switches, c.loss_spans);
+  out += fmt::format("  {:>4} {:>10} {:>16} {:>10} {:>10} {:>10}\n", "cpu", "lost", "unseen switches", "gaps",
+                     "undecoded", "unwritten");
+  for (const auto& c : l.cpus)
+    out += fmt::format("  {:>4} {:>10} {:>16} {:>10} {:>10} {:>10}\n", c.cpu, c.lost, c.unseen_switches,
+                       c.loss_spans, c.decode_errors, c.unwritten);
   if (l.bpf_recursion_misses) out += fmt::format("  eBPF program runs the kernel skipped: {}\n", l.bpf_recursion_misses);
   for (const auto& c : l.collectors) {
     out += fmt::format("  collector {}: {}, {} events, {} lost", c.name, model::CollectorStateName(c.state), c.events, c.lost);

@@ -1,0 +1,47 @@
+#include "gpu/cupti_drops.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "import/trace_reader.h"
+#include "model/gpu_capture.h"
+
+namespace gpunoise::gpu {
+namespace {
+
+class DropsSink : public model::TraceSink {
+ public:
+  void OnEvent(const model::Event&) override {}
+  void OnTrack(const model::TrackInfo& track) override {
+    if (track.name == model::kCuptiDroppedRecordsTrack) counter_tracks_.insert(track.uuid);
+  }
+  void OnTrackEvent(const model::TrackEventRecord& e) override {
+    if (e.type == model::TrackEventType::kCounter && counter_tracks_.count(e.track_uuid)) {
+      Note(e.counter_value > 0 ? static_cast<uint64_t>(e.counter_value) : 0);
+    } else if (e.type == model::TrackEventType::kInstant && e.name == model::kCuptiCaptureSummaryEvent) {
+      int64_t v = 0;
+      if (const auto* a = e.FindArg(model::kCuptiDroppedRecordsArg); a && a->AsInt64(&v))
+        Note(v > 0 ? static_cast<uint64_t>(v) : 0);
+    }
+  }
+  std::optional<uint64_t> dropped() const { return dropped_; }
+
+ private:
+  void Note(uint64_t v) { dropped_ = std::max(dropped_.value_or(0), v); }
+  std::unordered_set<uint64_t> counter_tracks_;
+  std::optional<uint64_t> dropped_;
+};
+
+}  // namespace
+
+std::optional<uint64_t> CuptiDroppedRecordsIn(const std::string& path) {
+  DropsSink sink;
+  import::ReadOptions options;
+  options.partial = true;  // the merger reports the damage; here, what is readable counts
+  options.buffer_bytes = 256 << 10;
+  import::TraceReader reader(sink, options);
+  (void)reader.ReadFile(path);
+  return sink.dropped();
+}
+
+}  // namespace gpunoise::gpu
