@@ -171,23 +171,13 @@ struct TraceCounts {
   std::map<uint32_t, uint64_t> switches, wakings;
   std::map<int32_t, uint64_t> switch_ins;
   std::set<int32_t> woken;
-  // Tasks switched in right after a task that was not the previous
-  // record's next: with a filter on, every kept switch has a selected prev
-  // or next, so such a task must itself be selected.
-  std::set<int32_t> in_without_selected_prev;
 };
 
-TraceCounts Count(const perfetto::Trace& trace, const std::set<int32_t>& selected) {
+TraceCounts Count(const perfetto::Trace& trace) {
   TraceCounts c;
-  std::map<uint32_t, int32_t> last_next;  // per CPU
   for (const auto& s : CompactSwitches(trace)) {
     ++c.switches[s.cpu];
     ++c.switch_ins[s.next_pid];
-    auto prev = last_next.find(s.cpu);
-    bool prev_selected = prev != last_next.end() && selected.count(prev->second);
-    if (prev != last_next.end() && !prev_selected && !selected.count(s.next_pid))
-      c.in_without_selected_prev.insert(s.next_pid);
-    last_next[s.cpu] = s.next_pid;
   }
   for (const auto& w : CompactWakings(trace)) {
     ++c.wakings[w.cpu];
@@ -202,14 +192,19 @@ std::set<int32_t> Tids(const TargetShared& shared) {
   return tids;
 }
 
-// An unselected process's threads are never woken in the trace, and appear
-// only as the task that replaced a selected one (the switch out of a
-// selected thread names what ran next, as perf's --pid does).
-void ExpectOutsiderOnlyReplacesSelected(const TraceCounts& counts, const TargetShared& outsider) {
+// An unselected process's threads are never woken in the trace, and are
+// switched in exactly as often as they took the CPU from a selected thread
+// (the switch out of a selected thread names its successor, as perf's --pid
+// does). The oracle says how often that was: the trace's order cannot, since
+// this kernel does not report some switches from idle (MEASURED.md).
+void ExpectOutsiderOnlyReplacesSelected(const TraceCounts& counts, const TargetShared& outsider,
+                                        const SchedOracle& oracle, uint64_t lost) {
+  auto successors = oracle.SuccessorsPerThread();
   for (int32_t tid : Tids(outsider)) {
     EXPECT_FALSE(counts.woken.count(tid)) << "thread " << tid << " of an unselected process was woken in the trace";
-    EXPECT_FALSE(counts.in_without_selected_prev.count(tid))
-        << "thread " << tid << " of an unselected process was switched in after an unselected task";
+    if (lost) continue;
+    uint64_t in = counts.switch_ins.count(tid) ? counts.switch_ins.at(tid) : 0;
+    EXPECT_EQ(in, successors[tid]) << "switch-ins of thread " << tid << " of an unselected process";
   }
 }
 
@@ -293,7 +288,7 @@ TEST_P(LossIntegration, EverySwitchAndWakingIsInTheTraceOrCountedAsLostOnce) {
 
   auto trace = ReadTrace(out, &error);
   ASSERT_TRUE(trace) << error;
-  TraceCounts counts = Count(*trace, Tids(target.shared()));
+  TraceCounts counts = Count(*trace);
   auto args = SessionArgs(*trace);
   uint64_t lost = 0;
   ExpectEveryEventAccounted(counts.switches, args, "sched_switch", oracle->SwitchesPerCpu(), &lost);
@@ -335,7 +330,8 @@ TEST_P(LossIntegration, PidFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothingE
 
   auto trace = ReadTrace(out, &error);
   ASSERT_TRUE(trace) << error;
-  TraceCounts counts = Count(*trace, Tids(target.shared()));
+  TraceCounts counts = Count(*trace);
+
   auto args = SessionArgs(*trace);
   uint64_t lost = 0;
   ExpectEveryEventAccounted(counts.switches, args, "sched_switch", oracle->SwitchesPerCpu(), &lost);
@@ -349,11 +345,14 @@ TEST_P(LossIntegration, PidFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothingE
     if (lost) continue;
     EXPECT_EQ(counts.switch_ins[tid], oracle_ins[tid]) << "thread " << tid;
     // The kernel's own count: every switch out while it looped was followed
-    // by a switch in (plus its first, and the ones before the loop began).
-    EXPECT_GE(counts.switch_ins[tid], t.switches.load()) << "thread " << tid;
-    EXPECT_LE(counts.switch_ins[tid], t.switches.load() + 4) << "thread " << tid;
+    // by a switch in (plus its first, and the ones before the loop began),
+    // but for the few switches from idle this kernel does not report to any
+    // tracer (MEASURED.md: 8 in 20,000; the oracle misses them too).
+    uint64_t rusage = t.switches.load();
+    EXPECT_GE(counts.switch_ins[tid] + 2 + rusage / 1000, rusage) << "thread " << tid;
+    EXPECT_LE(counts.switch_ins[tid], rusage + 4) << "thread " << tid;
   }
-  ExpectOutsiderOnlyReplacesSelected(counts, outsider.shared());
+  ExpectOutsiderOnlyReplacesSelected(counts, outsider.shared(), *oracle, lost);
   EXPECT_EQ(args["switch_chain_checked"], "false") << "a filter removes switches by design";
 }
 
@@ -384,7 +383,7 @@ TEST_P(LossIntegration, CgroupFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothi
 
     auto trace = ReadTrace(out, &error);
     ASSERT_TRUE(trace) << error;
-    TraceCounts counts = Count(*trace, Tids(target.shared()));
+    TraceCounts counts = Count(*trace);
     auto args = SessionArgs(*trace);
     uint64_t lost = 0;
     ExpectEveryEventAccounted(counts.switches, args, "sched_switch", oracle->SwitchesPerCpu(), &lost);
@@ -392,7 +391,7 @@ TEST_P(LossIntegration, CgroupFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothi
     auto oracle_ins = oracle->SwitchInsPerThread();
     for (const ThreadReport& t : target.shared().threads)
       if (lost == 0) EXPECT_EQ(counts.switch_ins[t.tid], oracle_ins[t.tid]) << "thread " << t.tid;
-    ExpectOutsiderOnlyReplacesSelected(counts, outsider.shared());
+    ExpectOutsiderOnlyReplacesSelected(counts, outsider.shared(), *oracle, lost);
   }
   rmdir(cg.c_str());
 }
@@ -424,7 +423,7 @@ TEST_P(LossIntegration, AFullDiskCountsWhatTheRingsStillHeldAsUnwritten) {
 
     auto trace = ReadTrace(out, &error);
     ASSERT_TRUE(trace) << error;
-    TraceCounts counts = Count(*trace, Tids(target.shared()));
+    TraceCounts counts = Count(*trace);
     auto args = SessionArgs(*trace);
     EXPECT_EQ(args["end_reason"], "disk full");
     uint64_t unwritten = 0;

@@ -25,6 +25,15 @@ struct {
 	__type(value, __u64);
 } switch_ins SEC(".maps");
 
+/* Tasks of other processes switched in right after one of the process's
+ * threads (the switch out of a selected thread names its successor). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} successors SEC(".maps");
+
 /* Reused from the recorder when use_gate is set: non-zero while closed. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -51,14 +60,13 @@ int BPF_PROG(oracle_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	__u32 cpu = bpf_get_smp_processor_id();
 	__sync_fetch_and_add(&switches[cpu & (ORACLE_MAX_CPUS - 1)], 1);
-	if (next->tgid == target_tgid) {
-		__u32 tid = next->pid;
-		__u64 one = 1, *n = bpf_map_lookup_elem(&switch_ins, &tid);
-		if (n)
-			__sync_fetch_and_add(n, 1);
-		else
-			bpf_map_update_elem(&switch_ins, &tid, &one, BPF_NOEXIST);
-	}
+	__u32 tid = next->pid;
+	void *per_tid = next->tgid == target_tgid ? (void *)&switch_ins : (void *)&successors;
+	__u64 one = 1, *n = bpf_map_lookup_elem(per_tid, &tid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(per_tid, &tid, &one, BPF_NOEXIST);
 	return 0;
 }
 

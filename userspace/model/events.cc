@@ -19,18 +19,23 @@ std::string_view VectorName(VectorKind kind) {
   return i < kNumVectorKinds ? kNames[i] : std::string_view("?");
 }
 
-std::string_view EventName(const Event& e) {
-  // In Payload's order; the same names as collect::RecordKindName.
+size_t EventKindIndex(const Event& e) {
+  if (auto* w = std::get_if<SchedWaking>(&e.payload); w && w->is_new_task) return kEventKinds - 1;
+  return e.payload.index();
+}
+
+std::string_view EventKindName(size_t kind_index) {
+  // In Payload's order, then sched_wakeup_new; the same names as
+  // collect::RecordKindName.
   static constexpr std::string_view kNames[] = {
       "sched_switch", "sched_waking", "sched_migrate_task", "sched_process_fork",
       "sched_process_exec", "sched_process_exit", "task_rename", "irq_handler_entry",
       "irq_handler_exit", "softirq_entry", "softirq_exit", "softirq_raise", "vector_entry",
       "vector_exit", "napi_poll", "netif_receive_skb", "net_dev_xmit", "net_dev_xmit_timeout",
       "dql_stall_detected", "tcp_retransmit_skb", "napi_gro_receive_entry",
-      "napi_gro_receive_exit", "kfree_skb", "nic_driver_event"};
-  static_assert(std::size(kNames) == std::variant_size_v<Payload>);
-  if (auto* w = std::get_if<SchedWaking>(&e.payload); w && w->is_new_task) return "sched_wakeup_new";
-  return kNames[e.payload.index()];
+      "napi_gro_receive_exit", "kfree_skb", "nic_driver_event", "sched_wakeup_new"};
+  static_assert(std::size(kNames) == kEventKinds);
+  return kind_index < kEventKinds ? kNames[kind_index] : std::string_view("?");
 }
 
 }  // namespace gpunoise::model

@@ -170,8 +170,12 @@ struct Event {
   uint16_t common_flags = 0;  // kFlag*: the context it fired in
 };
 
-// The tracepoint an event came from ("sched_switch"), as loss by kind names it.
-std::string_view EventName(const Event& e);
+// The tracepoint an event came from ("sched_switch"), as loss by kind names
+// it; kinds are numbered for counting in arrays on hot paths.
+inline constexpr size_t kEventKinds = std::variant_size_v<Payload> + 1;  // + sched_wakeup_new
+size_t EventKindIndex(const Event& e);
+std::string_view EventKindName(size_t kind_index);
+inline std::string_view EventName(const Event& e) { return EventKindName(EventKindIndex(e)); }
 
 // How deeply an event's context nests on its CPU: task 0, softirq 1, hardirq
 // 2, NMI 3. A program can only interrupt one of a lower level.

@@ -85,8 +85,31 @@ Status PerfettoTraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Eve
   bundle_bytes_.clear();
   encoder_.EncodePacket(info, events, *this, &bundle_bytes_);
   if (!events.empty()) last_bundle_end_[cpu] = events.back().ts;
-  GN_RETURN_IF_ERROR(WriteSerialized(bundle_bytes_));
-  return WriteVectorSlices(cpu, events);
+  // The bundle is the next packet; the vector slices follow it.
+  PendingEvents bundle{writer_.accepted_packets() + 1, cpu, {}};
+  PendingEvents vectors{0, cpu, {}};
+  for (const model::Event& ev : events)
+    ++(perfetto::HasFtraceForm(ev) ? bundle : vectors).kinds[model::EventKindIndex(ev)];
+  pending_.push_back(bundle);
+  Status st = WriteSerialized(bundle_bytes_);
+  if (st.ok()) st = WriteVectorSlices(cpu, events);
+  vectors.last_packet = writer_.accepted_packets();
+  if (vectors.last_packet > bundle.last_packet) pending_.push_back(vectors);
+  ForgetDurable();
+  return st;
+}
+
+void PerfettoTraceSink::ForgetDurable() {
+  while (!pending_.empty() && pending_.front().last_packet <= writer_.durable_packets()) pending_.pop_front();
+}
+
+void PerfettoTraceSink::TakeUnwritten(
+    const std::function<void(uint32_t cpu, std::string_view kind, uint64_t n)>& fn) {
+  ForgetDurable();
+  for (const PendingEvents& p : pending_)
+    for (size_t kind = 0; kind < p.kinds.size(); ++kind)
+      if (p.kinds[kind]) fn(p.cpu, model::EventKindName(kind), p.kinds[kind]);
+  pending_.clear();
 }
 
 // Perfetto has no ftrace message the trace processor turns into slices for

@@ -2,7 +2,9 @@
 // bundles per CPU and drain, plus the metadata packets around them.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -45,6 +47,13 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
                      const model::SessionInfo& session);
   // `events`: one CPU's events of one drain, sorted by timestamp.
   Status WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events, bool lost_events);
+  // After a write error: calls fn(cpu, kind, n) for the events of every batch
+  // the file never got, also those the writer had accepted into its buffer
+  // before the error, and forgets them.
+  // Pushes every event written so far to the file (before the closing
+  // accounting, so that what a failure drops is still counted).
+  Status FlushEvents() { return writer_.Flush(); }
+  void TakeUnwritten(const std::function<void(uint32_t cpu, std::string_view kind, uint64_t n)>& fn);
   Status WriteFooter(const model::ProcessSnapshot& processes, const model::SessionInfo& session);
 
   // Network counters and metadata (export/perfetto/net_tracks.h).
@@ -95,6 +104,16 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   std::map<int32_t, std::string> fallback_names_;
   IrqNameFallback irq_fallback_;
   Status first_error_;
+
+  // Events of batches the writer accepted whose packets may not be in the
+  // file yet (the writer buffers), up to packet number `last_packet`.
+  struct PendingEvents {
+    uint64_t last_packet = 0;
+    uint32_t cpu = 0;
+    std::array<uint32_t, model::kEventKinds> kinds{};
+  };
+  std::deque<PendingEvents> pending_;
+  void ForgetDurable();
 };
 
 }  // namespace gpunoise::record

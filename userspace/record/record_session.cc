@@ -60,9 +60,12 @@ struct CpuBatch {
   std::map<std::string, uint64_t> unwritten_by_kind;
 
   // Events the trace file could not take: lost in user space, by kind.
+  void CountUnwritten(std::string_view kind, uint64_t n) {
+    unwritten += n;
+    unwritten_by_kind[std::string(kind)] += n;
+  }
   void CountUnwritten(std::span<const model::Event> events) {
-    unwritten += events.size();
-    for (const model::Event& e : events) ++unwritten_by_kind[std::string(model::EventName(e))];
+    for (const model::Event& e : events) CountUnwritten(model::EventName(e), 1);
   }
 };
 
@@ -237,13 +240,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       if (session.switch_chain_checked)
         for (const model::Event& ev : events) switch_chain.Observe(ev);
       Status st = sink->WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);
+      b.staging.Written();
       if (!st.ok()) {
-        // What failed to reach the file is lost in user space, counted.
-        b.CountUnwritten(events);
-        b.staging.Written();
+        // What failed to reach the file, this batch and what the writer had
+        // buffered before it, is lost in user space: counted.
+        sink->TakeUnwritten([&](uint32_t c, std::string_view kind, uint64_t n) {
+          if (c < batches.size()) batches[c].CountUnwritten(kind, n);
+        });
         return st;
       }
-      b.staging.Written();
     }
     return OkStatus();
   };
@@ -355,7 +360,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   }
   if (!file_failed) {
     Status st = flush_batches(true);  // anything held back for order
-    if (!st.ok() && !result.late_error) result.late_error = st.error();
+    if (st.ok()) st = sink->FlushEvents();
+    if (!st.ok()) {
+      if (!result.late_error) result.late_error = st.error();
+      if (session.end_reason != "disk full" && session.end_reason != "write error")
+        session.end_reason = sink->disk_full() ? "disk full" : "write error";
+      sink->TakeUnwritten([&](uint32_t c, std::string_view kind, uint64_t n) {
+        if (c < batches.size()) batches[c].CountUnwritten(kind, n);
+      });
+    }
   }
   discard_staged();
 

@@ -63,9 +63,11 @@ std::map<uint32_t, uint64_t> SchedOracle::WakingsPerCpu() const {
   return NonZero(skel_->bss->wakings, std::size(skel_->bss->wakings));
 }
 
-std::map<int32_t, uint64_t> SchedOracle::SwitchInsPerThread() const {
+namespace {
+
+std::map<int32_t, uint64_t> ReadPerTid(const bpf_map* map) {
   std::map<int32_t, uint64_t> out;
-  int fd = bpf_map__fd(skel_->maps.switch_ins);
+  int fd = bpf_map__fd(map);
   uint32_t key = 0, next = 0;
   uint32_t* prev = nullptr;
   while (bpf_map_get_next_key(fd, prev, &next) == 0) {
@@ -76,6 +78,12 @@ std::map<int32_t, uint64_t> SchedOracle::SwitchInsPerThread() const {
   }
   return out;
 }
+
+}  // namespace
+
+std::map<int32_t, uint64_t> SchedOracle::SwitchInsPerThread() const { return ReadPerTid(skel_->maps.switch_ins); }
+
+std::map<int32_t, uint64_t> SchedOracle::SuccessorsPerThread() const { return ReadPerTid(skel_->maps.successors); }
 
 int FindRecordingGate(pid_t pid) {
   std::string dir = "/proc/" + std::to_string(pid) + "/fdinfo";

@@ -30,6 +30,9 @@ class SchedOracle {
   std::map<uint32_t, uint64_t> SwitchesPerCpu() const;
   std::map<uint32_t, uint64_t> WakingsPerCpu() const;
   std::map<int32_t, uint64_t> SwitchInsPerThread() const;
+  // Tasks of other processes that took the CPU from one of its threads, with
+  // how often.
+  std::map<int32_t, uint64_t> SuccessorsPerThread() const;
 
  private:
   explicit SchedOracle(sched_oracle_bpf* skel) : skel_(skel) {}

@@ -122,6 +122,9 @@ TraceFileWriter& TraceFileWriter::operator=(TraceFileWriter&& o) noexcept {
   block_packet_ = std::move(o.block_packet_);
   bytes_written_ = o.bytes_written_;
   packet_bytes_ = o.packet_bytes_;
+  accepted_ = o.accepted_;
+  durable_ = o.durable_;
+  block_accepted_ = o.block_accepted_;
   disk_full_ = o.disk_full_;
   committed_ = o.committed_;
   // The moved-from writer owns no files any more.
@@ -153,6 +156,7 @@ Status TraceFileWriter::WritePacket(const TracePacket& packet) {
 Status TraceFileWriter::WriteSerializedPacket(std::string_view serialized) {
   size_t framed = FramedPacketSize(serialized.size());
   packet_bytes_ += framed;
+  ++accepted_;
   if (deflater_) {
     // Seal first if this packet would overflow the block, so that blocks
     // stay within kCompressionBlockBytes unless one packet alone is larger.
@@ -161,11 +165,12 @@ Status TraceFileWriter::WriteSerializedPacket(std::string_view serialized) {
     if (!block_.empty() && block_.size() + framed > kCompressionBlockBytes)
       GN_RETURN_IF_ERROR(SealBlock());
     AppendFramedPacket(serialized, &block_);
+    block_accepted_ = accepted_;
     if (block_.size() >= kCompressionBlockBytes) return SealBlock();
     return OkStatus();
   }
   AppendFramedPacket(serialized, &buffer_);
-  packet_ends_.push_back(buffer_.size());
+  packet_ends_.push_back({buffer_.size(), accepted_});
   if (buffer_.size() >= kFlushThreshold) return WriteBuffer();
   return OkStatus();
 }
@@ -185,7 +190,7 @@ Status TraceFileWriter::SealBlock() {
   block_packet_.clear();
   AppendLengthDelimitedField(TracePacket::kCompressedPacketsFieldNumber, deflated_, &block_packet_);
   AppendFramedPacket(block_packet_, &buffer_);
-  packet_ends_.push_back(buffer_.size());
+  packet_ends_.push_back({buffer_.size(), block_accepted_});
   // A block is already a large write (tens of KiB): write it now, so what
   // reaches the file is never more than one block behind.
   return WriteBuffer();
@@ -205,8 +210,11 @@ Status TraceFileWriter::WriteBuffer() {
     // so the file stays a valid trace; then free the reserve so the closing
     // metadata can still be written.
     size_t kept = 0;
-    for (size_t end : packet_ends_)
-      if (end <= done) kept = end;
+    for (const BufferedPacket& p : packet_ends_)
+      if (p.end <= done) {
+        kept = p.end;
+        durable_ = p.accepted_through;
+      }
     bytes_written_ += kept;
     if (::ftruncate(fd_.get(), static_cast<off_t>(bytes_written_)) != 0) {
       // Nothing more we can do; the reader tolerates a truncated last packet.
@@ -225,6 +233,7 @@ Status TraceFileWriter::WriteBuffer() {
     return MakeError("failed to write {}: {}", temp_path_, std::strerror(err));
   }
   bytes_written_ += buffer_.size();
+  if (!packet_ends_.empty()) durable_ = packet_ends_.back().accepted_through;
   buffer_.clear();
   packet_ends_.clear();
   return OkStatus();

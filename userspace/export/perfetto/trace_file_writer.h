@@ -66,6 +66,11 @@ class TraceFileWriter {
   // Flushes, fsyncs and renames onto the final path.
   Status Commit();
 
+  // Packets accepted so far, and how many of them are in the file: after a
+  // write error the difference was dropped with the buffer, so a caller that
+  // numbers what it wrote can count what never reached the file.
+  uint64_t accepted_packets() const { return accepted_; }
+  uint64_t durable_packets() const { return durable_; }
   bool disk_full() const { return disk_full_; }
   TraceCompression compression() const {
     return deflater_ ? TraceCompression::kZlib : TraceCompression::kNone;
@@ -93,8 +98,16 @@ class TraceFileWriter {
   // the file.
   std::string buffer_;
   // End offset in buffer_ of each packet it holds, so a disk-full error
-  // keeps every whole packet that made it to the file.
-  std::vector<size_t> packet_ends_;
+  // keeps every whole packet that made it to the file, and how many accepted
+  // packets are in the file once it is there (a block holds many).
+  struct BufferedPacket {
+    size_t end;
+    uint64_t accepted_through;
+  };
+  std::vector<BufferedPacket> packet_ends_;
+  uint64_t accepted_ = 0;        // packets handed to Write*Packet
+  uint64_t durable_ = 0;         // of those, the ones now in the file
+  uint64_t block_accepted_ = 0;  // accepted_ when the current block's last packet came
   std::string scratch_;
   // Compression: framed packets of the block being gathered, the block's
   // zlib stream, and the packet that carries it.
