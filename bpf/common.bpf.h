@@ -76,15 +76,20 @@ static __always_inline void gn_count_lost(__u16 kind)
 }
 
 /* The context the event fired in, as ftrace's common_flags encode it
- * (TRACE_FLAG_HARDIRQ/SOFTIRQ, include/linux/trace_events.h). tp_btf programs
- * get no common_flags and, without CONFIG_KALLSYMS_ALL, cannot read the
- * per-CPU preempt count either (the verifier finds no address for
- * __preempt_count), so the irq collector keeps each CPU's interrupt state
- * here from its own entry and exit programs (irq handlers, x86 system
- * vectors, softirqs). Shared like gn_rings. All zero when no irq collector
- * runs: then every record reads as task context. */
+ * (TRACE_FLAG_HARDIRQ/SOFTIRQ, include/linux/trace_events.h). Neither attach
+ * path gets it from the kernel: tp_btf programs receive no common fields,
+ * and a classic tracepoint's BPF program runs before perf fills them (the
+ * first 8 bytes of its context hold a pt_regs pointer, perf_trace_run_bpf_submit).
+ * The per-CPU preempt count is no help either without CONFIG_KALLSYMS_ALL
+ * (the verifier finds no address for __preempt_count). So the irq collector
+ * keeps each CPU's interrupt state here from its own entry and exit
+ * programs (irq handlers, x86 system vectors, softirqs). Each is a flag, set
+ * on entry and cleared on exit, not a depth: hard irqs do not nest on a CPU,
+ * and a flag set by an entry whose exit program was not attached yet is
+ * cleared by the next exit. Shared like gn_rings; all zero when no irq
+ * collector runs, and then every record reads as task context. */
 struct gn_cpu_context {
-	__u32 hardirq; /* handler or vector depth */
+	__u32 hardirq; /* in a handler or system vector */
 	__u32 softirq; /* serving a softirq */
 };
 struct {

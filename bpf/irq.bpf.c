@@ -23,19 +23,11 @@ struct {
 
 /* gn_cpu_ctx: entering programs mark the context before their own record,
  * leaving ones clear it after theirs, so the pair's records carry it. */
-static __always_inline void gn_hardirq_enter(void)
+static __always_inline void gn_hardirq_mark(bool in)
 {
 	struct gn_cpu_context *c = gn_this_cpu_context();
 	if (c)
-		c->hardirq += 1;
-}
-
-static __always_inline void gn_hardirq_leave(void)
-{
-	struct gn_cpu_context *c = gn_this_cpu_context();
-	/* An exit whose entry came before we attached finds zero. */
-	if (c && c->hardirq)
-		c->hardirq -= 1;
+		c->hardirq = in;
 }
 
 static __always_inline void gn_softirq_mark(bool serving)
@@ -70,7 +62,7 @@ int BPF_PROG(gn_irq_entry, int irq, struct irqaction *action)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
-	gn_hardirq_enter();
+	gn_hardirq_mark(true);
 	gn_remember_name(irq, BPF_CORE_READ(action, name));
 	gn_emit_irq(GN_REC_IRQ_ENTRY, irq, 0);
 	return 0;
@@ -82,7 +74,7 @@ int gn_tp_irq_entry(struct trace_event_raw_irq_handler_entry *ctx)
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
 	__u32 loc = ctx->__data_loc_name;
-	gn_hardirq_enter();
+	gn_hardirq_mark(true);
 	gn_remember_name(ctx->irq, (char *)ctx + (loc & 0xffff));
 	gn_emit_irq(GN_REC_IRQ_ENTRY, ctx->irq, 0);
 	return 0;
@@ -93,7 +85,7 @@ int BPF_PROG(gn_irq_exit, int irq, struct irqaction *action, int ret)
 {
 	if (gn_cpu_allowed(bpf_get_smp_processor_id())) {
 		gn_emit_irq(GN_REC_IRQ_EXIT, irq, ret);
-		gn_hardirq_leave();
+		gn_hardirq_mark(false);
 	}
 	return 0;
 }
@@ -103,7 +95,7 @@ int gn_tp_irq_exit(struct trace_event_raw_irq_handler_exit *ctx)
 {
 	if (gn_cpu_allowed(bpf_get_smp_processor_id())) {
 		gn_emit_irq(GN_REC_IRQ_EXIT, ctx->irq, ctx->ret);
-		gn_hardirq_leave();
+		gn_hardirq_mark(false);
 	}
 	return 0;
 }
@@ -148,7 +140,7 @@ static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return;
 	if (kind == GN_REC_VECTOR_ENTRY)
-		gn_hardirq_enter();
+		gn_hardirq_mark(true);
 	__u64 wake;
 	struct gn_vector *rec = GN_RESERVE(struct gn_vector, kind, &wake);
 	if (rec) {
@@ -157,7 +149,7 @@ static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector
 		gn_submit(rec, wake);
 	}
 	if (kind == GN_REC_VECTOR_EXIT)
-		gn_hardirq_leave();
+		gn_hardirq_mark(false);
 }
 
 /* Program names are kept short: the kernel keeps 15 characters. */

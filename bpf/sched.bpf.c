@@ -116,13 +116,6 @@ static __always_inline bool gn_current_selected(void)
 	return gn_current_selected_remember(true);
 }
 
-/* ftrace's own common_flags of a classic event (struct trace_entry): the
- * kernel's context bits, where tp_btf programs derive them. */
-static __always_inline __u16 gn_tp_common_flags(struct trace_entry *ent)
-{
-	return BPF_CORE_READ(ent, flags);
-}
-
 /* The encoding the sched_switch tracepoint itself reports
  * (__trace_sched_switch_state in include/trace/events/sched.h): one bit per
  * state index, TASK_REPORT_MAX for preemption. */
@@ -200,17 +193,13 @@ int gn_tp_sched_switch(struct trace_event_raw_sched_switch *ctx)
 	return 0;
 }
 
-/* `common_flags`: the kernel's own (classic twins), or -1 to keep the ones
- * gn_reserve derived. */
 static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s32 prio,
-					 __s32 target_cpu, const char *comm, int common_flags)
+					 __s32 target_cpu, const char *comm)
 {
 	__u64 wake;
 	struct gn_sched_wake *rec = GN_RESERVE(struct gn_sched_wake, kind, &wake);
 	if (!rec)
 		return;
-	if (common_flags >= 0)
-		rec->hdr.flags = (__u16)common_flags;
 	rec->tid = tid;
 	rec->tgid = tgid;
 	rec->prio = prio;
@@ -223,7 +212,7 @@ static __always_inline void gn_wake_btf(__u16 kind, struct task_struct *p)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
 		return;
-	gn_emit_wake(kind, p->pid, p->tgid, p->prio, gn_task_cpu(p), p->comm, -1);
+	gn_emit_wake(kind, p->pid, p->tgid, p->prio, gn_task_cpu(p), p->comm);
 }
 
 static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_wakeup_template *ctx)
@@ -232,8 +221,7 @@ static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_
 		return;
 	if (gn_filtering() && !gn_id_selected(ctx->pid))
 		return;
-	gn_emit_wake(kind, ctx->pid, 0, ctx->prio, ctx->target_cpu, ctx->comm,
-		     gn_tp_common_flags(&ctx->ent));
+	gn_emit_wake(kind, ctx->pid, 0, ctx->prio, ctx->target_cpu, ctx->comm);
 }
 
 SEC("tp_btf/sched_waking")

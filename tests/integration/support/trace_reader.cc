@@ -82,7 +82,8 @@ std::vector<CompactWaking> CompactWakings(const perfetto::Trace& trace) {
   ForEachCompact(trace, [](const CompactSched& cs) -> const auto& { return cs.waking_timestamp(); },
                  [&](const perfetto::FtraceEventBundle& b, const CompactSched& cs, int i, uint64_t ts) {
                    out.push_back({ts, b.cpu(), cs.waking_pid(i), cs.waking_target_cpu(i), cs.waking_prio(i),
-                                  InternedComm(cs, cs.waking_comm_index(i))});
+                                  InternedComm(cs, cs.waking_comm_index(i)),
+                                  i < cs.waking_common_flags_size() ? cs.waking_common_flags(i) : 0u});
                  });
   return out;
 }

@@ -35,6 +35,7 @@ struct CompactWaking {
   int32_t target_cpu;
   int32_t prio;
   std::string comm;
+  uint32_t common_flags = 0;  // waking_common_flags (0 when the column is absent)
 };
 std::vector<CompactWaking> CompactWakings(const perfetto::Trace& trace);
 

@@ -1,0 +1,210 @@
+// The context each record was made in, as root with real eBPF on both attach
+// paths: it keeps each CPU's timestamps in order across drain passes cut at
+// their record budget, and it marks wakeups from interrupts the way
+// Perfetto's thread_state reads them (ftrace's common_flags). Neither path
+// gets the kernel's own flags (a classic tracepoint's BPF program runs before
+// perf fills the common fields), so the oracle is the workload: a UDP
+// reader is woken from NET_RX, a futex waiter from task context, and
+// Perfetto's trace processor must read them so.
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "common/strings.h"
+#include "integration/support/net_load.h"
+#include "integration/support/privileges.h"
+#include "integration/support/trace_reader.h"
+#include "integration/support/veth_pair.h"
+#include "integration/support/workloads.h"
+
+namespace gpunoise::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Side = VethPair::Side;
+
+constexpr uint32_t kHardirq = 0x08, kSoftirq = 0x10;  // TRACE_FLAG_*
+
+// A thread woken `rounds` times through a futex (a condition variable) by a
+// thread in task context; returns the woken thread's tid.
+pid_t FutexWakes(int rounds) {
+  std::mutex m;
+  std::condition_variable cv;
+  int turn = 0;
+  pid_t waiter_tid = 0;
+  std::thread waiter([&] {
+    waiter_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    std::unique_lock<std::mutex> lock(m);
+    for (int i = 0; i < rounds; ++i) {
+      cv.wait(lock, [&] { return turn % 2 == 1; });
+      ++turn;
+      cv.notify_one();
+    }
+  });
+  {
+    std::unique_lock<std::mutex> lock(m);
+    for (int i = 0; i < rounds; ++i) {
+      ++turn;
+      cv.notify_one();
+      cv.wait_for(lock, 100ms, [&] { return turn % 2 == 0; });
+      lock.unlock();
+      std::this_thread::sleep_for(1ms);  // so that the waiter blocks again
+      lock.lock();
+    }
+  }
+  waiter.join();
+  return waiter_tid;
+}
+
+struct Recorded {
+  std::string path;
+  pid_t reader = 0, futex_waiter = 0;
+};
+
+// A UDP flood over veth (the receiver's NAPI runs in NET_RX on the sending
+// CPU, which wakes the reader) and futex wakes, under `gpunoise record`.
+Recorded RecordWakeups(const std::string& attach, std::vector<std::string> extra) {
+  Recorded r;
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  EXPECT_TRUE(pair) << error;
+  if (!pair) return r;
+  r.path = MakeTempDir() + "/ctx.pftrace";
+  std::vector<std::string> args = {GpunoiseBinary(), "record", "-d", "30", "-o", r.path, "--attach", attach};
+  args.insert(args.end(), extra.begin(), extra.end());
+  ChildProcess rec(args);
+  EXPECT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
+  UdpFloodOptions flood;
+  flood.duration = 1200ms;
+  flood.sender_cpu = 1;
+  flood.receiver_cpu = 0;
+  UdpFloodResult f = RunUdpFlood(*pair, flood);
+  EXPECT_GT(f.received, 1000u);
+  r.reader = f.receiver_tid;
+  r.futex_waiter = FutexWakes(200);
+  rec.Signal(SIGINT);
+  EXPECT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+  return r;
+}
+
+struct WakeContexts {
+  uint64_t total = 0, softirq = 0, hardirq = 0;
+};
+
+WakeContexts ContextsOfWakingsOf(const perfetto::Trace& trace, pid_t tid) {
+  WakeContexts c;
+  for (const auto& w : CompactWakings(trace)) {
+    if (w.pid != tid) continue;
+    ++c.total;
+    c.softirq += (w.common_flags & kSoftirq) != 0;
+    c.hardirq += (w.common_flags & kHardirq) != 0;
+  }
+  return c;
+}
+
+class ContextIntegration : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ContextIntegration, AReaderWokenFromNetRxHasIrqContextAndAFutexWakeDoesNot) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
+  Recorded r = RecordWakeups(GetParam(), {});
+  ASSERT_FALSE(r.path.empty());
+  std::string error;
+  auto trace = ReadTrace(r.path, &error);
+  ASSERT_TRUE(trace) << error;
+  WakeContexts reader = ContextsOfWakingsOf(*trace, r.reader);
+  WakeContexts futex = ContextsOfWakingsOf(*trace, r.futex_waiter);
+  std::printf("%s: reader woken %lu times, %lu from softirq; futex waiter %lu times, %lu from irq\n",
+              GetParam().c_str(), (unsigned long)reader.total, (unsigned long)reader.softirq,
+              (unsigned long)futex.total, (unsigned long)(futex.softirq + futex.hardirq));
+  ASSERT_GT(reader.total, 20u);
+  // The datagrams arrive in NET_RX: nearly every wakeup of the reader is made
+  // there (the first can come from its own socket setup).
+  EXPECT_GE(reader.softirq * 10, reader.total * 9);
+  ASSERT_GT(futex.total, 100u);
+  EXPECT_EQ(futex.softirq + futex.hardirq, 0u) << "a futex wake is made in task context";
+}
+
+TEST_P(ContextIntegration, TimestampsNeverDecreasePerCpuAcrossTinyDrainPasses) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
+  // Eight records per CPU per pass: nearly every drain is cut, often inside
+  // a softirq nested in a task's record, under the flood's NET_RX.
+  Recorded r = RecordWakeups(GetParam(), {"--drain-batch", "8", "--events", "sched,irq,softirq,net-packets"});
+  ASSERT_FALSE(r.path.empty());
+  std::string error;
+  auto trace = ReadTrace(r.path, &error);
+  ASSERT_TRUE(trace) << error;
+  bool within_bundle_sorted = false;
+  auto per_cpu = PerCpuTimestamps(*trace, &within_bundle_sorted);
+  EXPECT_TRUE(within_bundle_sorted);
+  uint64_t events = 0;
+  for (const auto& [cpu, ts] : per_cpu) {
+    events += ts.size();
+    for (size_t i = 1; i < ts.size(); ++i)
+      if (ts[i] < ts[i - 1]) {
+        ADD_FAILURE() << "CPU " << cpu << ": " << ts[i] << " after " << ts[i - 1] << " (event " << i << ")";
+        break;
+      }
+  }
+  EXPECT_GT(events, 10000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothAttachPaths, ContextIntegration, ::testing::Values("auto", "tracepoint"),
+                         [](const auto& info) { return info.param == "auto" ? std::string("TpBtf") : std::string("Classic"); });
+
+std::string FindTraceProcessor() {
+  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/opt/perfetto/bin"}) {
+    std::string path = std::string(dir) + "/trace_processor_shell";
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return {};
+}
+
+// How Perfetto's own thread_state classifies the reader's wakeups.
+TEST(ContextIntegration, PerfettosThreadStateMarksTheReadersWakeupsAsIrqContext) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  std::string tp = FindTraceProcessor();
+  if (tp.empty())
+    GN_SKIP_NOT_PACKAGED("trace_processor_shell is not installed (not packaged by Debian; build it from Perfetto's source)");
+  GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
+  Recorded r = RecordWakeups("auto", {});
+  ASSERT_FALSE(r.path.empty());
+  std::string dir = MakeTempDir();
+  auto query = [&](pid_t tid) {
+    std::ofstream(dir + "/q.sql") << "select irq_context, count(*) from thread_state join thread using (utid) "
+                                     "where tid = " << tid << " and state = 'R' and irq_context is not null "
+                                     "group by irq_context order by irq_context;";
+    ChildProcess proc({tp, "-q", dir + "/q.sql", r.path});
+    EXPECT_EQ(proc.Wait(120s), 0) << proc.stderr_text();
+    std::map<long long, long long> rows;
+    std::istringstream lines(proc.stdout_text());
+    std::string line;
+    while (std::getline(lines, line)) {
+      auto parts = Split(line, ',');
+      if (parts.size() != 2) continue;
+      auto k = ParseInt64(parts[0]), v = ParseInt64(parts[1]);
+      if (k && v) rows[*k] = *v;
+    }
+    return rows;
+  };
+  auto reader = query(r.reader);
+  auto futex = query(r.futex_waiter);
+  EXPECT_GT(reader[1], 20) << "wakeups from irq context";
+  EXPECT_GE(reader[1] * 10, (reader[0] + reader[1]) * 9);
+  EXPECT_GT(futex[0], 100);
+  EXPECT_EQ(futex[1], 0);
+}
+
+}  // namespace
+}  // namespace gpunoise::testing
