@@ -335,27 +335,33 @@ static __always_inline void gn_follow_child(__u32 child_tgid)
 	}
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(gn_sched_fork, struct task_struct *parent, struct task_struct *child)
+/* task_newtask, not sched_process_fork: it carries the clone flags (thread or
+ * process), and it is the classic twin's event too, so exactly one of the two
+ * programs runs. With one on sched_process_fork and the other on
+ * task_newtask, both attached and every new task was recorded twice; the
+ * trace processor then made two threads of it, one left runnable for ever.
+ * It fires in the parent, after the child's ids are set (copy_process). */
+SEC("tp_btf/task_newtask")
+int BPF_PROG(gn_task_newtask, struct task_struct *child, unsigned long clone_flags)
 {
+	struct task_struct *parent = bpf_get_current_task_btf();
 	if (!gn_task_selected(parent))
 		return 0;
-	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
-	__u32 child_tgid = BPF_CORE_READ(child, tgid);
-	if (child_tgid != parent_tgid)
+	bool is_thread = clone_flags & GN_CLONE_THREAD;
+	__u32 parent_tgid = parent->tgid;
+	__u32 child_tid = child->pid;
+	__u32 child_tgid = is_thread ? parent_tgid : child_tid;
+	if (!is_thread)
 		gn_follow_child(child_tgid);
 	/* Classic twins of other events (where BTF lacks them) select by tid. */
-	if (gn_filtering() && (child_tgid == parent_tgid || gn_follow_forks || gn_cgroup_id))
-		gn_remember_tid(BPF_CORE_READ(child, pid));
+	if (gn_filtering() && (is_thread || gn_follow_forks || gn_cgroup_id))
+		gn_remember_tid(child_tid);
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
-	gn_emit_fork(parent_tgid, BPF_CORE_READ(child, pid), child_tgid, child_tgid == parent_tgid,
-		     parent->comm, child->comm);
+	gn_emit_fork(parent_tgid, child_tid, child_tgid, is_thread, parent->comm, child->comm);
 	return 0;
 }
 
-/* The classic sched_process_fork event cannot tell a thread from a process;
- * task_newtask carries the clone flags. */
 SEC("tracepoint/task/task_newtask")
 int gn_tp_task_newtask(struct trace_event_raw_task_newtask *ctx)
 {

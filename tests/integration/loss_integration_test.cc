@@ -450,6 +450,29 @@ TEST_P(LossIntegration, AFullDiskCountsWhatTheRingsStillHeldAsUnwritten) {
   umount2(dir.c_str(), MNT_DETACH);
 }
 
+TEST_P(LossIntegration, EveryNewThreadIsRecordedOnce) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  std::string out = MakeTempDir() + "/newtask.pftrace";
+  TargetProcess target({0, 1}, 200ms);
+  ChildProcess rec(RecordArgs(out, GetParam(), {"--pid", std::to_string(target.pid())}));
+  ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
+  target.Go();
+  ASSERT_TRUE(target.Join(20s));
+  std::this_thread::sleep_for(200ms);
+  rec.Signal(SIGINT);
+  ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+  std::string error;
+  auto trace = ReadTrace(out, &error);
+  ASSERT_TRUE(trace) << error;
+  // One task_newtask per thread: two made the trace processor see two
+  // threads of one tid, the first left runnable for ever.
+  std::map<int32_t, int> newtasks;
+  for (const auto* e : FtraceEvents(*trace))
+    if (e->has_task_newtask()) ++newtasks[e->task_newtask().pid()];
+  for (int32_t tid : Tids(target.shared())) EXPECT_EQ(newtasks[tid], 1) << "thread " << tid;
+}
+
 INSTANTIATE_TEST_SUITE_P(BothAttachPaths, LossIntegration, ::testing::Values("auto", "tracepoint"),
                          [](const auto& info) { return info.param == "auto" ? std::string("TpBtf") : std::string("Classic"); });
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "common/strings.h"
@@ -98,6 +99,38 @@ TEST(TraceProcessor, BuildsCpuThreadIrqAndSoftirqTracksFromARecording) {
   EXPECT_LE(rows["dropped"], ParseInt64(summary.substr(start + 1, lost_at - start - 1)).value_or(-1))
       << summary;
   EXPECT_GT(rows["read_events"], 0);
+}
+
+// Threads that start and exit during the recording are one thread each in
+// the trace processor, and each one's states end where it died: a recorder
+// that wrote task_newtask twice made two threads of one tid, the first left
+// runnable to the end of the trace (the -1 ns rows of thread_state).
+TEST(TraceProcessor, ThreadsThatComeAndGoAreOneThreadEach) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string tp = FindTraceProcessor();
+  if (tp.empty()) GN_SKIP_NOT_PACKAGED(kNoTraceProcessor);
+  std::string out = MakeTempDir() + "/threads.pftrace";
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "2", "-o", out});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
+  std::set<long long> tids;
+  for (int round = 0; round < 10; ++round) {
+    PingPongResult pp = RunPingPong(0, 1, 200, 100ms, "gn-tp-a", "gn-tp-b");
+    tids.insert(pp.ping_tid);
+    tids.insert(pp.pong_tid);
+  }
+  ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+  std::string list;
+  for (long long t : tids) list += (list.empty() ? "" : ",") + std::to_string(t);
+  auto rows = Query(tp, out,
+                    "select 'threads' as k, count(*) as v from thread where tid in (" + list + ") "
+                    "union all select 'open_runnable', count(*) from thread_state join thread using (utid) "
+                    "  where tid in (" + list + ") and state = 'R' and dur = -1 "
+                    "union all select 'dead', count(*) from thread_state join thread using (utid) "
+                    "  where tid in (" + list + ") and state in ('X', 'Z');");
+  EXPECT_EQ(rows["threads"], static_cast<long long>(tids.size()));
+  EXPECT_EQ(rows["open_runnable"], 0);
+  // Each thread's last state is dead, open to the end of the trace.
+  EXPECT_EQ(rows["dead"], static_cast<long long>(tids.size()));
 }
 
 // The same packets, plain and in zlib blocks (`gpunoise merge` of a
