@@ -26,7 +26,7 @@
 #include "common/unique_fd.h"
 #include "model/switch_chain.h"
 #include "record/net_recording.h"
-#include "record/cpu_staging.h"
+#include "record/record_intake.h"
 #include "record/perfetto_trace_sink.h"
 
 #ifndef GPUNOISE_VERSION
@@ -47,27 +47,6 @@ std::string Hostname() {
   ::gethostname(buf, sizeof(buf) - 1);
   return buf;
 }
-
-// One CPU's records on their way to the trace, and what became of them.
-struct CpuBatch {
-  CpuStaging staging;
-  uint64_t drained = 0;  // records read in the current drain pass
-  uint64_t lost_seen = 0;
-  uint64_t events_total = 0;
-  uint64_t bytes_total = 0;
-  uint64_t decode_errors = 0;
-  uint64_t unwritten = 0;
-  std::map<std::string, uint64_t> unwritten_by_kind;
-
-  // Events the trace file could not take: lost in user space, by kind.
-  void CountUnwritten(std::string_view kind, uint64_t n) {
-    unwritten += n;
-    unwritten_by_kind[std::string(kind)] += n;
-  }
-  void CountUnwritten(std::span<const model::Event> events) {
-    for (const model::Event& e : events) CountUnwritten(model::EventName(e), 1);
-  }
-};
 
 }  // namespace
 
@@ -102,33 +81,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
 
   // Staging, indexed by CPU.
   int max_cpu = *std::max_element(cpus.begin(), cpus.end());
-  std::vector<CpuBatch> batches(static_cast<size_t>(max_cpu) + 1);
-
-  // Record kind -> collector index, for per-collector counts.
+  RecordIntake intake(static_cast<size_t>(max_cpu));
+  std::vector<CpuBatch>& batches = intake.batches();
   std::vector<std::unique_ptr<collect::Collector>> collectors;
-  std::array<int8_t, GN_REC_KIND_MAX> kind_owner;
-  kind_owner.fill(-1);
-  std::vector<uint64_t> collector_events;
-  uint64_t records_outside_cpus = 0;
-
-  auto handler = [&](uint32_t cpu, std::span<const uint8_t> data) {
-    if (cpu >= batches.size()) {
-      ++records_outside_cpus;
-      return;
-    }
-    CpuBatch& b = batches[cpu];
-    ++b.drained;
-    if (collect::DecodeRecord(data, cpu, &b.staging.Slot()) != collect::DecodeResult::kOk) {
-      ++b.decode_errors;
-      return;
-    }
-    b.staging.Push();
-    ++b.events_total;
-    b.bytes_total += data.size();
-    uint16_t kind = 0;
-    std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
-    if (kind < kind_owner.size() && kind_owner[kind] >= 0) ++collector_events[kind_owner[kind]];
-  };
+  auto handler = [&intake](uint32_t cpu, std::span<const uint8_t> data) { intake.OnRecord(cpu, data); };
 
   uint64_t ring_bytes = options.ring_bytes_per_cpu ? options.ring_bytes_per_cpu
                                                    : DefaultRingBytesPerCpu(cpus.size());
@@ -166,11 +122,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   for (auto& c : collectors) c->Start(context);
   bool any_active = false;
   for (size_t i = 0; i < collectors.size(); ++i) {
-    collector_events.push_back(0);
     if (collectors[i]->report().state != model::CollectorState::kDisabled) any_active = true;
     for (int kind = 0; kind < GN_REC_KIND_MAX; ++kind)
       if (collect::CollectorOfKind(static_cast<uint16_t>(kind)) == collectors[i]->name())
-        kind_owner[kind] = static_cast<int8_t>(i);
+        intake.SetOwner(static_cast<uint16_t>(kind), i);
   }
   if (!any_active) {
     std::string why;
@@ -387,7 +342,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
         row.lost += n;
         std::string_view name = collect::RecordKindName(static_cast<uint16_t>(kind));
         row.lost_by_kind[name.empty() ? fmt::format("kind{}", kind) : std::string(name)] += n;
-        if (kind_owner[kind] >= 0) collector_lost[kind_owner[kind]] += n;
+        if (int owner = intake.OwnerOf(static_cast<uint16_t>(kind)); owner >= 0)
+          collector_lost[static_cast<size_t>(owner)] += n;
       }
     }
     if (cpu < batches.size()) {
@@ -404,11 +360,11 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     if (recorded || row.lost) cpu_rows.push_back(std::move(row));
   }
   session.cpus = std::move(cpu_rows);
-  session.records_outside_cpus = records_outside_cpus;
+  session.records_outside_cpus = intake.records_outside_cpus();
   session.collectors.clear();
   for (size_t i = 0; i < collectors.size(); ++i) {
     model::CollectorReport report = collectors[i]->report();
-    report.events = collector_events[i];
+    report.events = intake.collector_events(i);
     report.lost = collector_lost[i];
     session.collectors.push_back(std::move(report));
     collectors[i]->AddMapFull(session.map_full);
@@ -422,8 +378,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   }
   for (const auto& cpu : session.cpus) result.parse_errors += cpu.decode_errors;
   if (result.parse_errors) log::Warning("{} malformed records were skipped (counted as lost)", result.parse_errors);
-  if (records_outside_cpus)
-    log::Warning("{} records came from CPUs outside the recording (counted as lost)", records_outside_cpus);
+  if (session.records_outside_cpus)
+    log::Warning("{} records came from CPUs outside the recording (counted as lost)", session.records_outside_cpus);
 
   Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
   if (!footer.ok() && !result.late_error) result.late_error = footer.error();

@@ -1,0 +1,77 @@
+#include "record/record_intake.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include "bpf/sched.h"
+}
+
+namespace gpunoise::record {
+namespace {
+
+std::vector<uint8_t> SwitchRecord(uint64_t ts) {
+  gn_sched_switch r{};
+  r.hdr.ts = ts;
+  r.hdr.kind = GN_REC_SCHED_SWITCH;
+  r.hdr.tid = 7;
+  r.next_tid = 8;
+  std::vector<uint8_t> bytes(sizeof(r));
+  std::memcpy(bytes.data(), &r, sizeof(r));
+  return bytes;
+}
+
+TEST(RecordIntake, ARecordIsStagedOnItsCpuAndCountedForItsCollector) {
+  RecordIntake intake(1);
+  intake.SetOwner(GN_REC_SCHED_SWITCH, 0);
+  auto rec = SwitchRecord(100);
+  intake.OnRecord(1, rec);
+  EXPECT_EQ(intake.batches()[1].staging.staged(), 1u);
+  EXPECT_EQ(intake.batches()[1].events_total, 1u);
+  EXPECT_EQ(intake.batches()[1].bytes_total, rec.size());
+  EXPECT_EQ(intake.collector_events(0), 1u);
+}
+
+TEST(RecordIntake, AMalformedRecordIsCountedOnItsCpuNotDropped) {
+  RecordIntake intake(1);
+  auto rec = SwitchRecord(100);
+  rec.resize(sizeof(gn_header) + 4);  // shorter than its kind's layout
+  intake.OnRecord(0, rec);
+  gn_header unknown{};
+  unknown.kind = 200;  // a kind this build does not know
+  std::vector<uint8_t> bytes(sizeof(unknown));
+  std::memcpy(bytes.data(), &unknown, sizeof(unknown));
+  intake.OnRecord(0, bytes);
+  intake.OnRecord(0, std::span<const uint8_t>(bytes.data(), 3));  // not even a header
+  EXPECT_EQ(intake.batches()[0].decode_errors, 3u);
+  EXPECT_EQ(intake.batches()[0].staging.staged(), 0u);
+  EXPECT_EQ(intake.batches()[0].drained, 3u) << "they count against the drain's budget";
+}
+
+TEST(RecordIntake, ARecordFromACpuOutsideTheRecordingIsCounted) {
+  RecordIntake intake(1);
+  auto rec = SwitchRecord(100);
+  intake.OnRecord(2, rec);
+  intake.OnRecord(1000, rec);
+  EXPECT_EQ(intake.records_outside_cpus(), 2u);
+  for (const CpuBatch& b : intake.batches()) EXPECT_EQ(b.events_total, 0u);
+}
+
+TEST(RecordIntake, UnwrittenEventsAreCountedByKind) {
+  CpuBatch b;
+  model::Event sw, wk;
+  sw.payload = model::SchedSwitch{};
+  model::SchedWaking w;
+  w.is_new_task = true;
+  wk.payload = w;
+  std::vector<model::Event> events = {sw, sw, wk};
+  b.CountUnwritten(events);
+  EXPECT_EQ(b.unwritten, 3u);
+  EXPECT_EQ(b.unwritten_by_kind["sched_switch"], 2u);
+  EXPECT_EQ(b.unwritten_by_kind["sched_wakeup_new"], 1u);
+}
+
+}  // namespace
+}  // namespace gpunoise::record

@@ -1,0 +1,71 @@
+// Where ring records arrive during a recording: each is decoded into its
+// CPU's staging and counted per CPU and per collector; what cannot be decoded
+// or comes from a CPU outside the recording is counted, never dropped
+// silently (DESIGN.md decision 3).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "record/cpu_staging.h"
+
+extern "C" {
+#include "bpf/record.h"
+}
+
+namespace gpunoise::record {
+
+// One CPU's records on their way to the trace, and what became of them.
+struct CpuBatch {
+  CpuStaging staging;
+  uint64_t drained = 0;  // records read in the current drain pass
+  uint64_t lost_seen = 0;
+  uint64_t events_total = 0;
+  uint64_t bytes_total = 0;
+  uint64_t decode_errors = 0;
+  uint64_t unwritten = 0;
+  std::map<std::string, uint64_t> unwritten_by_kind;
+
+  // Events the trace file could not take: lost in user space, by kind.
+  void CountUnwritten(std::string_view kind, uint64_t n) {
+    unwritten += n;
+    unwritten_by_kind[std::string(kind)] += n;
+  }
+  void CountUnwritten(std::span<const model::Event> events) {
+    for (const model::Event& e : events) CountUnwritten(model::EventName(e), 1);
+  }
+};
+
+class RecordIntake {
+ public:
+  // CPUs 0..max_cpu have a staging each.
+  explicit RecordIntake(size_t max_cpu);
+
+  // Records of `kind` belong to collector number `collector` (its index in
+  // the session's list), for per-collector counts.
+  void SetOwner(uint16_t kind, size_t collector);
+  int OwnerOf(uint16_t kind) const { return kind < owners_.size() ? owners_[kind] : -1; }
+
+  // The ring transport's handler: one record from CPU `cpu`'s ring.
+  void OnRecord(uint32_t cpu, std::span<const uint8_t> data);
+
+  std::vector<CpuBatch>& batches() { return batches_; }
+  const std::vector<CpuBatch>& batches() const { return batches_; }
+  uint64_t records_outside_cpus() const { return records_outside_cpus_; }
+  uint64_t collector_events(size_t collector) const {
+    return collector < collector_events_.size() ? collector_events_[collector] : 0;
+  }
+
+ private:
+  std::vector<CpuBatch> batches_;
+  std::array<int8_t, GN_REC_KIND_MAX> owners_;
+  std::vector<uint64_t> collector_events_;
+  uint64_t records_outside_cpus_ = 0;
+};
+
+}  // namespace gpunoise::record
