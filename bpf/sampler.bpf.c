@@ -18,6 +18,7 @@
 #include "focus.bpf.h"
 #include "irqtime.h"
 #include "sampler.h"
+#include "sample_count.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -61,22 +62,9 @@ int gn_sample(struct bpf_perf_event_data *ctx)
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
 	}
 
-	__u64 *count = bpf_map_lookup_elem(&gn_samples, &key);
-	if (count) {
-		*count += 1; /* this CPU's copy; perf samples do not nest */
-		return 0;
+	if (!gn_count_sample(&gn_samples, &key)) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		__sync_fetch_and_add(&gn_sample_full[cpu & (GN_MAX_CPUS - 1)], 1);
 	}
-	__u64 one = 1;
-	if (bpf_map_update_elem(&gn_samples, &key, &one, BPF_NOEXIST) == 0)
-		return 0;
-	/* Another CPU inserted the same key between our lookup and update
-	 * (EEXIST): the entry is there now, with this CPU's copy at zero. */
-	count = bpf_map_lookup_elem(&gn_samples, &key);
-	if (count) {
-		*count += 1;
-		return 0;
-	}
-	__u32 cpu = bpf_get_smp_processor_id();
-	__sync_fetch_and_add(&gn_sample_full[cpu & (GN_MAX_CPUS - 1)], 1);
 	return 0;
 }
