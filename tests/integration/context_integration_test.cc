@@ -162,21 +162,13 @@ TEST_P(ContextIntegration, TimestampsNeverDecreasePerCpuAcrossTinyDrainPasses) {
 INSTANTIATE_TEST_SUITE_P(BothAttachPaths, ContextIntegration, ::testing::Values("auto", "tracepoint"),
                          [](const auto& info) { return info.param == "auto" ? std::string("TpBtf") : std::string("Classic"); });
 
-std::string FindTraceProcessor() {
-  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/opt/perfetto/bin"}) {
-    std::string path = std::string(dir) + "/trace_processor_shell";
-    if (access(path.c_str(), X_OK) == 0) return path;
-  }
-  return {};
-}
-
 // How Perfetto's own thread_state classifies the reader's wakeups.
 TEST(ContextIntegration, PerfettosThreadStateMarksTheReadersWakeupsAsIrqContext) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   std::string tp = FindTraceProcessor();
   if (tp.empty())
-    GN_SKIP_NOT_PACKAGED("trace_processor_shell is not installed (not packaged by Debian; build it from Perfetto's source)");
+    GN_SKIP_NOT_PACKAGED(kNoTraceProcessor);
   GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
   Recorded r = RecordWakeups("auto", {});
   ASSERT_FALSE(r.path.empty());

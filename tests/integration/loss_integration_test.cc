@@ -306,8 +306,9 @@ TEST_P(LossIntegration, EverySwitchAndWakingIsInTheTraceOrCountedAsLostOnce) {
   for (const auto& [name, value] : args) {
     if (name.rfind("cpu.", 0) == 0 && ends_with(name, ".lost")) ring_lost += std::stoull(value);
     if (name.rfind("program.", 0) == 0 && ends_with(name, ".missed")) skipped += std::stoull(value);
-    if (ends_with(name, ".decode_errors") || ends_with(name, ".unwritten") || name == "records_outside_cpus")
+    if (ends_with(name, ".decode_errors") || ends_with(name, ".unwritten") || name == "records_outside_cpus") {
       EXPECT_EQ(value, "0") << name;
+    }
   }
   EXPECT_GE(ring_lost, lost);
   EXPECT_EQ(StatsDropped(*trace), ring_lost);
@@ -317,16 +318,18 @@ TEST_P(LossIntegration, EverySwitchAndWakingIsInTheTraceOrCountedAsLostOnce) {
   EXPECT_EQ(ReportLost(out), ring_lost + skipped);
 }
 
-TEST_P(LossIntegration, PidFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothingElse) {
-  GN_REQUIRE_REAL_EBPF();
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
-  std::string out = MakeTempDir() + "/pid.pftrace";
-  TargetProcess target({0, 1}, 800ms);
-  TargetProcess outsider({1, 0}, 800ms);
+// Records `target` and `outsider` running side by side with the filter
+// `filter_args`, and checks what the filter promises: every switch and
+// waking of the target per CPU, each of its threads' switch-ins (against the
+// oracle and the kernel's own count), and the outsider only where it took a
+// CPU from the target.
+void ExpectFilterKeepsTheTargetOnly(const std::string& attach, std::vector<std::string> filter_args,
+                                    TargetProcess& target, TargetProcess& outsider) {
+  std::string out = MakeTempDir() + "/filter.pftrace";
   std::string error;
   auto oracle = SchedOracle::Start(target.pid(), -1, &error);
   ASSERT_TRUE(oracle) << error;
-  ChildProcess rec(RecordArgs(out, GetParam(), {"--pid", std::to_string(target.pid())}));
+  ChildProcess rec(RecordArgs(out, attach, std::move(filter_args)));
   ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
   target.Go();
   outsider.Go();
@@ -340,7 +343,6 @@ TEST_P(LossIntegration, PidFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothingE
   auto trace = ReadTrace(out, &error);
   ASSERT_TRUE(trace) << error;
   TraceCounts counts = Count(*trace);
-
   auto args = SessionArgs(*trace);
   uint64_t lost = 0;
   ExpectEveryEventAccounted(counts.switches, args, "sched_switch", oracle->SwitchesPerCpu(), &lost);
@@ -365,6 +367,14 @@ TEST_P(LossIntegration, PidFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothingE
   EXPECT_EQ(args["switch_chain_checked"], "false") << "a filter removes switches by design";
 }
 
+TEST_P(LossIntegration, PidFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothingElse) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  TargetProcess target({0, 1}, 800ms);
+  TargetProcess outsider({1, 0}, 800ms);
+  ExpectFilterKeepsTheTargetOnly(GetParam(), {"--pid", std::to_string(target.pid())}, target, outsider);
+}
+
 TEST_P(LossIntegration, CgroupFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothingElse) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
@@ -373,34 +383,9 @@ TEST_P(LossIntegration, CgroupFilterKeepsEveryThreadsSwitchInsAndWakingsAndNothi
   std::string cg = *mount + "/gpunoise-loss-test-" + std::to_string(getpid());
   ASSERT_EQ(mkdir(cg.c_str(), 0755), 0) << cg << ": " << strerror(errno);
   {
-    std::string out = MakeTempDir() + "/cgroup.pftrace";
     TargetProcess target({0, 1}, 800ms, cg);
     TargetProcess outsider({1, 0}, 800ms);
-    std::string error;
-    auto oracle = SchedOracle::Start(target.pid(), -1, &error);
-    ASSERT_TRUE(oracle) << error;
-    ChildProcess rec(RecordArgs(out, GetParam(), {"--cgroup", cg}));
-    ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
-    target.Go();
-    outsider.Go();
-    ASSERT_TRUE(target.Join(20s));
-    ASSERT_TRUE(outsider.Join(20s));
-    std::this_thread::sleep_for(200ms);
-    rec.Signal(SIGINT);
-    ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
-    oracle->Stop();
-
-    auto trace = ReadTrace(out, &error);
-    ASSERT_TRUE(trace) << error;
-    TraceCounts counts = Count(*trace);
-    auto args = SessionArgs(*trace);
-    uint64_t lost = 0;
-    ExpectEveryEventAccounted(counts.switches, args, "sched_switch", oracle->SwitchesPerCpu(), &lost);
-    ExpectEveryEventAccounted(counts.wakings, args, "sched_waking", oracle->WakingsPerCpu(), &lost);
-    auto oracle_ins = oracle->SwitchInsPerThread();
-    for (const ThreadReport& t : target.shared().threads)
-      if (lost == 0) EXPECT_EQ(counts.switch_ins[t.tid], oracle_ins[t.tid]) << "thread " << t.tid;
-    ExpectOutsiderOnlyReplacesSelected(counts, outsider.shared(), *oracle, lost);
+    ExpectFilterKeepsTheTargetOnly(GetParam(), {"--cgroup", cg}, target, outsider);
   }
   rmdir(cg.c_str());
 }

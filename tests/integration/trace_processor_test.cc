@@ -22,17 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* kNoTraceProcessor =
-    "trace_processor_shell is not installed (not packaged by Debian; build it from Perfetto's source)";
-
-std::string FindTraceProcessor() {
-  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/opt/perfetto/bin"}) {
-    std::string path = std::string(dir) + "/trace_processor_shell";
-    if (access(path.c_str(), X_OK) == 0) return path;
-  }
-  return {};
-}
-
 // Runs `sql` (one statement returning name,value rows) and returns them.
 std::map<std::string, long long> Query(const std::string& tp, const std::string& trace,
                                        const std::string& sql) {

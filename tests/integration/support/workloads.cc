@@ -174,6 +174,14 @@ std::string ChildProcess::stdout_text() {
   return stdout_;
 }
 
+std::string FindTraceProcessor() {
+  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/opt/perfetto/bin"}) {
+    std::string path = std::string(dir) + "/trace_processor_shell";
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return {};
+}
+
 std::string GpunoiseBinary() {
   const char* bin = std::getenv("GPUNOISE_BIN");
   return bin ? bin : GPUNOISE_BIN_DEFAULT;

@@ -56,6 +56,12 @@ class ChildProcess {
   int status_ = 0;
 };
 
+// Perfetto's trace_processor_shell where one is installed (it is built from
+// Perfetto's source, not a Debian package), else "".
+std::string FindTraceProcessor();
+inline constexpr const char* kNoTraceProcessor =
+    "trace_processor_shell is not installed (not packaged by Debian; build it from Perfetto's source)";
+
 // The gpunoise binary under test (GPUNOISE_BIN, set by CMake).
 std::string GpunoiseBinary();
 std::string MakeTempDir();
