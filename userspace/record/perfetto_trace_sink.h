@@ -80,6 +80,9 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   uint64_t bytes_written() const { return writer_.bytes_written(); }
   uint64_t packet_bytes() const { return writer_.packet_bytes(); }
   bool disk_full() const { return writer_.disk_full(); }
+  // A write to the file failed (disk full or another error): it takes no
+  // more events.
+  bool failed() const { return !first_error_.ok() || writer_.disk_full(); }
   const std::string& path() const { return writer_.path(); }
 
   std::string_view IrqName(int32_t irq) override;

@@ -295,7 +295,14 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (!closed.ok()) session.end_ts = BoottimeNs();
   // The programs are detached, so the rings only empty from here. After a
   // write error they are still read to the end, to count what they held.
-  bool file_failed = result.late_error.has_value();
+  bool file_failed = sink->failed();
+  if (file_failed) {
+    // Whatever the failing write was (events, counters), what the writer had
+    // buffered is gone.
+    sink->TakeUnwritten([&](uint32_t c, std::string_view kind, uint64_t n) {
+      if (c < batches.size()) batches[c].CountUnwritten(kind, n);
+    });
+  }
   while (true) {
     auto drained = drain();
     if (!drained.ok()) {
