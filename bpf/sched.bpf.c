@@ -47,8 +47,9 @@ struct {
  * process and cgroup they can check is the current one. User space seeds the
  * set after attaching (every thread of the selected processes and cgroups);
  * the programs add each thread a selected task creates and each selected
- * task they find current, and remove a thread when it exits. User space sizes
- * it to one entry when the tp_btf programs run. */
+ * task they find current, and remove a thread when it exits. The tp_btf fork
+ * and exit programs keep it too, for kernels where some events have only a
+ * classic twin. Without a task filter user space sizes it to one entry. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -57,7 +58,8 @@ struct {
 } gn_tids SEC(".maps");
 
 /* Selected threads the classic twins could not remember (gn_tids was full),
- * per CPU: their later wakeups and switch-ins are missed, so this is loss. */
+ * per CPU: their later wakeups and switch-ins may be missed. Reported with
+ * the map (map.sched.gn_tids.full). */
 __u64 gn_tids_full[GN_MAX_CPUS] = {};
 
 static __always_inline bool gn_filtering(void)
