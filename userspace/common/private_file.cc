@@ -69,16 +69,16 @@ std::string UnsafeOutputReason(const std::string& path) {
   if (::lstat(path.c_str(), &st) == 0) {
     std::string reason = UnsafeEntryReason(path, st);
     if (!reason.empty()) return reason;
-  } else if (errno != ENOENT) {
-    return path + ": " + Errno(errno);
   }
+  // What cannot be looked at (no such directory, no permission) is left to
+  // the create that follows, whose error says it in the writer's words.
   // The directory is followed if it is a symlink (a home directory often is
   // one); what matters is who may rename entries in the directory it leads
   // to. Without the sticky bit, any user could replace our temp file or the
   // final name between our checks and our rename.
   std::string dir = PrivateFileDirName(path);
   struct stat dst {};
-  if (::stat(dir.c_str(), &dst) != 0) return dir + ": " + Errno(errno);
+  if (::stat(dir.c_str(), &dst) != 0) return "";
   if (!S_ISDIR(dst.st_mode)) return dir + " is not a directory";
   if ((dst.st_mode & S_IWOTH) && !(dst.st_mode & S_ISVTX))
     return dir + " is writable by other users and not sticky";

@@ -97,12 +97,17 @@ Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_
   for (const auto& name : names) {
     auto parsed = model::ParseFragmentFileName(name);
     if (!parsed) continue;
+    // Late ones are never read; the others are checked before they are
+    // listed, and again on the fd that is read (AppendGpuFragments).
+    if (to_ts && parsed->flush_ts > to_ts) {
+      ++out.late;
+      continue;
+    }
     if (auto fd = OpenFragment(dir + "/" + name, dst.st_uid); !fd.ok()) {
       out.refused.push_back(fd.error().message);
       continue;
     }
     if (parsed->flush_ts < from_ts) before.emplace_back(parsed->pid, parsed->flush_ts, dir + "/" + name);
-    else if (to_ts && parsed->flush_ts > to_ts) ++out.late;
     else in.emplace_back(parsed->pid, parsed->flush_ts, dir + "/" + name);
   }
   std::sort(in.begin(), in.end());
