@@ -60,6 +60,36 @@ TEST(FragmentWriter, EachChunkIsACompleteFileUnderItsFinalName) {
   EXPECT_EQ(w.bytes_written(), 7u);
 }
 
+TEST(FragmentWriter, FragmentsAreOwnerOnlyWhateverTheUmask) {
+  std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
+  FragmentWriter w(dir, 77, 0);
+  std::string error;
+  mode_t old = umask(0);
+  bool ok = w.Write("abc", 1000, &error);
+  umask(old);
+  ASSERT_TRUE(ok) << error;
+  struct stat st {};
+  ASSERT_EQ(stat((dir + "/" + model::FragmentFileName(77, 1000)).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+TEST(FragmentWriter, ASymlinkAtTheOldTempNameIsNotFollowed) {
+  std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
+  std::string target = dir + "/precious";
+  std::ofstream(target) << "precious";
+  std::string name = model::FragmentFileName(77, 1000);
+  ASSERT_EQ(symlink(target.c_str(), (dir + "/." + name + ".tmp").c_str()), 0);
+  FragmentWriter w(dir, 77, 0);
+  std::string error;
+  ASSERT_TRUE(w.Write("abc", 1000, &error)) << error;
+  std::ifstream in(target);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "precious");
+}
+
 TEST(FragmentWriter, SameFlushTimeStillGetsANewName) {
   std::string dir = TempDir();
   RemoveWhenDone cleanup{dir};

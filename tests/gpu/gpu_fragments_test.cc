@@ -1,6 +1,7 @@
 #include "gpu/gpu_fragments.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -68,6 +69,50 @@ TEST_F(GpuFragmentsTest, TheWindowCountsFragmentsFlushedAfterItAndKeepsThoseBefo
   ASSERT_TRUE(open_ended.ok());
   EXPECT_EQ(open_ended->late, 0u);
   EXPECT_EQ(open_ended->files.size(), 4u);
+}
+
+TEST_F(GpuFragmentsTest, ASymlinkedFragmentIsRefusedAndSaid) {
+  Fragment(10, 1000, "good");
+  std::string secret = dir_ + "/secret";
+  std::ofstream(secret) << "root's data";
+  std::string link = dir_ + "/" + model::FragmentFileName(11, 1000);
+  ASSERT_EQ(::symlink(secret.c_str(), link.c_str()), 0);
+  auto window = ListFragmentWindow(dir_, 0, 0);
+  ASSERT_TRUE(window.ok());
+  EXPECT_EQ(window->files, std::vector<std::string>{dir_ + "/" + model::FragmentFileName(10, 1000)});
+  EXPECT_EQ(window->refused, std::vector<std::string>{link + ": is a symbolic link"});
+}
+
+TEST_F(GpuFragmentsTest, AFifoNamedLikeAFragmentIsRefusedWithoutBlocking) {
+  std::string fifo = dir_ + "/" + model::FragmentFileName(11, 1000);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto window = ListFragmentWindow(dir_, 0, 0);
+  ASSERT_TRUE(window.ok());
+  EXPECT_TRUE(window->files.empty());
+  EXPECT_EQ(window->refused, std::vector<std::string>{fifo + ": not a regular file"});
+}
+
+TEST_F(GpuFragmentsTest, AFragmentOwnedByAnotherUserIsRefusedAndSaid) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown a file to uid 65534";
+  Fragment(10, 1000, "good");
+  Fragment(11, 1000, "planted");
+  std::string planted = dir_ + "/" + model::FragmentFileName(11, 1000);
+  ASSERT_EQ(::chown(planted.c_str(), 65534, 65534), 0);
+  auto window = ListFragmentWindow(dir_, 0, 0);
+  ASSERT_TRUE(window.ok());
+  EXPECT_EQ(window->files.size(), 1u);
+  ASSERT_EQ(window->refused.size(), 1u);
+  EXPECT_EQ(window->refused[0], planted + ": owned by uid 65534, not by the directory's owner (uid 0)");
+  // One that turns bad between listing and reading is refused there too.
+  std::vector<std::string> files = {dir_ + "/" + model::FragmentFileName(10, 1000), planted};
+  auto writer = perfetto::TraceFileWriter::Create(dir_ + "/merged.pftrace", 0);
+  ASSERT_TRUE(writer.ok());
+  perfetto::TraceMerger merger(&*writer, 3);
+  FragmentsAppended r = AppendGpuFragments(files, merger);
+  EXPECT_EQ(r.packets, 1u);
+  EXPECT_EQ(r.unreadable, 1u);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].rfind("refused " + planted + ": owned by uid 65534", 0), 0u) << r.problems[0];
 }
 
 TEST_F(GpuFragmentsTest, BadFragmentIsReportedAndTheRestKept) {

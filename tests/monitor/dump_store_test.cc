@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "integration/support/workloads.h"
+#include "record/perfetto_trace_sink.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -94,6 +95,22 @@ TEST_F(DumpStoreTest, PrepareCreatesTheDirectoryAndRejectsAFile) {
   auto st = DumpStore(dir_ + "/file", 1, 1).Prepare();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message.find("not a directory"), std::string::npos);
+}
+
+// FlightRecorder::WriteDump writes each dump through a compressed
+// PerfettoTraceSink at NewPath(): a dump is a trace, private like one.
+TEST_F(DumpStoreTest, ADumpIsOwnerOnly) {
+  DumpStore store(dir_, 5, 1ull << 30);
+  ASSERT_TRUE(store.Prepare().ok());
+  std::string path = store.NewPath("softirq", 0);
+  mode_t old = ::umask(0);
+  auto sink = record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib);
+  ::umask(old);
+  ASSERT_TRUE(sink.ok()) << sink.error().message;
+  ASSERT_TRUE((*sink)->Commit().ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // `gpunoise report` as a user runs it, on trace files written the way
 // `gpunoise record` writes them (compact sched bundles, a process tree).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -188,6 +190,33 @@ TEST(ReportCommand, AnnotatingACompressedTraceKeepsItsBlocks) {
   for (const auto& p : annotated->packet())
     findings_track |= p.has_track_descriptor() && p.track_descriptor().name() == "gpunoise findings";
   EXPECT_TRUE(findings_track);
+}
+
+TEST(ReportCommand, AnnotatedTraceIsOwnerOnly) {
+  ScopedTempDir dir;
+  std::string path = WriteTrace(dir.path(), true);
+  std::string out = dir.path() + "/annotated.pftrace";
+  std::optional<perfetto::Trace> annotated;
+  ASSERT_NO_FATAL_FAILURE(AnnotateKeepingTheTrace(path, out, &annotated));
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+TEST(ReportCommand, AnnotatingOntoASymlinkIsRefusedAndItsTargetUntouched) {
+  ScopedTempDir dir;
+  std::string path = WriteTrace(dir.path(), true);
+  std::string target = dir.path() + "/precious";
+  std::ofstream(target) << "precious";
+  std::string out = dir.path() + "/annotated.pftrace";
+  ASSERT_EQ(::symlink(target.c_str(), out.c_str()), 0);
+  CommandRun r = Report({path, "--focus", "trainer", "--annotate", out});
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("refusing to write " + out + ": " + out + " is a symbolic link"), std::string::npos)
+      << r.err;
+  std::ifstream in(target);
+  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(contents, "precious");
 }
 
 TEST(ReportCommand, AQuietTraceHasNoFindings) {

@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,7 +14,9 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "common/log.h"
+#include "common/private_file.h"
 #include "gpu/injection_env.h"
+#include "record/workload.h"
 
 namespace po = boost::program_options;
 
@@ -71,8 +74,17 @@ int RunEnv(int argc, char** argv) {
     std::fprintf(stderr, "usage: gpunoise env: --flush-ms must be at least 1\n");
     return 2;
   }
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    log::Error("failed to create {}: {}", dir, std::strerror(errno));
+  // The fragments a root `record --gpu-dir` reads come from this directory:
+  // it is the invoking user's alone (common/private_file.h says why).
+  uid_t uid = ::getuid();
+  gid_t gid = ::getgid();
+  if (auto invoker = record::SudoInvoker()) {
+    uid = static_cast<uid_t>(invoker->uid);
+    gid = static_cast<gid_t>(invoker->gid);
+  }
+  std::string error;
+  if (!MakeOrCheckPrivateDir(dir, uid, gid, &error)) {
+    log::Error("{}", error);
     return 1;
   }
   char* real = ::realpath(dir.c_str(), nullptr);
@@ -80,14 +92,8 @@ int RunEnv(int argc, char** argv) {
     log::Error("failed to resolve {}: {}", dir, std::strerror(errno));
     return 1;
   }
-  struct stat st;
-  bool is_dir = ::stat(real, &st) == 0 && S_ISDIR(st.st_mode);
   std::string absolute = real;
   std::free(real);
-  if (!is_dir) {
-    log::Error("failed to use {}: not a directory", absolute);
-    return 1;
-  }
   auto library = gpu::FindInjectionLibrary(SelfExecutable());
   if (!library.ok()) {
     log::Error("{}", library.error().message);

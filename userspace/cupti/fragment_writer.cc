@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/private_file.h"
+#include "common/unique_fd.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::cupti {
@@ -18,27 +20,27 @@ bool FragmentWriter::Write(std::string_view chunk, uint64_t flush_ts, std::strin
   if (flush_ts <= last_flush_ts_) flush_ts = last_flush_ts_ + 1;
   std::string name = model::FragmentFileName(pid_, flush_ts);
   std::string final_path = dir_ + "/" + name;
-  std::string temp_path = dir_ + "/." + name + ".tmp";
-  int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = "failed to create " + temp_path + ": " + std::strerror(errno);
-    return false;
-  }
+  // 0600 under a random temp name, never through a symlink: the fragment
+  // holds the job's kernel names and timings (common/private_file.h). The
+  // library links only the dependency-free gpunoise_private_file, not
+  // gpunoise_common, so the host process gains no libraries.
+  std::string temp_path;
+  UniqueFd fd = CreatePrivateTemp(final_path, "tmp", &temp_path, error);
+  if (!fd.valid()) return false;
   size_t done = 0;
   while (done < chunk.size()) {
-    ssize_t n = ::write(fd, chunk.data() + done, chunk.size() - done);
+    ssize_t n = ::write(fd.get(), chunk.data() + done, chunk.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       *error = "failed to write " + temp_path + ": " + std::strerror(n < 0 ? errno : ENOSPC);
-      ::close(fd);
+      fd.Reset();
       ::unlink(temp_path.c_str());
       return false;
     }
     done += static_cast<size_t>(n);
   }
-  ::close(fd);
-  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    *error = "failed to rename " + temp_path + ": " + std::strerror(errno);
+  fd.Reset();
+  if (!RenameIntoPlace(temp_path, final_path, error)) {
     ::unlink(temp_path.c_str());
     return false;
   }

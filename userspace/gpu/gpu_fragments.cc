@@ -1,6 +1,11 @@
 #include "gpu/gpu_fragments.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -20,31 +25,89 @@ int PidOf(const std::string& path) {
   return name ? name->pid : -1;
 }
 
+std::string DirOf(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The owner of each fragment's directory, looked up once per directory.
+class DirOwners {
+ public:
+  Result<uid_t> Of(const std::string& path) {
+    std::string dir = DirOf(path);
+    auto it = owners_.find(dir);
+    if (it != owners_.end()) return it->second;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return MakeError("{}: {}", dir, std::strerror(errno));
+    owners_[dir] = st.st_uid;
+    return st.st_uid;
+  }
+
+ private:
+  std::map<std::string, uid_t> owners_;
+};
+
+Result<UniqueFd> OpenChecked(const std::string& path, DirOwners& owners) {
+  GN_ASSIGN_OR_RETURN(uid_t owner, owners.Of(path));
+  return OpenFragment(path, owner);
+}
+
 // Each process's CUPTI dropped-record count as of its last fragment in
 // `files` that states one. The count only grows, and a fragment states it
 // only when it changed, so the latest fragment that states it has it.
-std::map<int, uint64_t> LatestDropCounts(const std::vector<std::string>& files) {
+std::map<int, uint64_t> LatestDropCounts(const std::vector<std::string>& files, DirOwners& owners) {
   std::map<int, uint64_t> out;
   // `files` is ordered by process, then time: walk it backwards.
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
     int pid = PidOf(*it);
     if (out.count(pid)) continue;
-    if (auto n = CuptiDroppedRecordsIn(*it)) out[pid] = *n;
+    // The reader takes a path: /proc/self/fd/N is the file already opened
+    // and checked, not whatever the name leads to now.
+    auto fd = OpenChecked(*it, owners);
+    if (!fd.ok()) continue;
+    if (auto n = CuptiDroppedRecordsIn("/proc/self/fd/" + std::to_string(fd->get()))) out[pid] = *n;
   }
   return out;
 }
 
 }  // namespace
 
+Result<UniqueFd> OpenFragment(const std::string& path, uid_t dir_owner) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ELOOP) return MakeError("{}: is a symbolic link", path);
+    return MakeError("{}: {}", path, std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return MakeError("{}: {}", path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return MakeError("{}: not a regular file", path);
+  if (st.st_uid != dir_owner)
+    return MakeError("{}: owned by uid {}, not by the directory's owner (uid {})", path, st.st_uid,
+                     dir_owner);
+  return fd;
+}
+
 Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_ts, uint64_t to_ts) {
   GN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
+  struct stat dst {};
+  if (::stat(dir.c_str(), &dst) != 0) return MakeError("{}: {}", dir, std::strerror(errno));
   std::vector<std::tuple<int, uint64_t, std::string>> in, before;
   FragmentWindow out;
   for (const auto& name : names) {
     auto parsed = model::ParseFragmentFileName(name);
     if (!parsed) continue;
+    // Late ones are never read; the others are checked before they are
+    // listed, and again on the fd that is read (AppendGpuFragments).
+    if (to_ts && parsed->flush_ts > to_ts) {
+      ++out.late;
+      continue;
+    }
+    if (auto fd = OpenFragment(dir + "/" + name, dst.st_uid); !fd.ok()) {
+      out.refused.push_back(fd.error().message);
+      continue;
+    }
     if (parsed->flush_ts < from_ts) before.emplace_back(parsed->pid, parsed->flush_ts, dir + "/" + name);
-    else if (to_ts && parsed->flush_ts > to_ts) ++out.late;
     else in.emplace_back(parsed->pid, parsed->flush_ts, dir + "/" + name);
   }
   std::sort(in.begin(), in.end());
@@ -65,9 +128,17 @@ FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
                                      const std::vector<std::string>& before) {
   FragmentsAppended result;
   std::set<int> pids;
+  DirOwners owners;
   for (const auto& path : files) {
     uint64_t before_packets = merger.packets();
-    auto appended = merger.Append(path);
+    auto fd = OpenChecked(path, owners);
+    if (!fd.ok()) {
+      ++result.files;
+      ++result.unreadable;
+      result.problems.push_back("refused " + fd.error().message);
+      continue;
+    }
+    auto appended = merger.Append(std::move(fd).value(), path);
     uint64_t added = merger.packets() - before_packets;
     result.packets += added;
     ++result.files;
@@ -80,8 +151,8 @@ FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
     }
   }
   result.processes = pids.size();
-  std::map<int, uint64_t> at_end = LatestDropCounts(files);
-  std::map<int, uint64_t> at_start = LatestDropCounts(before);
+  std::map<int, uint64_t> at_end = LatestDropCounts(files, owners);
+  std::map<int, uint64_t> at_start = LatestDropCounts(before, owners);
   for (const auto& [pid, n] : at_end) {
     uint64_t start = at_start.count(pid) ? at_start[pid] : 0;
     if (n > start) result.cupti_dropped_records += n - start;

@@ -6,13 +6,24 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace gpunoise::perfetto {
 class TraceMerger;
 }
 
 namespace gpunoise::gpu {
+
+// Opens a fragment the way a root recorder must read a directory a user
+// writes into: not through a symlink (O_NOFOLLOW), never blocking on a FIFO
+// (O_NONBLOCK), and checked with fstat on the opened fd, not a stat that the
+// user could race: a regular file owned by `dir_owner`, the directory's
+// owner (so a hard link to someone else's file is refused too). The error is
+// "PATH: why".
+Result<UniqueFd> OpenFragment(const std::string& path, uid_t dir_owner);
 
 // The fragment files of `dir` around a collection window [from_ts, to_ts]
 // (CLOCK_BOOTTIME by flush time; to_ts 0: no upper limit), each list ordered
@@ -22,6 +33,9 @@ struct FragmentWindow {
   std::vector<std::string> files;   // flushed within the window: what the trace gets
   std::vector<std::string> before;  // flushed before it: each process's CUPTI count at the start
   uint64_t late = 0;                // flushed after it: GPU data the trace does not get
+  // Named like fragments but refused by OpenFragment, one "PATH: why" line
+  // each (in no list above).
+  std::vector<std::string> refused;
 };
 Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_ts, uint64_t to_ts);
 
@@ -43,7 +57,8 @@ struct FragmentsAppended {
   std::vector<std::string> problems;  // one line per fragment that was unreadable or cut short
 };
 
-// Appends each fragment with its own sequence ids. A corrupt fragment keeps
+// Appends each fragment with its own sequence ids, opened by OpenFragment
+// (a fragment refused now is unreadable, with its line in `problems`). A corrupt fragment keeps
 // the packets before the damage and is reported, never fatal: the kernel
 // side and the other processes' data are worth keeping.
 FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,

@@ -146,6 +146,9 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
     loss_.error = window.error().message;
     return gpu::WriteGpuLoss(summary_ts, loss_, writer, out);
   }
+  // Each refused file said by name: a root recorder does not read what a
+  // symlink or someone else's file in the user's directory leads to.
+  for (const auto& r : window->refused) warnings_.push_back("GPU fragment refused: " + r);
   perfetto::TraceMerger merger(&out, kFirstFragmentSequenceId);
   gpu::FragmentsAppended appended = gpu::AppendGpuFragments(window->files, merger, window->before);
   fragments_ = appended.files;
@@ -154,10 +157,11 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
   loss_.processes = appended.processes;
   loss_.fragments = appended.files;
   loss_.cupti_dropped_records = appended.cupti_dropped_records;
-  loss_.fragments_unreadable = appended.unreadable;
+  loss_.fragments_unreadable = appended.unreadable + window->refused.size();
   loss_.fragments_truncated = appended.truncated;
   loss_.fragments_late = window->late;
-  for (const auto& p : appended.problems) warnings_.push_back("GPU fragment cut short: " + p);
+  for (const auto& p : appended.problems)
+    warnings_.push_back(StartsWith(p, "refused ") ? "GPU fragment " + p : "GPU fragment cut short: " + p);
   // After the fragments: only now are the counts known.
   return gpu::WriteGpuLoss(summary_ts, loss_, writer, out);
 }

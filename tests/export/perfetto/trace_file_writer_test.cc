@@ -109,6 +109,102 @@ TEST(TraceFileWriter, RejectsUnwritableOrDirectoryPaths) {
   EXPECT_NE(w.error().message.find("directory"), std::string::npos);
 }
 
+std::string Contents(const std::string& path) {
+  auto s = ReadFileToString(path);
+  return s.ok() ? *s : "<unreadable>";
+}
+
+TEST(TraceFileWriter, TraceIsOwnerOnlyWhateverTheUmask) {
+  TempDir temp_dir;
+  std::string path = temp_dir.path() + "/t.pftrace";
+  mode_t old = ::umask(0);
+  auto w = TraceFileWriter::Create(path);
+  ::umask(old);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat(w->temp_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u) << "the temporary file too: it holds the trace so far";
+  ASSERT_TRUE(w->WritePacket(Packet(1)).ok());
+  ASSERT_TRUE(w->Commit().ok());
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+TEST(TraceFileWriter, SymlinkAtTheOutputPathIsRefusedAndItsTargetUntouched) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  std::string target = dir + "/precious";
+  std::ofstream(target) << "precious";
+  std::string path = dir + "/t.pftrace";
+  ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+  auto w = TraceFileWriter::Create(path);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().message, "refusing to write " + path + ": " + path + " is a symbolic link");
+  EXPECT_EQ(Contents(target), "precious");
+  auto names = ListDirectory(dir);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(names->size(), 2u) << "no temporary or reserve file was made";
+}
+
+TEST(TraceFileWriter, OutputIntoANonStickyWorldWritableDirectoryIsRefused) {
+  TempDir temp_dir;
+  std::string dir = temp_dir.path() + "/shared";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  auto w = TraceFileWriter::Create(dir + "/t.pftrace");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().message, "refusing to write " + dir + "/t.pftrace: " + dir +
+                                   " is writable by other users and not sticky");
+  auto names = ListDirectory(dir);
+  ASSERT_TRUE(names.ok());
+  EXPECT_TRUE(names->empty());
+  // With the sticky bit, as /tmp has, it is written.
+  ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+  EXPECT_TRUE(TraceFileWriter::Create(dir + "/t.pftrace").ok());
+}
+
+TEST(TraceFileWriter, TwoWritersInOneDirectoryGetDifferentTempNames) {
+  TempDir temp_dir;
+  std::string path = temp_dir.path() + "/t.pftrace";
+  auto a = TraceFileWriter::Create(path);
+  auto b = TraceFileWriter::Create(path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->temp_path(), b->temp_path());
+  EXPECT_EQ(a->temp_path().find(std::to_string(::getpid())), std::string::npos) << a->temp_path();
+}
+
+TEST(TraceFileWriter, FilesPlantedAtTheOldPredictableNamesDoNotMatter) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  std::string target = dir + "/precious";
+  std::ofstream(target) << "precious";
+  // Before: .NAME.tmp-PID and .NAME.reserve-PID, opened with O_TRUNC and
+  // no O_NOFOLLOW, so these symlinks would have truncated `target`.
+  std::string pid = std::to_string(::getpid());
+  ASSERT_EQ(::symlink(target.c_str(), (dir + "/.t.pftrace.tmp-" + pid).c_str()), 0);
+  ASSERT_EQ(::symlink(target.c_str(), (dir + "/.t.pftrace.reserve-" + pid).c_str()), 0);
+  auto w = TraceFileWriter::Create(dir + "/t.pftrace");
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ASSERT_TRUE(w->WritePacket(Packet(1)).ok());
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(Contents(target), "precious");
+}
+
+TEST(TraceFileWriter, ASymlinkPlantedBeforeCommitIsNotRenamedOver) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  std::string path = dir + "/t.pftrace";
+  auto w = TraceFileWriter::Create(path);
+  ASSERT_TRUE(w.ok());
+  std::string target = dir + "/precious";
+  std::ofstream(target) << "precious";
+  ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+  Status st = w->Commit();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("is a symbolic link"), std::string::npos) << st.error().message;
+  EXPECT_EQ(Contents(target), "precious");
+}
+
 TEST(TraceFileWriter, FramingMatchesProtobufForLargePackets) {
   TracePacket p;
   p.mutable_process_tree();

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/private_file.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
@@ -14,18 +15,6 @@ namespace {
 
 constexpr size_t kFlushThreshold = 1 << 20;
 constexpr uint32_t kTracePacketField = 1;  // Trace.packet
-
-std::string DirName(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-std::string BaseName(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 void AppendVarint(uint64_t value, std::string* out) {
   while (value >= 0x80) {
@@ -63,10 +52,10 @@ size_t FramedPacketSize(size_t serialized_size) {
 Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_t reserve_bytes,
                                                 TraceCompression compression) {
   if (path.empty()) return MakeError("no output path given");
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return MakeError("output path {} is a directory", path);
-  std::string dir = DirName(path);
+  // Before anything is created: a symlink at the path, or a directory where
+  // other users can swap entries, is refused with nothing written.
+  if (std::string refused = CheckOutputPath(path); !refused.empty()) return MakeError("{}", refused);
+  std::string dir = PrivateFileDirName(path);
   if (::access(dir.c_str(), W_OK) != 0)
     return MakeError("output path {} is not writable: {}: {}", path, dir, std::strerror(errno));
 
@@ -78,23 +67,23 @@ Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_
     w.block_.reserve(kCompressionBlockBytes);
   }
   w.path_ = path;
-  std::string base = BaseName(path);
-  std::string pid = std::to_string(::getpid());
-  w.temp_path_ = dir + "/." + base + ".tmp-" + pid;
-  w.reserve_path_ = dir + "/." + base + ".reserve-" + pid;
-
-  w.fd_.Reset(::open(w.temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!w.fd_.valid())
-    return MakeError("failed to create {}: {}", w.temp_path_, std::strerror(errno));
+  std::string error;
+  w.fd_ = CreatePrivateTemp(path, "tmp", &w.temp_path_, &error);
+  if (!w.fd_.valid()) {
+    w.temp_path_.clear();
+    return MakeError("{}", error);
+  }
 
   if (reserve_bytes > 0) {
-    UniqueFd reserve(::open(w.reserve_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    UniqueFd reserve = CreatePrivateTemp(path, "reserve", &w.reserve_path_, &error);
     int err = reserve.valid() ? ::posix_fallocate(reserve.get(), 0, static_cast<off_t>(reserve_bytes))
-                              : errno;
-    if (err != 0) {
-      ::unlink(w.reserve_path_.c_str());
+                              : 0;
+    if (!reserve.valid() || err != 0) {
+      if (reserve.valid()) ::unlink(w.reserve_path_.c_str());
+      w.reserve_path_.clear();
       ::unlink(w.temp_path_.c_str());
       w.temp_path_.clear();
+      if (!reserve.valid()) return MakeError("{}", error);
       return MakeError("not enough free space for {} ({} reserve): {}", path,
                        reserve_bytes, std::strerror(err));
     }
@@ -245,8 +234,8 @@ Status TraceFileWriter::Commit() {
     // fsync failing on a full disk still leaves the data in the page cache.
   }
   ReleaseReserve();
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
-    return MakeError("failed to rename {} to {}: {}", temp_path_, path_, std::strerror(errno));
+  std::string error;
+  if (!RenameIntoPlace(temp_path_, path_, &error)) return MakeError("{}", error);
   committed_ = true;
   return flushed;
 }

@@ -11,6 +11,9 @@
 //
 // Data goes to a temporary file beside the target and is renamed over it only
 // by Commit(): a reader never sees a half-written trace under the final name.
+// The temporary and reserve files are private (common/private_file.h: 0600,
+// O_EXCL|O_NOFOLLOW, random names), and Create() refuses a symlinked output
+// path or a directory others can write into without the sticky bit.
 // A small reserve file is preallocated at Create(); if the disk fills up
 // mid-record, the partial packet (or block) is cut off, the reserve is
 // released, and the closing metadata (stats, process names) still fits.

@@ -105,10 +105,16 @@ Status ForEachField(std::string_view message, Visit&& visit) {
 }  // namespace
 
 Result<TracePacketReader> TracePacketReader::Open(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return MakeError("failed to open {}: {}", path, std::strerror(errno));
+  return FromFd(std::move(fd), path);
+}
+
+// static
+Result<TracePacketReader> TracePacketReader::FromFd(UniqueFd fd, const std::string& path) {
   TracePacketReader r;
   r.path_ = path;
-  r.fd_.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!r.fd_.valid()) return MakeError("failed to open {}: {}", path, std::strerror(errno));
+  r.fd_ = std::move(fd);
   struct stat st;
   if (::fstat(r.fd_.get(), &st) != 0) return MakeError("failed to stat {}: {}", path, std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return MakeError("failed to read {}: it is a directory", path);
@@ -223,7 +229,13 @@ TraceMerger::TraceMerger(TraceFileWriter* out, uint32_t first_sequence_id)
     : out_(out), first_id_(first_sequence_id), next_id_(first_sequence_id) {}
 
 Result<TraceMerger::InputStats> TraceMerger::Append(const std::string& path) {
-  GN_ASSIGN_OR_RETURN(TracePacketReader reader, TracePacketReader::Open(path));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return MakeError("failed to open {}: {}", path, std::strerror(errno));
+  return Append(std::move(fd), path);
+}
+
+Result<TraceMerger::InputStats> TraceMerger::Append(UniqueFd fd, const std::string& path) {
+  GN_ASSIGN_OR_RETURN(TracePacketReader reader, TracePacketReader::FromFd(std::move(fd), path));
   ++inputs_;
   std::map<uint32_t, uint32_t> ids;
   IdMap map_id = [&](uint32_t old_id) {

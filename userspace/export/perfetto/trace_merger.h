@@ -33,6 +33,9 @@ class TraceFileWriter;
 class TracePacketReader {
  public:
   static Result<TracePacketReader> Open(const std::string& path);
+  // Reads `fd`, already opened (and checked) by the caller; `path` names it
+  // in errors.
+  static Result<TracePacketReader> FromFd(UniqueFd fd, const std::string& path);
 
   // True with `packet` set (and `offset`, where its framing starts); false
   // at the end of the file.
@@ -90,6 +93,9 @@ class TraceMerger {
   // one have been appended (each is complete); the error names the file and
   // byte offset.
   Result<InputStats> Append(const std::string& path);
+  // The same for a file the caller opened: a fragment checked on its open
+  // fd is the file read (gpu/gpu_fragments.cc).
+  Result<InputStats> Append(UniqueFd fd, const std::string& path);
 
   uint64_t packets() const { return packets_; }
   uint32_t sequences() const { return next_id_ - first_id_; }

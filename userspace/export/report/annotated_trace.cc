@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "common/private_file.h"
 #include "common/unique_fd.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
@@ -95,12 +96,11 @@ Status WriteAnnotatedCopy(const std::string& source, uint64_t source_bytes, cons
   if (::fstat(in.get(), &src) == 0 && ::stat(out.c_str(), &dst) == 0 && src.st_dev == dst.st_dev &&
       src.st_ino == dst.st_ino)
     return MakeError("failed to annotate: {} is the trace being read; name a new file", out);
-  size_t slash = out.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : out.substr(0, slash);
-  std::string name = slash == std::string::npos ? out : out.substr(slash + 1);
-  std::string temp = fmt::format("{}/.{}.tmp-{}", dir, name, ::getpid());
-  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) return MakeError("failed to create {}: {}", out, std::strerror(errno));
+  // A trace is private whoever writes it (common/private_file.h).
+  if (std::string refused = CheckOutputPath(out); !refused.empty()) return MakeError("{}", refused);
+  std::string temp, error;
+  UniqueFd fd = CreatePrivateTemp(out, "tmp", &temp, &error);
+  if (!fd.valid()) return MakeError("{}", error);
   auto fail = [&](Error e) {
     ::unlink(temp.c_str());
     return e;
@@ -119,8 +119,7 @@ Status WriteAnnotatedCopy(const std::string& source, uint64_t source_bytes, cons
   if (Status st = WriteAll(fd.get(), framed.data(), framed.size(), out); !st.ok()) return fail(st.error());
   if (::fsync(fd.get()) != 0) return fail(MakeError("failed to write {}: {}", out, std::strerror(errno)));
   fd.Reset();
-  if (::rename(temp.c_str(), out.c_str()) != 0)
-    return fail(MakeError("failed to write {}: {}", out, std::strerror(errno)));
+  if (!RenameIntoPlace(temp, out, &error)) return fail(MakeError("{}", error));
   return OkStatus();
 }
 
