@@ -255,6 +255,42 @@ TEST(RecordIntegration, RecordingsAreZlibCompressedUnlessCompressNone) {
   }
 }
 
+// The command lines of a process in a trace's process tree.
+std::vector<std::vector<std::string>> CmdlinesOf(const perfetto::Trace& trace, pid_t pid) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& p : trace.packet())
+    if (p.has_process_tree())
+      for (const auto& proc : p.process_tree().processes())
+        if (proc.pid() == pid) out.emplace_back(proc.cmdline().begin(), proc.cmdline().end());
+  return out;
+}
+
+TEST(RecordIntegration, RedactKeepsOnlyEachProcesssProgramName) {
+  GN_REQUIRE_REAL_EBPF();
+  ChildProcess holder({"/bin/sh", "-c", "sleep 4", "sh", "gn-secret-token"});
+  std::string dir = MakeTempDir();
+  for (bool redact : {false, true}) {
+    std::string out = dir + (redact ? "/redacted.pftrace" : "/plain.pftrace");
+    std::vector<std::string> extra = {"-d", "1", "--events", "sched"};
+    if (redact) extra.push_back("--redact");
+    ChildProcess rec(RecordArgs(out, extra));
+    ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+    auto trace = ReadTrace(out);
+    ASSERT_TRUE(trace);
+    auto lines = CmdlinesOf(*trace, holder.pid());
+    ASSERT_FALSE(lines.empty()) << "the process is in the trace's process tree";
+    for (const auto& line : lines) {
+      bool has_secret = std::find(line.begin(), line.end(), "gn-secret-token") != line.end();
+      if (redact) {
+        EXPECT_EQ(line, (std::vector<std::string>{"sh"}));
+      } else {
+        EXPECT_TRUE(has_secret) << "without --redact the arguments are kept";
+      }
+    }
+  }
+  holder.Signal(SIGKILL);
+}
+
 TEST(RecordIntegration, CpuFilterKeepsOnlyChosenCpus) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";

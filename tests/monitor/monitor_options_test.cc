@@ -68,6 +68,7 @@ TEST(MonitorOptions, BadValuesAreRejected) {
   EXPECT_FALSE(ResolveOptions({}, {{"threshold", {"softirq.share=140%"}}}).ok());
   EXPECT_FALSE(ResolveOptions({}, {{"threshold", {"no.such=1"}}}).ok());
   EXPECT_FALSE(ResolveOptions({}, {{"net-packet-counters", {"maybe"}}}).ok());
+  EXPECT_FALSE(ResolveOptions({}, {{"redact", {"maybe"}}}).ok());
   auto no_dir = ResolveOptions({}, {{"flight-recorder", {"20s"}}});
   ASSERT_FALSE(no_dir.ok());
   EXPECT_NE(no_dir.error().message.find("dump-dir"), std::string::npos);
@@ -95,6 +96,24 @@ TEST(MonitorOptions, ListenAddresses) {
   EXPECT_FALSE(ParseListenAddress("::1:9000").ok());
   EXPECT_FALSE(ParseListenAddress("127.0.0.1:70000").ok());
   EXPECT_FALSE(ParseListenAddress("127.0.0.1").ok());
+}
+
+}  // namespace
+}  // namespace gpunoise::monitor
+
+namespace gpunoise::monitor {
+namespace {
+
+TEST(MonitorOptions, RedactIsOffUnlessAskedFromTheCommandLineOrTheFile) {
+  auto plain = ResolveOptions({}, {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->redact);
+  auto cli = ResolveOptions({}, {{"redact", {"on"}}});
+  ASSERT_TRUE(cli.ok()) << cli.error().message;
+  EXPECT_TRUE(cli->redact);
+  auto file = ResolveOptions({{"redact", {"true"}}}, {});
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  EXPECT_TRUE(file->redact);
 }
 
 }  // namespace

@@ -62,6 +62,8 @@ int RunMonitor(int argc, char** argv) {
       ("net-packet-counters", po::value<std::string>(),
        "on: count packets per device, queue and CPU with a program on every packet (all namespaces; "
        "costly at high packet rates); off: the kernel's device statistics (default off)")
+      ("redact", po::value<std::string>(),
+       "on: flight-recorder traces keep only each process's program name, not its arguments (default off)")
       ("threshold", po::value<std::vector<std::string>>()->multitoken(),
        "detector threshold NAME=VALUE (docs/report.md), e.g. softirq.share=40%; repeatable")
       ("attach", po::value<std::string>(), "auto (tp_btf, else tracepoint) or tracepoint")

@@ -69,7 +69,7 @@ int RunRecord(int argc, char** argv) {
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
   bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
-       run_as_root = false;
+       run_as_root = false, redact = false;
 
   po::options_description opts("OPTIONS");
   opts.add_options()
@@ -102,6 +102,8 @@ int RunRecord(int argc, char** argv) {
       ("no-gpu-counters", po::bool_switch(&no_gpu_counters), "do not sample NVML")
       ("no-nvtx", po::bool_switch(&no_nvtx), "with -- CMD: leave NVTX alone (no NVTX ranges in the trace)")
       ("run-as-root", po::bool_switch(&run_as_root), "with -- CMD under sudo: run CMD as root instead of the sudo user")
+      ("redact", po::bool_switch(&redact),
+       "processes' command lines in the trace keep only the program name (arguments often carry tokens)")
       ("verbose,v", po::bool_switch(&verbose), "show libbpf's messages");
 
   po::variables_map vm;
@@ -123,6 +125,7 @@ int RunRecord(int argc, char** argv) {
   options.output_path = output.empty() ? DefaultTraceName() : output;
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
   options.records_per_cpu_per_drain = drain_batch;
+  options.redact = redact;
   if (!duration_text.empty()) {
     auto d = ParseDuration(duration_text);
     if (!d.ok() || *d == 0) {

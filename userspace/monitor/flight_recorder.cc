@@ -1,5 +1,7 @@
 #include "monitor/flight_recorder.h"
 
+#include "model/redact.h"
+
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
@@ -179,6 +181,12 @@ std::string FlightRecorder::last_dump_path() const {
   return last_path_;
 }
 
+model::ProcessSnapshot FlightRecorder::ScanProcesses() const {
+  model::ProcessSnapshot snapshot = collect::ScanProcesses();
+  if (config_.redact) model::RedactCommandLines(&snapshot);
+  return snapshot;
+}
+
 void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::string path) {
   // "written" is counted once the file is committed and within quota.
   // Compressed like a recording: more dumps fit in max-dump-bytes.
@@ -208,7 +216,7 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
   session.end_ts = request.now;
   session.end_reason = "flight recorder: " + request.title;
   for (const auto& c : collectors_) session.collectors.push_back(c->report());
-  Status st = sink->WriteHeader(collect::ReadHostInfo(), collect::ScanProcesses(), session);
+  Status st = sink->WriteHeader(collect::ReadHostInfo(), ScanProcesses(), session);
 
   // One pass over the records, freeing them as it goes: decoded events are
   // staged per CPU and written (sorted, in bundles) whenever the stage
@@ -263,7 +271,7 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
     l.events = n;
     session.cpus.push_back(l);
   }
-  Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
+  Status footer = sink->WriteFooter(ScanProcesses(), session);
   if (st.ok()) st = footer;
 
   // The finding itself, as a slice on its own track: what fired, when.

@@ -22,6 +22,7 @@
 #include "collect/tracepoint_catalog.h"
 #include "common/result.h"
 #include "model/irq_info.h"
+#include "model/process_snapshot.h"
 #include "model/session_info.h"
 #include "monitor/metrics_builder.h"
 #include "monitor/record_ring.h"
@@ -41,6 +42,7 @@ struct FlightRecorderConfig {
   uint64_t max_dump_bytes = 1ull << 30;
   uint64_t dump_interval_ns = 300'000'000'000;
   std::string command_line;  // for the dumps' metadata
+  bool redact = false;       // dumps' process command lines keep only the program's name
 };
 
 struct DumpRequest {
@@ -87,6 +89,7 @@ class FlightRecorder {
 
  private:
   void WriteDump(RecordRing snapshot, DumpRequest request, std::string path);
+  model::ProcessSnapshot ScanProcesses() const;
   void CountOutcome(const std::string& result, uint64_t deleted);
 
   FlightRecorderConfig config_;

@@ -52,6 +52,7 @@ struct MonitorOptions {
   // statistics of this namespace, read once per interval (no per-packet
   // cost).
   bool net_packet_counters = false;
+  bool redact = false;  // dumps' command lines keep only the program's name
   std::vector<std::string> thresholds;  // "softirq.share=40%"
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
   std::string config_path;

@@ -99,6 +99,7 @@ FlightRecorderConfig RecorderConfig(const MonitorOptions& o, const std::string& 
   c.max_dump_bytes = o.max_dump_bytes;
   c.dump_interval_ns = o.dump_interval_ns;
   c.command_line = command_text;
+  c.redact = o.redact;
   return c;
 }
 

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/unique_fd.h"
+#include "model/redact.h"
 #include "model/switch_chain.h"
 #include "record/net_recording.h"
 #include "record/record_intake.h"
@@ -114,7 +115,12 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
 
   // Process names first, so tasks seen during the recording are named even
   // if the scan is slow on a big node.
-  model::ProcessSnapshot start_processes = collect::ScanProcesses();
+  auto scan_processes = [&options] {
+    model::ProcessSnapshot snapshot = collect::ScanProcesses();
+    if (options.redact) model::RedactCommandLines(&snapshot);
+    return snapshot;
+  };
+  model::ProcessSnapshot start_processes = scan_processes();
 
   // Collectors attach one link at a time behind a closed gate, so every
   // collector's data starts at the same instant: start_ts, when it opens.
@@ -388,7 +394,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (session.records_outside_cpus)
     log::Warning("{} records came from CPUs outside the recording (counted as lost)", session.records_outside_cpus);
 
-  Status footer = sink->WriteFooter(collect::ScanProcesses(), session);
+  Status footer = sink->WriteFooter(scan_processes(), session);
   if (!footer.ok() && !result.late_error) result.late_error = footer.error();
   if (options.append_extra) {
     Status extra = options.append_extra(sink->writer(), session);

@@ -46,6 +46,8 @@ struct RecordOptions {
   // recorder's CPU (docs/record.md, "Compression").
   perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;
   std::string command_line;
+  // --redact: processes' command lines keep only the program's name.
+  bool redact = false;
   // Readable (signalfd, eventfd, pipe) = stop recording now. -1: none.
   int stop_fd = -1;
   // Name of the signal behind stop_fd, for the summary ("SIGINT").
