@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <map>
 #include <set>
@@ -289,6 +290,36 @@ TEST(RecordIntegration, RedactKeepsOnlyEachProcesssProgramName) {
     }
   }
   holder.Signal(SIGKILL);
+}
+
+TEST(RecordIntegration, AKilledRecordingLeavesTheFileItAnnouncedAsAReadableTrace) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string dir = MakeTempDir();
+  std::string out = dir + "/killed.pftrace";
+  // Small drains so that events reach the file before the kill.
+  ChildProcess rec(RecordArgs(out, {"-d", "30", "--events", "sched", "--drain-interval", "20"}));
+  ASSERT_TRUE(rec.WaitForStderr("until it ends, the trace is written to", 20s)) << rec.stderr_text();
+  RunPingPong(0, 0, 200000, 1500ms, "gn-kill-a", "gn-kill-b");
+  rec.Signal(SIGKILL);
+  rec.Wait(10s);
+  std::string err = rec.stderr_text();
+  const std::string marker = "until it ends, the trace is written to ";
+  auto at = err.find(marker);
+  ASSERT_NE(at, std::string::npos) << err;
+  std::string in_progress = err.substr(at + marker.size(), err.find('\n', at) - at - marker.size());
+  // What is left: that file alone (the reserve was never a name on disk).
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left.push_back(e.path().string());
+  ASSERT_EQ(left, (std::vector<std::string>{in_progress})) << err;
+  struct stat st {};
+  ASSERT_EQ(stat(in_progress.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // A trace of what was written: `report --partial` reads it.
+  ChildProcess report({GpunoiseBinary(), "report", "--partial", "--json", in_progress});
+  int rc = report.Wait(60s);
+  EXPECT_TRUE(rc == 0 || rc == 3) << rc << ": " << report.stderr_text();
+  auto trace = ReadTrace(in_progress);
+  if (trace) EXPECT_GT(CompactSwitches(*trace).size(), 1000u);
 }
 
 TEST(RecordIntegration, CpuFilterKeepsOnlyChosenCpus) {

@@ -291,6 +291,9 @@ int RunRecord(int argc, char** argv) {
                 options.output_path, states);
     else
       log::Info("recording to {} ({}) until Ctrl-C", options.output_path, states);
+    // If the recorder is killed (SIGKILL, the OOM killer), this file is what
+    // is left: a valid trace of every event written so far.
+    log::Info("until it ends, the trace is written to {}", session.in_progress_path);
   };
 
   auto result = record::RunRecord(options);

@@ -84,6 +84,9 @@ struct SessionInfo {
   // has gaps by design and unseen_switches is not measured.
   bool switch_chain_checked = true;
   std::string end_reason;  // "duration", "signal SIGINT", "disk full", "write error", ...
+  // While recording: the file that holds the data until the end renames it
+  // to the output (what is left if the recorder is killed). Not written.
+  std::string in_progress_path;
 };
 
 // Every loss of the kernel and user-space stages of one recording, added up.

@@ -84,6 +84,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   // more events.
   bool failed() const { return !first_error_.ok() || writer_.disk_full(); }
   const std::string& path() const { return writer_.path(); }
+  const std::string& temp_path() const { return writer_.temp_path(); }
 
   std::string_view IrqName(int32_t irq) override;
 

@@ -156,6 +156,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     GN_RETURN_IF_ERROR(sink->WriteNetIrqMap(session.start_ts));
     net->Begin(*sink);
   }
+  session.in_progress_path = sink->temp_path();
   if (options.on_started) options.on_started(session);
   int workload_fd = -1;
   if (options.start_workload) {

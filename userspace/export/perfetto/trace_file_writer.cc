@@ -75,15 +75,20 @@ Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_
   }
 
   if (reserve_bytes > 0) {
-    UniqueFd reserve = CreatePrivateTemp(path, "reserve", &w.reserve_path_, &error);
-    int err = reserve.valid() ? ::posix_fallocate(reserve.get(), 0, static_cast<off_t>(reserve_bytes))
-                              : 0;
-    if (!reserve.valid() || err != 0) {
-      if (reserve.valid()) ::unlink(w.reserve_path_.c_str());
-      w.reserve_path_.clear();
+    // The reserve is unlinked at once and held open: its blocks stay
+    // allocated until released, and a recording killed by SIGKILL leaves no
+    // reserve file behind.
+    std::string reserve_path;
+    w.reserve_fd_ = CreatePrivateTemp(path, "reserve", &reserve_path, &error);
+    if (w.reserve_fd_.valid()) ::unlink(reserve_path.c_str());
+    int err = w.reserve_fd_.valid()
+                  ? ::posix_fallocate(w.reserve_fd_.get(), 0, static_cast<off_t>(reserve_bytes))
+                  : 0;
+    if (!w.reserve_fd_.valid() || err != 0) {
+      w.reserve_fd_.Reset();
       ::unlink(w.temp_path_.c_str());
       w.temp_path_.clear();
-      if (!reserve.valid()) return MakeError("{}", error);
+      if (err == 0) return MakeError("{}", error);
       return MakeError("not enough free space for {} ({} reserve): {}", path,
                        reserve_bytes, std::strerror(err));
     }
@@ -100,7 +105,7 @@ TraceFileWriter& TraceFileWriter::operator=(TraceFileWriter&& o) noexcept {
   if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
   path_ = std::move(o.path_);
   temp_path_ = std::move(o.temp_path_);
-  reserve_path_ = std::move(o.reserve_path_);
+  reserve_fd_ = std::move(o.reserve_fd_);
   fd_ = std::move(o.fd_);
   buffer_ = std::move(o.buffer_);
   packet_ends_ = std::move(o.packet_ends_);
@@ -118,7 +123,6 @@ TraceFileWriter& TraceFileWriter::operator=(TraceFileWriter&& o) noexcept {
   committed_ = o.committed_;
   // The moved-from writer owns no files any more.
   o.temp_path_.clear();
-  o.reserve_path_.clear();
   o.deflater_.reset();
   o.committed_ = true;
   return *this;
@@ -130,10 +134,7 @@ TraceFileWriter::~TraceFileWriter() {
 }
 
 void TraceFileWriter::ReleaseReserve() {
-  if (!reserve_path_.empty()) {
-    ::unlink(reserve_path_.c_str());
-    reserve_path_.clear();
-  }
+  reserve_fd_.Reset();
 }
 
 Status TraceFileWriter::WritePacket(const TracePacket& packet) {

@@ -95,7 +95,7 @@ class TraceFileWriter {
 
   std::string path_;
   std::string temp_path_;
-  std::string reserve_path_;
+  UniqueFd reserve_fd_;  // unlinked; closing it frees the reserve
   UniqueFd fd_;
   // Framed packets (compressed blocks, when compressing) on their way to
   // the file.
