@@ -296,10 +296,11 @@ TEST(RecordIntegration, AKilledRecordingLeavesTheFileItAnnouncedAsAReadableTrace
   GN_REQUIRE_REAL_EBPF();
   std::string dir = MakeTempDir();
   std::string out = dir + "/killed.pftrace";
-  // Small drains so that events reach the file before the kill.
-  ChildProcess rec(RecordArgs(out, {"-d", "30", "--events", "sched", "--drain-interval", "20"}));
+  ChildProcess rec(RecordArgs(out, {"-d", "30", "--events", "sched"}));
   ASSERT_TRUE(rec.WaitForStderr("until it ends, the trace is written to", 20s)) << rec.stderr_text();
-  RunPingPong(0, 0, 200000, 1500ms, "gn-kill-a", "gn-kill-b");
+  // A quiet node: the compression block fills slowly, but what was written
+  // reaches the file at least once a second.
+  std::this_thread::sleep_for(2500ms);
   rec.Signal(SIGKILL);
   rec.Wait(10s);
   std::string err = rec.stderr_text();
@@ -319,7 +320,15 @@ TEST(RecordIntegration, AKilledRecordingLeavesTheFileItAnnouncedAsAReadableTrace
   int rc = report.Wait(60s);
   EXPECT_TRUE(rc == 0 || rc == 3) << rc << ": " << report.stderr_text();
   auto trace = ReadTrace(in_progress);
-  if (trace) EXPECT_GT(CompactSwitches(*trace).size(), 1000u);
+  ASSERT_TRUE(trace);
+  auto switches = CompactSwitches(*trace);
+  ASSERT_GT(switches.size(), 10u);
+  uint64_t first = UINT64_MAX, last = 0;
+  for (const auto& sw : switches) {
+    first = std::min(first, sw.ts);
+    last = std::max(last, sw.ts);
+  }
+  EXPECT_GT(last - first, 1'000'000'000u) << "more than a second of the 2.5 s before the kill";
 }
 
 TEST(RecordIntegration, CpuFilterKeepsOnlyChosenCpus) {
