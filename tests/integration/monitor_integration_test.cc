@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "common/strings.h"
 #include "integration/support/metrics_scrape.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
@@ -266,6 +267,44 @@ TEST(MonitorIntegration, FocusThreadsPreemptedByAHogAreCountedAndSampled) {
   // Half of CPU 1 went to the hog: that is interference.
   EXPECT_GE(SumOf(after, "gpunoise_findings_total", {{"detector", "interference"}}), 1) << m.log();
   EXPECT_EQ(m.Stop(), 0) << m.log();
+}
+
+// The CPUs a process may run on (/proc/PID/status Cpus_allowed_list).
+std::string AllowedCpus(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) return std::string(Trim(line.substr(18)));
+  return "";
+}
+
+TEST(MonitorIntegration, AnIsolatedCpuGetsNoSamplesAndNoMonitorThreads) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  // This VM isolates no CPU: a stand-in sysfs says CPU 1 is isolcpus.
+  std::string root = MakeTempDir();
+  std::filesystem::create_directories(root + "/devices/system/cpu");
+  std::ofstream(root + "/devices/system/cpu/isolated") << "1\n";
+  std::ofstream(root + "/devices/system/cpu/nohz_full") << "\n";
+  ChildProcess busy({"timeout", "20", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"});
+  for (bool include : {false, true}) {
+    setenv("GPUNOISE_SYSFS_ROOT", root.c_str(), 1);
+    Monitor m({"--interval", "500ms", "--sample-isolated", include ? "on" : "off"});
+    unsetenv("GPUNOISE_SYSFS_ROOT");
+    ASSERT_TRUE(m.WaitListening()) << m.log();
+    Series after = m.ScrapeAfterIntervals(4);
+    double on_cpu1 = SumOf(after, "gpunoise_cpu_samples_total", {{"cpu", "1"}});
+    double on_cpu0 = SumOf(after, "gpunoise_cpu_samples_total", {{"cpu", "0"}});
+    if (include) {
+      EXPECT_GT(on_cpu1, 20) << "with sample-isolated on, CPU 1 is sampled";
+    } else {
+      EXPECT_EQ(on_cpu1, 0) << m.log();
+      EXPECT_GT(on_cpu0, 20) << m.log();
+      EXPECT_EQ(SumOf(after, "gpunoise_sampler_cpus"), 1);
+      EXPECT_EQ(AllowedCpus(m.pid()), "0") << "the monitor's threads stay off the isolated CPU";
+    }
+    EXPECT_EQ(m.Stop(), 0) << m.log();
+  }
 }
 
 TEST(MonitorIntegration, SigtermDetachesEveryProgram) {

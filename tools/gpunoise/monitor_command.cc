@@ -62,6 +62,9 @@ int RunMonitor(int argc, char** argv) {
       ("net-packet-counters", po::value<std::string>(),
        "on: count packets per device, queue and CPU with a program on every packet (all namespaces; "
        "costly at high packet rates); off: the kernel's device statistics (default off)")
+      ("sample-isolated", po::value<std::string>(),
+       "on: the sampler also runs on isolcpus/nohz_full CPUs and the monitor's threads anywhere; "
+       "off: the sampler stays off them and the monitor's threads off them and the focus CPUs (default off)")
       ("redact", po::value<std::string>(),
        "on: flight-recorder traces keep only each process's program name, not its arguments (default off)")
       ("threshold", po::value<std::vector<std::string>>()->multitoken(),

@@ -91,6 +91,10 @@ Status Apply(MonitorOptions& o, std::string_view key, const std::vector<std::str
     GN_ASSIGN_OR_RETURN(o.dump_interval_ns, Duration(key, v, 0));
   } else if (key == "stale-after") {
     GN_ASSIGN_OR_RETURN(o.stale_after_ns, Duration(key, v, 1'000'000'000));
+  } else if (key == "sample-isolated") {
+    if (v == "on" || v == "true" || v == "1") o.sample_isolated = true;
+    else if (v == "off" || v == "false" || v == "0") o.sample_isolated = false;
+    else return MakeError("sample-isolated: '{}' is not on or off", v);
   } else if (key == "redact") {
     if (v == "on" || v == "true" || v == "1") o.redact = true;
     else if (v == "off" || v == "false" || v == "0") o.redact = false;
@@ -120,7 +124,7 @@ const std::vector<std::string_view>& OptionNames() {
   static const std::vector<std::string_view> kNames = {
       "interval",  "listen",        "focus",          "focus-cpus",    "sample-hz",
       "focus-refresh", "flight-recorder", "flight-recorder-bytes", "dump-dir", "max-dumps",
-      "max-dump-bytes", "dump-interval", "stale-after", "net-packet-counters", "redact", "threshold", "attach"};
+      "max-dump-bytes", "dump-interval", "stale-after", "net-packet-counters", "redact", "sample-isolated", "threshold", "attach"};
   return kNames;
 }
 

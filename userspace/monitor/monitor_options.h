@@ -53,6 +53,9 @@ struct MonitorOptions {
   // cost).
   bool net_packet_counters = false;
   bool redact = false;  // dumps' command lines keep only the program's name
+  // The sampler also on isolcpus/nohz_full CPUs, and the monitor's threads
+  // anywhere (monitor/cpu_placement.h).
+  bool sample_isolated = false;
   std::vector<std::string> thresholds;  // "softirq.share=40%"
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
   std::string config_path;

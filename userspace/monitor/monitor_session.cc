@@ -38,6 +38,7 @@
 #include "common/strings.h"
 #include "common/unique_fd.h"
 #include "monitor/finding_tracker.h"
+#include "monitor/cpu_placement.h"
 #include "monitor/flight_recorder.h"
 #include "monitor/focus_resolver.h"
 #include "monitor/http_endpoint.h"
@@ -118,6 +119,7 @@ class Monitor {
   void OpenNvml();
   void RefreshFocus(uint64_t now);
   void ReconcileSampler();
+  void PlaceOwnThreads();
   void RescanIrqs(uint64_t now);
   void RefreshNames(const model::AggregateSnapshot& s);
   void ReadDeviceStatistics(model::NetSnapshot* net);
@@ -182,6 +184,7 @@ Status Monitor::Start(MonitorOptions options) {
 
   GN_RETURN_IF_ERROR(collect::CheckPrivileges());
   GN_RETURN_IF_ERROR(collect::CheckKernelBtf());
+  PlaceOwnThreads();
   GN_ASSIGN_OR_RETURN(std::string tracefs, collect::EnsureTracefs());
   GN_ASSIGN_OR_RETURN(collect::TracepointCatalog catalog, collect::TracepointCatalog::Open(tracefs));
   catalog_ = std::make_unique<collect::TracepointCatalog>(std::move(catalog));
@@ -351,13 +354,31 @@ void Monitor::RefreshFocus(uint64_t now) {
   if (sampler_) sampler_->SetFocusEnabled(enabled);
 }
 
+// Before any thread starts (the HTTP workers, the dump writer inherit it).
+void Monitor::PlaceOwnThreads() {
+  if (options_.sample_isolated) return;
+  CpuIsolation iso = ReadCpuIsolation();
+  if (iso.All().empty() && options_.focus_cpus.empty()) return;
+  std::vector<int> housekeeping = HousekeepingCpus(OnlineCpus(), iso, options_.focus_cpus);
+  if (housekeeping.empty()) {
+    log::Warning("monitor: every online CPU is isolated or a focus CPU; the monitor's threads stay where they are");
+    return;
+  }
+  if (!PinProcessTo(housekeeping))
+    log::Warning("monitor: failed to move the monitor's threads to CPUs {}: {}", FormatCpuList(housekeeping),
+                 std::strerror(errno));
+  else
+    log::Info("monitor: own threads on CPUs {} (off isolated and focus CPUs)", FormatCpuList(housekeeping));
+}
+
 void Monitor::ReconcileSampler() {
   if (!sampler_) {
     sampler_cpus_.clear();
     return;
   }
   std::vector<int> online = OnlineCpus();
-  std::vector<int> wanted = options_.focus_cpus.empty() ? online : options_.focus_cpus;
+  std::vector<int> wanted = SamplerCpus(options_.focus_cpus.empty() ? online : options_.focus_cpus,
+                                        ReadCpuIsolation(), options_.sample_isolated);
   std::vector<int> running = sampler_->Reconcile(options_.sample_hz > 0 ? wanted : std::vector<int>{}, online,
                                                  std::max(1, options_.sample_hz));
   if (running != sampler_cpus_ && !sampler_cpus_.empty())
