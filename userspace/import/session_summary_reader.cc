@@ -20,6 +20,21 @@ model::CollectorState StateFromName(std::string_view s) {
   return model::CollectorState::kNotRequested;
 }
 
+int64_t Signed(const model::TrackArg& a) {
+  int64_t v = 0;
+  return a.AsInt64(&v) ? v : 0;
+}
+
+void ReadClockArg(std::string_view key, const model::TrackArg& a, model::ClockDiscipline* c) {
+  c->read = true;
+  if (key == "synced") c->synced = Unsigned(a) != 0;
+  else if (key == "maxerror_us") c->maxerror_us = Signed(a);
+  else if (key == "esterror_us") c->esterror_us = Signed(a);
+  else if (key == "offset_ns") c->offset_ns = Signed(a);
+  else if (key == "daemons") for (auto d : Split(a.ToString(), ',')) c->daemons.emplace_back(d);
+  else if (key == "ptp_clocks") for (auto p : Split(a.ToString(), ',')) c->ptp_clocks.emplace_back(p);
+}
+
 }  // namespace
 
 bool IsSessionSummary(const model::TrackEventRecord& event) {
@@ -34,6 +49,10 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     std::string_view name = a.name;
     if (name == "tool_version") s.tool_version = a.ToString();
     else if (name == "hostname") s.hostname = a.ToString();
+    else if (name == "boot_id") s.boot_id = a.ToString();
+    else if (name == "machine_name") s.machine_name = a.ToString();
+    else if (StartsWith(name, "clock.start.")) ReadClockArg(name.substr(12), a, &s.clock_start);
+    else if (StartsWith(name, "clock.end.")) ReadClockArg(name.substr(10), a, &s.clock_end);
     else if (name == "command_line") s.command_line = a.ToString();
     else if (name == "start_ts") s.start_ts = Unsigned(a);
     else if (name == "end_ts") s.end_ts = Unsigned(a);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "model/clock_discipline.h"
+
 namespace gpunoise::model {
 
 enum class CollectorState {
@@ -69,6 +71,10 @@ struct MapLoss {
 struct SessionInfo {
   std::string tool_version;
   std::string hostname;
+  // What tells this machine's traces from another's when several are
+  // merged: a boot_id names one boot of one machine.
+  std::string boot_id;
+  std::string machine_name;
   std::string command_line;
   uint64_t start_ts = 0;  // CLOCK_BOOTTIME
   uint64_t end_ts = 0;
@@ -84,6 +90,10 @@ struct SessionInfo {
   // has gaps by design and unseen_switches is not measured.
   bool switch_chain_checked = true;
   std::string end_reason;  // "duration", "signal SIGINT", "disk full", "write error", ...
+  // The clock discipline when the recording started and ended: how far this
+  // machine's REALTIME, which aligns it with other machines, can be trusted.
+  ClockDiscipline clock_start;
+  ClockDiscipline clock_end;
 };
 
 // Every loss of the kernel and user-space stages of one recording, added up.

@@ -46,6 +46,9 @@ struct RecordOptions {
   // recorder's CPU (docs/record.md, "Compression").
   perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;
   std::string command_line;
+  // --machine-name: how this machine is labelled when traces of several
+  // are merged. Empty: the hostname.
+  std::string machine_name;
   // Readable (signalfd, eventfd, pipe) = stop recording now. -1: none.
   int stop_fd = -1;
   // Name of the signal behind stop_fd, for the summary ("SIGINT").
