@@ -2,9 +2,11 @@
 // concatenation of packets), giving each input's packet sequences new,
 // distinct trusted_packet_sequence_ids: two inputs that both used sequence 1
 // would otherwise be read as one writer, and the trace processor would
-// mix their incremental state. Everything else in a packet, clock snapshots
-// included, is copied byte for byte, so fields this project's schema subset
-// does not know survive.
+// mix their incremental state. An input of another machine gets that
+// machine's TracePacket.machine_id on every packet (machine_alignment.h says
+// which input is which machine). Everything else in a packet, clock
+// snapshots included, is copied byte for byte, so fields this project's
+// schema subset does not know survive.
 //
 // A compressed block of an input (compressed_packets, zstd_compressed_packets)
 // is inflated and its packets are renumbered and written one by one in its
