@@ -25,14 +25,22 @@ int64_t Signed(const model::TrackArg& a) {
   return a.AsInt64(&v) ? v : 0;
 }
 
+// "a,b" as {"a", "b"}; "" (none) as {}.
+std::vector<std::string> List(const std::string& text) {
+  std::vector<std::string> out;
+  for (auto part : Split(text, ','))
+    if (!part.empty()) out.emplace_back(part);
+  return out;
+}
+
 void ReadClockArg(std::string_view key, const model::TrackArg& a, model::ClockDiscipline* c) {
   c->read = true;
   if (key == "synced") c->synced = Unsigned(a) != 0;
   else if (key == "maxerror_us") c->maxerror_us = Signed(a);
   else if (key == "esterror_us") c->esterror_us = Signed(a);
   else if (key == "offset_ns") c->offset_ns = Signed(a);
-  else if (key == "daemons") for (auto d : Split(a.ToString(), ',')) c->daemons.emplace_back(d);
-  else if (key == "ptp_clocks") for (auto p : Split(a.ToString(), ',')) c->ptp_clocks.emplace_back(p);
+  else if (key == "daemons") c->daemons = List(a.ToString());
+  else if (key == "ptp_clocks") c->ptp_clocks = List(a.ToString());
 }
 
 }  // namespace
@@ -84,8 +92,9 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       else if (key == "reason") c.reason = a.ToString();
       else if (key == "events") c.events = Unsigned(a);
       else if (key == "lost") c.lost = Unsigned(a);
-      else if (key == "missing_events")
-        for (auto m : Split(a.ToString(), ',')) c.missing_events.emplace_back(m);
+      // List() holds the string: a range-for over Split(a.ToString()) would
+      // read views into a temporary already destroyed (before C++23).
+      else if (key == "missing_events") c.missing_events = List(a.ToString());
     } else if (StartsWith(name, "cpu.")) {
       std::string_view rest = name.substr(4);
       size_t dot = rest.find('.');
