@@ -170,5 +170,20 @@ TEST_F(MachineAlignmentTest, AMachineBootedThreeHoursLaterWithA250usNtpErrorLand
   EXPECT_NEAR(static_cast<double>(aligned - host_event), 250.0 * kMicro, 50.0 * kMicro);
 }
 
+TEST_F(MachineAlignmentTest, TheClockSyncPacketParsesAsUpstreamsRemoteClockSyncOfThatMachine) {
+  TracePacket p;
+  ASSERT_TRUE(p.ParseFromString(RemoteClockSyncPacket({3, 7 * kSecond, 2 * kSecond})));
+  EXPECT_EQ(p.machine_id(), 3u);
+  ASSERT_TRUE(p.has_remote_clock_sync());
+  ASSERT_EQ(p.remote_clock_sync().synced_clocks_size(), 2);
+  for (const auto& round : p.remote_clock_sync().synced_clocks()) {
+    ASSERT_EQ(round.client_clocks().clocks_size(), 1);
+    EXPECT_EQ(round.client_clocks().clocks(0).clock_id(), static_cast<uint32_t>(BUILTIN_CLOCK_BOOTTIME));
+    EXPECT_EQ(round.client_clocks().clocks(0).timestamp(), static_cast<uint64_t>(7 * kSecond));
+    ASSERT_EQ(round.host_clocks().clocks_size(), 1);
+    EXPECT_EQ(round.host_clocks().clocks(0).timestamp(), static_cast<uint64_t>(2 * kSecond));
+  }
+}
+
 }  // namespace
 }  // namespace gpunoise::perfetto
