@@ -151,6 +151,46 @@ TEST_F(MergeMachines, ThreeMachinesAreThreeInTheTraceProcessorEachWithItsOwnCpus
       << lasts[0] << " / " << lasts[1] << " / " << lasts[2];
 }
 
+TEST_F(MergeMachines, APreviousBootRecordedBeforeTheHostBootedIsAlignedWhenGivenFirst) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string tp = FindTraceProcessor();
+  if (tp.empty()) GN_SKIP_NOT_PACKAGED(kNoTraceProcessor);
+  // The same host's previous boot: recorded 10 h of wall time ago, long
+  // before this boot began, so on this boot's BOOTTIME it would be negative.
+  std::string previous = dir_ + "/previous-boot.pftrace";
+  ASSERT_TRUE(RewriteAsOtherMachine(host_, previous,
+                                    {"node1", "6a1c0f2e-0000-4000-8000-00000000b0f1", 0, -10 * kHourNs})
+                  .ok());
+  auto t = [](const std::string& row) { return ParseInt64(Trim(Split(row, ',')[1])).value_or(0); };
+  const std::string last_per_machine =
+      "select ifnull(c.machine_id, 0) as m, max(s.ts) as t from sched s "
+      "join cpu c using(ucpu) group by m order by m";
+  {
+    // Current boot first: the previous one cannot go on its axis; said so.
+    std::string out, err;
+    std::string merged = Merge({host_, previous}, &out, &err);
+    EXPECT_NE(out.find("of 2 machines"), std::string::npos) << out;
+    EXPECT_NE(err.find(previous + " was recorded before"), std::string::npos) << err;
+    auto lasts = Rows(tp, merged, last_per_machine);
+    ASSERT_EQ(lasts.size(), 2u);
+    // Unaligned: both on their own BOOTTIME, which here is the same.
+    EXPECT_EQ(t(lasts[1]), t(lasts[0]));
+  }
+  // Previous boot first: the current one lands 10 h after it. Read from
+  // ftrace_event: the trace processor leaves out of `sched` every machine's
+  // data before the latest machine's start (see the first test), here all
+  // of the previous boot's.
+  std::string out, err;
+  std::string merged = Merge({previous, host_}, &out, &err);
+  EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  auto lasts = Rows(tp, merged,
+                    "select ifnull(c.machine_id, 0) as m, max(f.ts) as t from ftrace_event f "
+                    "join cpu c using(ucpu) group by m order by m");
+  ASSERT_EQ(lasts.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(t(lasts[1]) - t(lasts[0])), 10.0 * kHourNs, 50.0 * kMicroNs)
+      << lasts[0] << " / " << lasts[1];
+}
+
 TEST_F(MergeMachines, ATraceWithoutARealtimeSnapshotIsMergedWithAWarningNamingIt) {
   GN_REQUIRE_REAL_EBPF();
   std::string lost = dir_ + "/no-clocks.pftrace";

@@ -144,6 +144,18 @@ int RunMerge(int argc, char** argv) {
     // processor converts each packet's timestamp as it reads it.
     if (m != 0 && !synced[m] && clocks[m] && clocks[0]) {
       auto sync = perfetto::AlignByRealtime(m, *clocks[m], *clocks[0]);
+      // The host's BOOTTIME is the axis and starts at its boot: a machine
+      // recorded before that (a previous boot of the host) would land at
+      // negative times, which the trace processor drops.
+      if (sync.host_boottime <= 0) {
+        log::Warning("{} was recorded before {} booted, so it keeps its own BOOTTIME axis; give the "
+                     "earliest recording first to put every machine on its axis",
+                     inputs[i], inputs[0]);
+        synced[m] = true;
+      }
+    }
+    if (m != 0 && !synced[m] && clocks[m] && clocks[0]) {
+      auto sync = perfetto::AlignByRealtime(m, *clocks[m], *clocks[0]);
       Status written = merger.AppendSerialized(perfetto::RemoteClockSyncPacket(sync));
       if (!written.ok()) {
         log::Error("{}", written.error().message);
