@@ -562,6 +562,48 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(model::TotalKernelAndUserLoss(back), model::TotalKernelAndUserLoss(session));
 }
 
+TEST(TraceReader, ReadsTheMachineAndItsClockDisciplineBackFromTheSessionSummary) {
+  model::SessionInfo session;
+  session.hostname = "vm";
+  session.boot_id = "1997841b-5fee-47f0-ad16-60f5772d6f21";
+  session.machine_name = "node1";
+  session.start_ts = 100;
+  session.clock_start = {.read = true, .synced = true, .maxerror_us = 1500, .esterror_us = 20,
+                         .offset_ns = -3200, .daemons = {"chronyd", "phc2sys"},
+                         .ptp_clocks = {"ptp0 (mlx5_ptp)", "ptp1 (kvm-ptp)"}};
+  session.clock_end = {.read = true, .synced = false, .maxerror_us = 16000000, .esterror_us = 16000000};
+
+  ScopedTempDir dir;
+  std::string path = dir.path() + "/s.pftrace";
+  auto writer = perfetto::TraceFileWriter::Create(path, 0);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  perfetto::TrackEventWriter track_events(1, 99);
+  ASSERT_TRUE(perfetto::WriteSessionSummary(track_events, session, *writer).ok());
+  ASSERT_TRUE(writer->Commit().ok());
+
+  RecordingSink sink;
+  TraceReader reader(sink);
+  ASSERT_TRUE(reader.ReadFile(path).ok());
+  const model::TrackEventRecord* summary = nullptr;
+  for (size_t i = 0; i < sink.track_events.size(); ++i)
+    if (sink.track_event_names[i] == kSessionEventName) summary = &sink.track_events[i];
+  ASSERT_NE(summary, nullptr);
+  model::SessionInfo back = ParseSessionSummary(*summary);
+  EXPECT_EQ(back.boot_id, session.boot_id);
+  EXPECT_EQ(back.machine_name, "node1");
+  EXPECT_TRUE(back.clock_start.read);
+  EXPECT_TRUE(back.clock_start.synced);
+  EXPECT_EQ(back.clock_start.maxerror_us, 1500);
+  EXPECT_EQ(back.clock_start.esterror_us, 20);
+  EXPECT_EQ(back.clock_start.offset_ns, -3200);
+  EXPECT_EQ(back.clock_start.daemons, session.clock_start.daemons);
+  EXPECT_EQ(back.clock_start.ptp_clocks, session.clock_start.ptp_clocks);
+  EXPECT_TRUE(back.clock_end.read);
+  EXPECT_FALSE(back.clock_end.synced);
+  EXPECT_EQ(back.clock_end.maxerror_us, 16000000);
+  EXPECT_TRUE(back.clock_end.daemons.empty());
+}
+
 TEST(TraceReader, ReadsNetworkCollectorGenericEvents) {
   perfetto::TracePacket packet;
   auto* bundle = packet.mutable_ftrace_events();

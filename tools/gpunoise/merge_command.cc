@@ -3,12 +3,15 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "commands.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "export/perfetto/machine_alignment.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/trace_merger.h"
 
@@ -20,8 +23,10 @@ namespace {
 constexpr const char* kUsage =
     "gpunoise merge: merge Perfetto traces (several processes, several nodes, a recording and\n"
     "GPU fragments) into one file. Packets are copied unchanged, clock snapshots included;\n"
-    "each input's packet sequences get new ids so no two inputs share one. Compressed inputs\n"
-    "are inflated; the output is compressed again unless --compress none.\n\n"
+    "each input's packet sequences get new ids so no two inputs share one. Inputs of another\n"
+    "machine (another boot_id) get their own TracePacket.machine_id, and that machine's\n"
+    "BOOTTIME is put on the first machine's axis through both machines' REALTIME snapshots.\n"
+    "Compressed inputs are inflated; the output is compressed again unless --compress none.\n\n"
     "USAGE: gpunoise merge A.pftrace B.pftrace ... -o ALL.pftrace\n";
 
 constexpr const char* kExamples =
@@ -94,9 +99,75 @@ int RunMerge(int argc, char** argv) {
     log::Error("failed to create {}: {}", output, writer.error().message);
     return 1;
   }
-  perfetto::TraceMerger merger(&*writer);
+  std::vector<perfetto::InputMachine> scanned;
   for (const auto& in : inputs) {
-    auto appended = merger.Append(in);
+    auto m = perfetto::ScanInputMachine(in);
+    if (!m.ok()) {
+      log::Error("{}", m.error().message);
+      return 1;
+    }
+    scanned.push_back(std::move(*m));
+  }
+  std::vector<uint32_t> machine_of = perfetto::AssignMachines(scanned);
+  uint32_t machines = 0;
+  for (uint32_t m : machine_of) machines = std::max(machines, m + 1);
+  // Each machine's clocks: those of its first input that has a REALTIME
+  // snapshot (a GPU fragment may have none, its recording does).
+  std::vector<std::optional<perfetto::ClockPair>> clocks(machines);
+  std::vector<std::string> label(machines);
+  for (size_t i = 0; i < scanned.size(); ++i) {
+    uint32_t m = machine_of[i];
+    if (!clocks[m]) clocks[m] = scanned[i].clocks;
+    if (label[m].empty()) label[m] = scanned[i].machine_name;
+  }
+  std::vector<std::string> unaligned;
+  for (uint32_t m = 1; m < machines; ++m)
+    if (!clocks[m] || !clocks[0]) {
+      for (size_t i = 0; i < scanned.size(); ++i)
+        if (machine_of[i] == m || (!clocks[0] && machine_of[i] == 0)) unaligned.push_back(inputs[i]);
+    }
+  if (!unaligned.empty()) {
+    std::sort(unaligned.begin(), unaligned.end());
+    unaligned.erase(std::unique(unaligned.begin(), unaligned.end()), unaligned.end());
+    std::string names;
+    for (const auto& u : unaligned) names += (names.empty() ? "" : ", ") + u;
+    log::Warning("no REALTIME clock snapshot relates these traces' clocks to the others', so their "
+                 "machines keep their own BOOTTIME axis: {}",
+                 names);
+  }
+
+  perfetto::TraceMerger merger(&*writer);
+  std::vector<bool> synced(machines, false);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    uint32_t m = machine_of[i];
+    // The clock sync goes before the machine's first packet: the trace
+    // processor converts each packet's timestamp as it reads it.
+    if (m != 0 && !synced[m] && clocks[m] && clocks[0]) {
+      auto sync = perfetto::AlignByRealtime(m, *clocks[m], *clocks[0]);
+      // The host's BOOTTIME is the axis and starts at its boot: a machine
+      // recorded before that (a previous boot of the host) would land at
+      // negative times, which the trace processor drops.
+      if (sync.host_boottime <= 0) {
+        log::Warning("{} was recorded before {} booted, so it keeps its own BOOTTIME axis; give the "
+                     "earliest recording first to put every machine on its axis",
+                     inputs[i], inputs[0]);
+        synced[m] = true;
+      }
+    }
+    if (m != 0 && !synced[m] && clocks[m] && clocks[0]) {
+      auto sync = perfetto::AlignByRealtime(m, *clocks[m], *clocks[0]);
+      Status written = merger.AppendSerialized(perfetto::RemoteClockSyncPacket(sync));
+      if (!written.ok()) {
+        log::Error("{}", written.error().message);
+        return 1;
+      }
+      std::printf("gpunoise: machine %u (%s): BOOTTIME %+.6f s from machine 0 (%s) by REALTIME\n", m,
+                  label[m].empty() ? inputs[i].c_str() : label[m].c_str(),
+                  static_cast<double>(sync.client_boottime - sync.host_boottime) / 1e9,
+                  label[0].empty() ? inputs[0].c_str() : label[0].c_str());
+    }
+    synced[m] = true;
+    auto appended = merger.Append(inputs[i], m);
     if (!appended.ok()) {
       log::Error("{}", appended.error().message);
       return 1;
@@ -107,9 +178,11 @@ int RunMerge(int argc, char** argv) {
     log::Error("{}", committed.error().message);
     return 1;
   }
-  std::printf("gpunoise: merged %zu traces (%llu packets, %u packet sequences) into %s (%s)\n",
-              inputs.size(), static_cast<unsigned long long>(merger.packets()), merger.sequences(),
-              output.c_str(), HumanBytes(writer->bytes_written()).c_str());
+  std::printf("gpunoise: merged %zu traces of %u machine%s (%llu packets, %u packet sequences) into "
+              "%s (%s)\n",
+              inputs.size(), machines, machines == 1 ? "" : "s",
+              static_cast<unsigned long long>(merger.packets()), merger.sequences(), output.c_str(),
+              HumanBytes(writer->bytes_written()).c_str());
   return 0;
 }
 

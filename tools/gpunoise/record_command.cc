@@ -62,7 +62,7 @@ int RunRecord(int argc, char** argv) {
       break;
     }
   }
-  std::string duration_text, output, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
+  std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
   std::string compress_text = "zlib";
   std::vector<std::string> net_devs, nic_categories;
@@ -76,6 +76,8 @@ int RunRecord(int argc, char** argv) {
       ("help,h", "show this help")
       ("duration,d", po::value(&duration_text), "how long to record (seconds, or 500ms, 2m); default: until Ctrl-C")
       ("output,o", po::value(&output), "trace file to write (default: gpunoise-HOST-DATE.pftrace)")
+      ("machine-name", po::value(&machine_name),
+       "the name this machine has when traces of several are merged (default: the hostname)")
       ("cpus", po::value(&cpus_text), "only these CPUs, e.g. 0-3,8 (default: all online)")
       ("pid,p", po::value(&pids)->multitoken(), "only tasks of these processes (and their children); irqs are kept")
       ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount)")
@@ -123,6 +125,7 @@ int RunRecord(int argc, char** argv) {
   record::RecordOptions options;
   options.command_line = JoinArgs(argc, argv);
   options.output_path = output.empty() ? DefaultTraceName() : output;
+  options.machine_name = machine_name;
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
   options.records_per_cpu_per_drain = drain_batch;
   options.redact = redact;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "common/cpu_list.h"
+#include "common/files.h"
 
 namespace gpunoise::collect {
 
@@ -17,6 +18,11 @@ model::HostInfo ReadHostInfo() {
     h.release = u.release;
     h.version = u.version;
     h.machine = u.machine;
+  }
+  h.machine_name = h.hostname;
+  if (auto id = ReadFileToString("/proc/sys/kernel/random/boot_id"); id.ok()) {
+    h.boot_id = *id;
+    while (!h.boot_id.empty() && (h.boot_id.back() == '\n' || h.boot_id.back() == ' ')) h.boot_id.pop_back();
   }
   h.num_cpus = static_cast<uint32_t>(PossibleCpus().size());
   h.page_size = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));

@@ -92,7 +92,10 @@ bool DecodeSystemInfo(const ProtoField& field, model::TraceSink& sink, PacketErr
   while (r.Next(&e)) {
     switch (e.id) {
       case f::system_info::kNumCpus: host.num_cpus = e.as_uint32(); break;
-      case f::system_info::kMachineName: host.hostname = std::string(e.as_string()); break;
+      case f::system_info::kMachineName:
+        host.machine_name = std::string(e.as_string());
+        host.hostname = host.machine_name;
+        break;
       case f::system_info::kUtsname: {
         ProtoReader ur(e);
         ProtoField u;

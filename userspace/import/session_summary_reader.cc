@@ -20,6 +20,29 @@ model::CollectorState StateFromName(std::string_view s) {
   return model::CollectorState::kNotRequested;
 }
 
+int64_t Signed(const model::TrackArg& a) {
+  int64_t v = 0;
+  return a.AsInt64(&v) ? v : 0;
+}
+
+// "a,b" as {"a", "b"}; "" (none) as {}.
+std::vector<std::string> List(const std::string& text) {
+  std::vector<std::string> out;
+  for (auto part : Split(text, ','))
+    if (!part.empty()) out.emplace_back(part);
+  return out;
+}
+
+void ReadClockArg(std::string_view key, const model::TrackArg& a, model::ClockDiscipline* c) {
+  c->read = true;
+  if (key == "synced") c->synced = Unsigned(a) != 0;
+  else if (key == "maxerror_us") c->maxerror_us = Signed(a);
+  else if (key == "esterror_us") c->esterror_us = Signed(a);
+  else if (key == "offset_ns") c->offset_ns = Signed(a);
+  else if (key == "daemons") c->daemons = List(a.ToString());
+  else if (key == "ptp_clocks") c->ptp_clocks = List(a.ToString());
+}
+
 }  // namespace
 
 bool IsSessionSummary(const model::TrackEventRecord& event) {
@@ -34,6 +57,10 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     std::string_view name = a.name;
     if (name == "tool_version") s.tool_version = a.ToString();
     else if (name == "hostname") s.hostname = a.ToString();
+    else if (name == "boot_id") s.boot_id = a.ToString();
+    else if (name == "machine_name") s.machine_name = a.ToString();
+    else if (StartsWith(name, "clock.start.")) ReadClockArg(name.substr(12), a, &s.clock_start);
+    else if (StartsWith(name, "clock.end.")) ReadClockArg(name.substr(10), a, &s.clock_end);
     else if (name == "command_line") s.command_line = a.ToString();
     else if (name == "start_ts") s.start_ts = Unsigned(a);
     else if (name == "end_ts") s.end_ts = Unsigned(a);
@@ -65,8 +92,9 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       else if (key == "reason") c.reason = a.ToString();
       else if (key == "events") c.events = Unsigned(a);
       else if (key == "lost") c.lost = Unsigned(a);
-      else if (key == "missing_events")
-        for (auto m : Split(a.ToString(), ',')) c.missing_events.emplace_back(m);
+      // List() holds the string: a range-for over Split(a.ToString()) would
+      // read views into a temporary already destroyed (before C++23).
+      else if (key == "missing_events") c.missing_events = List(a.ToString());
     } else if (StartsWith(name, "cpu.")) {
       std::string_view rest = name.substr(4);
       size_t dot = rest.find('.');

@@ -8,6 +8,8 @@ namespace gpunoise::model {
 
 struct HostInfo {
   std::string hostname;
+  std::string boot_id;       // /proc/sys/kernel/random/boot_id: this boot of this machine
+  std::string machine_name;  // --machine-name, default the hostname; SystemInfo.machine_name
   std::string sysname;   // uname -s
   std::string release;   // uname -r
   std::string version;   // uname -v

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "model/clock_discipline.h"
+
 namespace gpunoise::model {
 
 enum class CollectorState {
@@ -69,6 +71,10 @@ struct MapLoss {
 struct SessionInfo {
   std::string tool_version;
   std::string hostname;
+  // What tells this machine's traces from another's when several are
+  // merged: a boot_id names one boot of one machine.
+  std::string boot_id;
+  std::string machine_name;
   std::string command_line;
   uint64_t start_ts = 0;  // CLOCK_BOOTTIME
   uint64_t end_ts = 0;
@@ -87,6 +93,10 @@ struct SessionInfo {
   // While recording: the file that holds the data until the end renames it
   // to the output (what is left if the recorder is killed). Not written.
   std::string in_progress_path;
+  // The clock discipline when the recording started and ended: how far this
+  // machine's REALTIME, which aligns it with other machines, can be trusted.
+  ClockDiscipline clock_start;
+  ClockDiscipline clock_end;
 };
 
 // Every loss of the kernel and user-space stages of one recording, added up.

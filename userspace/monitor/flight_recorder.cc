@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "collect/clock_discipline.h"
 #include "collect/host_info.h"
 #include "collect/irq_collector.h"
 #include "collect/proc_scanner.h"
@@ -216,7 +217,14 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
   session.end_ts = request.now;
   session.end_reason = "flight recorder: " + request.title;
   for (const auto& c : collectors_) session.collectors.push_back(c->report());
-  Status st = sink->WriteHeader(collect::ReadHostInfo(), ScanProcesses(), session);
+  // Which machine and boot, so `gpunoise merge` tells this dump from other
+  // machines'. The clock discipline is known only now, at the dump; the
+  // window's start is in the past.
+  model::HostInfo host = collect::ReadHostInfo();
+  session.boot_id = host.boot_id;
+  session.machine_name = host.machine_name;
+  session.clock_end = collect::ReadClockDiscipline();
+  Status st = sink->WriteHeader(host, ScanProcesses(), session);
 
   // One pass over the records, freeing them as it goes: decoded events are
   // staged per CPU and written (sorted, in bundles) whenever the stage

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "collect/clock_discipline.h"
 #include "collect/host_info.h"
 #include "collect/irq_collector.h"
 #include "collect/irq_scanner.h"
@@ -78,6 +79,11 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   model::SessionInfo& session = result.session;
   session.tool_version = GPUNOISE_VERSION;
   session.hostname = Hostname();
+  model::HostInfo host = collect::ReadHostInfo();
+  if (!options.machine_name.empty()) host.machine_name = options.machine_name;
+  session.boot_id = host.boot_id;
+  session.machine_name = host.machine_name;
+  session.clock_start = collect::ReadClockDiscipline();
   session.command_line = options.command_line;
 
   // Staging, indexed by CPU.
@@ -150,7 +156,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
 
   for (int cpu : cpus) session.cpus.push_back({static_cast<uint32_t>(cpu), 0, 0, 0});
   for (auto& c : collectors) session.collectors.push_back(c->report());
-  GN_RETURN_IF_ERROR(sink->WriteHeader(collect::ReadHostInfo(), start_processes, session));
+  GN_RETURN_IF_ERROR(sink->WriteHeader(host, start_processes, session));
   start_processes = {};
   if (net) {
     GN_RETURN_IF_ERROR(sink->WriteNetIrqMap(session.start_ts));
@@ -306,6 +312,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     session.program_misses.insert(session.program_misses.end(), misses.begin(), misses.end());
   }
   Status closed = transport->Pause();
+  session.clock_end = collect::ReadClockDiscipline();
   if (closed.ok()) {
     session.end_ts = BoottimeNs();
     if (net) net->Freeze();

@@ -48,6 +48,9 @@ struct RecordOptions {
   std::string command_line;
   // --redact: processes' command lines keep only the program's name.
   bool redact = false;
+  // --machine-name: how this machine is labelled when traces of several
+  // are merged. Empty: the hostname.
+  std::string machine_name;
   // Readable (signalfd, eventfd, pipe) = stop recording now. -1: none.
   int stop_fd = -1;
   // Name of the signal behind stop_fd, for the summary ("SIGINT").

@@ -120,6 +120,48 @@ TEST_F(TraceMergerTest, EachInputsSequencesGetDistinctIds) {
   EXPECT_EQ(merged.packet(1).timestamp(), 1001u);
 }
 
+TEST_F(TraceMergerTest, EveryPacketOfAnotherMachinesInputCarriesItsMachineIdCompressedOrNot) {
+  std::string host = WriteTrace("host.pftrace", Input(1000));
+  std::string plain = WriteTrace("plain.pftrace", Input(2000));
+  std::string packed = WriteCompressedTrace("packed.pftrace", Input(3000));
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  ASSERT_TRUE(merger.Append(host, 0).ok());
+  ASSERT_TRUE(merger.Append(plain, 1).ok());
+  ASSERT_TRUE(merger.Append(packed, 2).ok());
+  ASSERT_TRUE(writer->Commit().ok());
+
+  Trace merged;
+  ASSERT_TRUE(merged.ParseFromString(Read(out)));
+  ASSERT_EQ(merged.packet_size(), 12);
+  for (int i = 0; i < 12; ++i) {
+    const auto& p = merged.packet(i);
+    // The host's packets carry none: the trace processor reads that as machine 0.
+    if (i < 4) EXPECT_FALSE(p.has_machine_id()) << i;
+    else EXPECT_EQ(p.machine_id(), i < 8 ? 1u : 2u) << i;
+    // Nothing else changed: unknown fields survive beside the new field.
+    if (p.has_track_event())
+      EXPECT_EQ(p.GetReflection()->GetUnknownFields(p).field_count(), 1) << i;
+  }
+}
+
+TEST_F(TraceMergerTest, AnInputOnTheHostLosesAMachineIdItHadBefore) {
+  Trace t = Input(1000);
+  for (auto& p : *t.mutable_packet()) p.set_machine_id(4);
+  std::string in = WriteTrace("remote.pftrace", t);
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  ASSERT_TRUE(merger.Append(in, 0).ok());
+  ASSERT_TRUE(writer->Commit().ok());
+  Trace merged;
+  ASSERT_TRUE(merged.ParseFromString(Read(out)));
+  for (const auto& p : merged.packet()) EXPECT_FALSE(p.has_machine_id());
+}
+
 TEST_F(TraceMergerTest, TruncatedInputIsAnErrorNamingFileAndOffset) {
   std::string whole = Input(1000).SerializeAsString();
   std::string path = Path("cut.pftrace");

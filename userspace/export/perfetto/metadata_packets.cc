@@ -48,6 +48,9 @@ void FillSystemInfo(TracePacket* packet, const model::HostInfo& host,
   uts->set_version(host.version);
   uts->set_machine(host.machine);
   info->set_tracing_service_version(std::string(tool_version));
+  // Perfetto (v57 on) labels a machine with it; the merger tells machines
+  // apart by it when a trace has no boot_id.
+  if (!host.machine_name.empty()) info->set_machine_name(host.machine_name);
   if (host.page_size) info->set_page_size(host.page_size);
   if (host.num_cpus) info->set_num_cpus(host.num_cpus);
   if (host.hz) info->set_hz(host.hz);
@@ -123,6 +126,25 @@ void FillFtraceStats(TracePacket* packet, StatsPhase phase, const model::Session
     for (const auto& missing : collector.missing_events) stats->add_failed_ftrace_events(missing);
 }
 
+namespace {
+
+// Upstream has no field for the clock discipline; the session summary is
+// where a reader of this project's traces finds it.
+void AddClockDisciplineArgs(TrackEvent* e, const std::string& prefix, const model::ClockDiscipline& c) {
+  if (!c.read) return;
+  AddArg(e, prefix + "synced", c.synced);
+  AddArg(e, prefix + "maxerror_us", c.maxerror_us);
+  AddArg(e, prefix + "esterror_us", c.esterror_us);
+  AddArg(e, prefix + "offset_ns", c.offset_ns);
+  std::string daemons, ptp;
+  for (const auto& d : c.daemons) daemons += (daemons.empty() ? "" : ",") + d;
+  for (const auto& p : c.ptp_clocks) ptp += (ptp.empty() ? "" : ",") + p;
+  AddArg(e, prefix + "daemons", daemons);
+  AddArg(e, prefix + "ptp_clocks", ptp);
+}
+
+}  // namespace
+
 Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& session,
                            TraceFileWriter& out) {
   TracePacket packet;
@@ -135,6 +157,10 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
                                      track, kSessionEventName, "gpunoise");
   AddArg(e, "tool_version", session.tool_version);
   AddArg(e, "hostname", session.hostname);
+  if (!session.boot_id.empty()) AddArg(e, "boot_id", session.boot_id);
+  if (!session.machine_name.empty()) AddArg(e, "machine_name", session.machine_name);
+  AddClockDisciplineArgs(e, "clock.start.", session.clock_start);
+  AddClockDisciplineArgs(e, "clock.end.", session.clock_end);
   AddArg(e, "command_line", session.command_line);
   AddArg(e, "start_ts", session.start_ts);
   AddArg(e, "end_ts", session.end_ts);

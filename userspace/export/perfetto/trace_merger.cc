@@ -12,12 +12,19 @@
 
 #include "compression/inflate.h"
 #include "export/perfetto/trace_file_writer.h"
+#include "export/perfetto/wire_fields.h"
 
 namespace gpunoise::perfetto {
 namespace {
 
+using wire::AppendVarint;
+using wire::ForEachField;
+using wire::ParseVarint;
+using wire::WireField;
+
 constexpr uint32_t kTracePacketField = 1;
 constexpr uint32_t kSequenceIdField = 10;
+constexpr uint32_t kMachineIdField = 98;
 // TracePacket fields whose bytes are more packets, compressed.
 constexpr uint32_t kCompressedPacketsField = 50;
 constexpr uint32_t kZstdCompressedPacketsField = 133;
@@ -25,82 +32,6 @@ constexpr size_t kReadChunk = 1 << 20;
 // A packet larger than this is not something any Perfetto writer produces;
 // treat the length as corruption rather than try to allocate it.
 constexpr uint64_t kMaxPacketBytes = 256ull << 20;
-
-// Parses a varint at data[*pos]; false if it runs past the end or is longer
-// than ten bytes.
-bool ParseVarint(std::string_view data, size_t* pos, uint64_t* value) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 70; shift += 7) {
-    if (*pos >= data.size()) return false;
-    uint8_t byte = static_cast<uint8_t>(data[(*pos)++]);
-    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (!(byte & 0x80)) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
-}
-
-void AppendVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// One top-level field of a serialized message.
-struct WireField {
-  uint32_t number = 0;
-  uint32_t wire_type = 0;
-  uint64_t varint = 0;     // wire type 0
-  std::string_view bytes;  // wire type 2: the payload
-  size_t start = 0;        // where the field, tag included, starts
-  size_t end = 0;          // and ends
-};
-
-// Calls `visit(const WireField&)` with each top-level field of `message`; a
-// malformed field is an error naming the byte where it starts.
-template <typename Visit>
-Status ForEachField(std::string_view message, Visit&& visit) {
-  size_t p = 0;
-  while (p < message.size()) {
-    WireField f;
-    f.start = p;
-    uint64_t tag = 0;
-    if (!ParseVarint(message, &p, &tag)) return MakeError("malformed field tag at packet byte {}", f.start);
-    f.number = static_cast<uint32_t>(tag >> 3);
-    f.wire_type = static_cast<uint32_t>(tag & 7);
-    switch (f.wire_type) {
-      case 0:
-        if (!ParseVarint(message, &p, &f.varint))
-          return MakeError("malformed varint at packet byte {}", f.start);
-        break;
-      case 1:
-        p += 8;
-        break;
-      case 2: {
-        uint64_t len = 0;
-        if (!ParseVarint(message, &p, &len) || len > message.size() - std::min(p, message.size()))
-          return MakeError("field {} overruns the packet at packet byte {}", f.number, f.start);
-        f.bytes = message.substr(p, len);
-        p += len;
-        break;
-      }
-      case 5:
-        p += 4;
-        break;
-      default:
-        return MakeError("unknown wire type {} at packet byte {}", f.wire_type, f.start);
-    }
-    if (p > message.size())
-      return MakeError("field {} overruns the packet at packet byte {}", f.number, f.start);
-    f.end = p;
-    visit(f);
-  }
-  return OkStatus();
-}
 
 }  // namespace
 
@@ -179,18 +110,29 @@ Result<bool> TracePacketReader::Next(std::string* packet, uint64_t* offset) {
 }
 
 Result<std::string> RenumberSequence(std::string_view packet,
-                                     const std::function<uint32_t(uint32_t)>& map_id) {
+                                     const std::function<uint32_t(uint32_t)>& map_id,
+                                     std::optional<uint32_t> machine_id) {
   std::string out;
-  out.reserve(packet.size() + 4);
+  out.reserve(packet.size() + 8);
   size_t copied = 0;
   GN_RETURN_IF_ERROR(ForEachField(packet, [&](const WireField& f) {
-    if (f.number != kSequenceIdField || f.wire_type != 0) return;
+    bool sequence = f.number == kSequenceIdField && f.wire_type == 0;
+    bool machine = machine_id && f.number == kMachineIdField;
+    if (!sequence && !machine) return;
     out.append(packet.data() + copied, f.start - copied);
-    AppendVarint(kSequenceIdField << 3, &out);
-    AppendVarint(map_id(static_cast<uint32_t>(f.varint)), &out);
+    if (sequence) {
+      AppendVarint(kSequenceIdField << 3, &out);
+      AppendVarint(map_id(static_cast<uint32_t>(f.varint)), &out);
+    }
     copied = f.end;
   }));
   out.append(packet.data() + copied, packet.size() - copied);
+  // Machine 0 is the host: the trace processor reads a packet without the
+  // field as the host's, so it is written only for the other machines.
+  if (machine_id && *machine_id) {
+    AppendVarint(kMachineIdField << 3, &out);
+    AppendVarint(*machine_id, &out);
+  }
   return out;
 }
 
@@ -228,13 +170,20 @@ Status ForEachPacket(std::string_view trace,
 TraceMerger::TraceMerger(TraceFileWriter* out, uint32_t first_sequence_id)
     : out_(out), first_id_(first_sequence_id), next_id_(first_sequence_id) {}
 
-Result<TraceMerger::InputStats> TraceMerger::Append(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return MakeError("failed to open {}: {}", path, std::strerror(errno));
-  return Append(std::move(fd), path);
+Status TraceMerger::AppendSerialized(std::string_view packet) {
+  GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(packet));
+  ++packets_;
+  return OkStatus();
 }
 
-Result<TraceMerger::InputStats> TraceMerger::Append(UniqueFd fd, const std::string& path) {
+Result<TraceMerger::InputStats> TraceMerger::Append(const std::string& path, uint32_t machine_id) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return MakeError("failed to open {}: {}", path, std::strerror(errno));
+  return Append(std::move(fd), path, machine_id);
+}
+
+Result<TraceMerger::InputStats> TraceMerger::Append(UniqueFd fd, const std::string& path, uint32_t machine_id) {
+  machine_id_ = machine_id;
   GN_ASSIGN_OR_RETURN(TracePacketReader reader, TracePacketReader::FromFd(std::move(fd), path));
   ++inputs_;
   std::map<uint32_t, uint32_t> ids;
@@ -263,7 +212,7 @@ Result<TraceMerger::InputStats> TraceMerger::Append(UniqueFd fd, const std::stri
 
 Status TraceMerger::AppendPacket(std::string_view packet, const IdMap& map_id, const std::string& path,
                                  uint64_t offset, InputStats* stats) {
-  auto renumbered = RenumberSequence(packet, map_id);
+  auto renumbered = RenumberSequence(packet, map_id, machine_id_);
   if (!renumbered.ok())
     return MakeError("{}: corrupt at byte {}: {}", path, offset, renumbered.error().message);
   GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(*renumbered));
@@ -290,7 +239,7 @@ Status TraceMerger::AppendCompressed(const CompressedPackets& block, const IdMap
     // Perfetto never nests compressed blocks, and its trace processor does
     // not read nested ones.
     if (*nested) return MakeError("at byte {}: a compressed block inside a compressed block", inner);
-    auto renumbered = RenumberSequence(packet, map_id);
+    auto renumbered = RenumberSequence(packet, map_id, machine_id_);
     if (!renumbered.ok()) return MakeError("at byte {}: {}", inner, renumbered.error().message);
     if (Status written = out_->WriteSerializedPacket(*renumbered); !written.ok()) {
       write_error = written.error();

@@ -2,9 +2,11 @@
 // concatenation of packets), giving each input's packet sequences new,
 // distinct trusted_packet_sequence_ids: two inputs that both used sequence 1
 // would otherwise be read as one writer, and the trace processor would
-// mix their incremental state. Everything else in a packet, clock snapshots
-// included, is copied byte for byte, so fields this project's schema subset
-// does not know survive.
+// mix their incremental state. An input of another machine gets that
+// machine's TracePacket.machine_id on every packet (machine_alignment.h says
+// which input is which machine). Everything else in a packet, clock
+// snapshots included, is copied byte for byte, so fields this project's
+// schema subset does not know survive.
 //
 // A compressed block of an input (compressed_packets, zstd_compressed_packets)
 // is inflated and its packets are renumbered and written one by one in its
@@ -59,10 +61,13 @@ class TracePacketReader {
 };
 
 // Rewrites field 10 (trusted_packet_sequence_id) of a serialized
-// TracePacket through `map_id`; leaves every other byte as it was. Returns
-// an error (with the offset inside the packet) if the packet is malformed.
+// TracePacket through `map_id` and, when `machine_id` is given, sets field 98
+// (machine_id) to it (0: the field is removed, the host's packets carry
+// none); leaves every other byte as it was. Returns an error (with the
+// offset inside the packet) if the packet is malformed.
 Result<std::string> RenumberSequence(std::string_view packet,
-                                     const std::function<uint32_t(uint32_t)>& map_id);
+                                     const std::function<uint32_t(uint32_t)>& map_id,
+                                     std::optional<uint32_t> machine_id = std::nullopt);
 
 // The compressed payload of a serialized TracePacket, if it carries one.
 struct CompressedPackets {
@@ -92,10 +97,14 @@ class TraceMerger {
   // Appends every packet of `path`. On an error the packets before the bad
   // one have been appended (each is complete); the error names the file and
   // byte offset.
-  Result<InputStats> Append(const std::string& path);
+  // Every packet of the input, those inside compressed blocks included,
+  // gets `machine_id` (TracePacket.machine_id; 0 is the host machine).
+  Result<InputStats> Append(const std::string& path, uint32_t machine_id = 0);
   // The same for a file the caller opened: a fragment checked on its open
   // fd is the file read (gpu/gpu_fragments.cc).
-  Result<InputStats> Append(UniqueFd fd, const std::string& path);
+  Result<InputStats> Append(UniqueFd fd, const std::string& path, uint32_t machine_id = 0);
+  // Writes one packet the merger made itself (a machine's clock sync).
+  Status AppendSerialized(std::string_view packet);
 
   uint64_t packets() const { return packets_; }
   uint32_t sequences() const { return next_id_ - first_id_; }
@@ -114,6 +123,7 @@ class TraceMerger {
   uint32_t next_id_;
   std::vector<uint8_t> inflated_;  // the compressed block being copied
   size_t inputs_ = 0;
+  uint32_t machine_id_ = 0;  // of the input being appended
   uint64_t packets_ = 0;
 };
 

@@ -1,0 +1,176 @@
+#include "export/perfetto/machine_alignment.h"
+
+#include <map>
+#include <span>
+#include <string_view>
+
+#include "compression/inflate.h"
+#include "export/perfetto/trace_merger.h"
+#include "export/perfetto/wire_fields.h"
+
+namespace gpunoise::perfetto {
+namespace {
+
+using wire::AppendVarint;
+using wire::ForEachField;
+using wire::WireField;
+
+// TracePacket fields, and those inside them, as upstream numbers them.
+constexpr uint32_t kClockSnapshotField = 6;     // TracePacket.clock_snapshot
+constexpr uint32_t kTrackEventField = 11;       // TracePacket.track_event
+constexpr uint32_t kSystemInfoField = 45;       // TracePacket.system_info
+constexpr uint32_t kMachineIdField = 98;        // TracePacket.machine_id
+constexpr uint32_t kRemoteClockSyncField = 107; // TracePacket.remote_clock_sync
+constexpr uint32_t kClocksField = 1;            // ClockSnapshot.clocks
+constexpr uint32_t kClockIdField = 1;           // ClockSnapshot.Clock.clock_id
+constexpr uint32_t kClockTimestampField = 2;    // ClockSnapshot.Clock.timestamp
+constexpr uint32_t kMachineNameField = 17;      // SystemInfo.machine_name
+constexpr uint32_t kDebugAnnotationsField = 4;  // TrackEvent.debug_annotations
+constexpr uint32_t kAnnotationNameField = 10;   // DebugAnnotation.name
+constexpr uint32_t kAnnotationStringField = 6;  // DebugAnnotation.string_value
+constexpr uint32_t kSyncedClocksField = 1;      // RemoteClockSync.synced_clocks
+constexpr uint32_t kClientClocksField = 2;      // SyncedClocks.client_clocks
+constexpr uint32_t kHostClocksField = 3;        // SyncedClocks.host_clocks
+constexpr uint64_t kRealtime = 1;               // BUILTIN_CLOCK_REALTIME
+constexpr uint64_t kBoottime = 6;               // BUILTIN_CLOCK_BOOTTIME
+
+void ReadClockSnapshot(std::string_view snapshot, InputMachine* m) {
+  std::optional<int64_t> boottime, realtime;
+  (void)ForEachField(snapshot, [&](const WireField& clock) {
+    if (clock.number != kClocksField || clock.wire_type != 2) return;
+    uint64_t id = 0, ts = 0;
+    bool has_ts = false;
+    (void)ForEachField(clock.bytes, [&](const WireField& f) {
+      if (f.number == kClockIdField && f.wire_type == 0) id = f.varint;
+      if (f.number == kClockTimestampField && f.wire_type == 0) ts = f.varint, has_ts = true;
+    });
+    if (!has_ts) return;
+    if (id == kBoottime) boottime = static_cast<int64_t>(ts);
+    if (id == kRealtime) realtime = static_cast<int64_t>(ts);
+  });
+  if (boottime && realtime) m->clocks = ClockPair{*boottime, *realtime};
+}
+
+void ReadTrackEvent(std::string_view event, InputMachine* m) {
+  (void)ForEachField(event, [&](const WireField& a) {
+    if (a.number != kDebugAnnotationsField || a.wire_type != 2) return;
+    std::string_view name, value;
+    (void)ForEachField(a.bytes, [&](const WireField& f) {
+      if (f.wire_type != 2) return;
+      if (f.number == kAnnotationNameField) name = f.bytes;
+      if (f.number == kAnnotationStringField) value = f.bytes;
+    });
+    if (name == "boot_id" && m->boot_id.empty()) m->boot_id = value;
+    if (name == "machine_name" && m->machine_name.empty()) m->machine_name = value;
+  });
+}
+
+// Only what identifies the machine is read; a packet this cannot parse is
+// left to the merge itself, which names the byte.
+void ReadPacket(std::string_view packet, InputMachine* m) {
+  (void)ForEachField(packet, [&](const WireField& f) {
+    if (f.wire_type != 2) return;
+    if (f.number == kClockSnapshotField && !m->clocks) ReadClockSnapshot(f.bytes, m);
+    if (f.number == kTrackEventField) ReadTrackEvent(f.bytes, m);
+    if (f.number == kSystemInfoField)
+      (void)ForEachField(f.bytes, [&](const WireField& s) {
+        if (s.number == kMachineNameField && s.wire_type == 2) m->machine_name = s.bytes;
+      });
+  });
+}
+
+void AppendField(uint32_t number, std::string_view bytes, std::string* out) {
+  AppendVarint((number << 3) | 2, out);
+  AppendVarint(bytes.size(), out);
+  out->append(bytes);
+}
+
+void AppendVarintField(uint32_t number, uint64_t v, std::string* out) {
+  AppendVarint(number << 3, out);
+  AppendVarint(v, out);
+}
+
+std::string BoottimeSnapshot(int64_t ts) {
+  std::string clock, snapshot;
+  AppendVarintField(kClockIdField, kBoottime, &clock);
+  AppendVarintField(kClockTimestampField, static_cast<uint64_t>(ts), &clock);
+  AppendField(kClocksField, clock, &snapshot);
+  return snapshot;
+}
+
+}  // namespace
+
+Result<InputMachine> ScanInputMachine(const std::string& path) {
+  GN_ASSIGN_OR_RETURN(TracePacketReader reader, TracePacketReader::Open(path));
+  InputMachine m;
+  m.path = path;
+  std::string packet;
+  uint64_t offset = 0;
+  std::vector<uint8_t> inflated;
+  while (true) {
+    GN_ASSIGN_OR_RETURN(bool more, reader.Next(&packet, &offset));
+    if (!more) break;
+    auto compressed = FindCompressedPackets(packet);
+    if (!compressed.ok() || !*compressed) {
+      ReadPacket(packet, &m);
+      continue;
+    }
+    std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>((*compressed)->bytes.data()),
+                                   (*compressed)->bytes.size());
+    Status ok = (*compressed)->codec == CompressedPackets::Codec::kZlib
+                    ? compression::InflateZlib(bytes, &inflated)
+                    : compression::InflateZstd(bytes, &inflated);
+    if (!ok.ok()) continue;  // the merge reports the damage with its offset
+    std::string_view trace(reinterpret_cast<const char*>(inflated.data()), inflated.size());
+    (void)ForEachPacket(trace, [&](std::string_view inner, uint64_t) {
+      ReadPacket(inner, &m);
+      return OkStatus();
+    });
+  }
+  return m;
+}
+
+std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs) {
+  std::map<std::string, uint32_t> by_key;
+  std::vector<uint32_t> machine(inputs.size(), 0);
+  uint32_t next = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = inputs[i];
+    std::string key = !in.boot_id.empty()        ? "boot:" + in.boot_id
+                      : !in.machine_name.empty() ? "name:" + in.machine_name
+                                                 : "";
+    if (key.empty()) {
+      machine[i] = i == 0 ? next++ : machine[i - 1];
+      continue;
+    }
+    auto [it, inserted] = by_key.try_emplace(key, next);
+    if (inserted) ++next;
+    machine[i] = it->second;
+  }
+  return machine;
+}
+
+MachineClockSync AlignByRealtime(uint32_t machine_id, const ClockPair& machine,
+                                 const ClockPair& host) {
+  // The host BOOTTIME at the instant the machine read `machine.realtime`,
+  // if both REALTIME clocks agree.
+  return {machine_id, machine.boottime, host.boottime + (machine.realtime - host.realtime)};
+}
+
+std::string RemoteClockSyncPacket(const MachineClockSync& sync) {
+  // The trace processor averages (t1c + t2c)/2 - t1h and t2c - (t1h + t2h)/2
+  // over consecutive rounds (less than 30 s apart by the client BOOTTIME);
+  // with both rounds stamped alike each is client - host.
+  std::string round;
+  AppendField(kClientClocksField, BoottimeSnapshot(sync.client_boottime), &round);
+  AppendField(kHostClocksField, BoottimeSnapshot(sync.host_boottime), &round);
+  std::string body;
+  AppendField(kSyncedClocksField, round, &body);
+  AppendField(kSyncedClocksField, round, &body);
+  std::string packet;
+  AppendField(kRemoteClockSyncField, body, &packet);
+  AppendVarintField(kMachineIdField, sync.machine_id, &packet);
+  return packet;
+}
+
+}  // namespace gpunoise::perfetto

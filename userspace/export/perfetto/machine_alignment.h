@@ -1,0 +1,66 @@
+// Which machine each input of `gpunoise merge` comes from, and how its clock
+// relates to the host machine's.
+//
+// Perfetto's trace processor (v53 and later) reads the packets that carry a
+// TracePacket.machine_id as another machine's: its own CPUs, threads and
+// clock snapshots, each converted to that machine's BOOTTIME. Machine 0 is
+// the host and the time axis. A remote machine's BOOTTIME is brought onto
+// the host's by the offset it computes from a RemoteClockSync packet of
+// that machine (upstream's multi-machine tracing writes one from round-trip
+// clock pings). The merger writes that packet itself, with the offset the
+// two machines' REALTIME clocks give: REALTIME is the clock NTP or PTP keeps
+// equal across nodes, BOOTTIME is not (it starts at each boot).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gpunoise::perfetto {
+
+// One instant read on a machine's BOOTTIME and REALTIME clocks.
+struct ClockPair {
+  int64_t boottime = 0;
+  int64_t realtime = 0;
+};
+
+// What an input says about the machine it was recorded on.
+struct InputMachine {
+  std::string path;
+  std::string boot_id;       // the session summary's boot_id arg
+  std::string machine_name;  // SystemInfo.machine_name, else the summary's arg
+  std::optional<ClockPair> clocks;  // the first snapshot with both clocks
+};
+
+// Reads every packet of `path` (inflating compressed blocks) for the above.
+Result<InputMachine> ScanInputMachine(const std::string& path);
+
+// The machine of each input: inputs with one boot_id (a recording and its
+// GPU fragments, several processes of one boot) share a machine; two boots
+// of one host are two machines. An input without a boot_id is matched by
+// machine name; one with neither (an old trace, a GPU fragment collected by
+// hand) is on the machine of the nearest input before it on the command
+// line, as in `merge rec.pftrace gpu-*.pftrace`, or its own if it is first.
+// Machine 0 is the first input's.
+std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs);
+
+// How machine `machine_id`'s BOOTTIME maps onto the host's: the host
+// BOOTTIME of the instant the machine's REALTIME snapshot names.
+struct MachineClockSync {
+  uint32_t machine_id = 0;
+  int64_t client_boottime = 0;
+  int64_t host_boottime = 0;
+};
+MachineClockSync AlignByRealtime(uint32_t machine_id, const ClockPair& machine,
+                                 const ClockPair& host);
+
+// A serialized TracePacket (machine_id set) holding a RemoteClockSync from
+// which the trace processor computes host_boottime - client_boottime as the
+// machine's offset: two rounds with equal stamps, so its round-trip
+// estimate is exactly the offset given.
+std::string RemoteClockSyncPacket(const MachineClockSync& sync);
+
+}  // namespace gpunoise::perfetto
