@@ -495,6 +495,30 @@ TEST(TraceReader, DecodesTrackEventsWithInternedNamesAndDefaultTracks) {
   EXPECT_EQ(stats->max_sequence_id, 5u);
 }
 
+// Writes `session` as the recorder's session summary, reads the file back
+// and parses the summary it finds (the round trip the report makes).
+void RoundTripSessionSummary(const model::SessionInfo& session, model::SessionInfo* back) {
+  ScopedTempDir dir;
+  std::string path = dir.path() + "/s.pftrace";
+  auto writer = perfetto::TraceFileWriter::Create(path, 0);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  perfetto::TrackEventWriter track_events(1, 99);
+  ASSERT_TRUE(perfetto::WriteSessionSummary(track_events, session, *writer).ok());
+  ASSERT_TRUE(writer->Commit().ok());
+
+  RecordingSink sink;
+  TraceReader reader(sink);
+  ASSERT_TRUE(reader.ReadFile(path).ok());
+  const model::TrackEventRecord* summary = nullptr;
+  for (size_t i = 0; i < sink.track_events.size(); ++i)
+    if (sink.track_event_names[i] == kSessionEventName) summary = &sink.track_events[i];
+  ASSERT_NE(summary, nullptr);
+  model::TrackEventRecord copy = *summary;
+  copy.name = kSessionEventName;
+  ASSERT_TRUE(IsSessionSummary(copy));
+  *back = ParseSessionSummary(copy);
+}
+
 TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   model::SessionInfo session;
   session.tool_version = "0.1.0";
@@ -518,25 +542,9 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   session.records_outside_cpus = 6;
   session.switch_chain_checked = false;
 
-  ScopedTempDir dir;
-  std::string path = dir.path() + "/s.pftrace";
-  auto writer = perfetto::TraceFileWriter::Create(path, 0);
-  ASSERT_TRUE(writer.ok()) << writer.error().message;
-  perfetto::TrackEventWriter track_events(1, 99);
-  ASSERT_TRUE(perfetto::WriteSessionSummary(track_events, session, *writer).ok());
-  ASSERT_TRUE(writer->Commit().ok());
-
-  RecordingSink sink;
-  TraceReader reader(sink);
-  ASSERT_TRUE(reader.ReadFile(path).ok());
-  const model::TrackEventRecord* summary = nullptr;
-  for (size_t i = 0; i < sink.track_events.size(); ++i)
-    if (sink.track_event_names[i] == kSessionEventName) summary = &sink.track_events[i];
-  ASSERT_NE(summary, nullptr);
-  model::TrackEventRecord copy = *summary;
-  copy.name = kSessionEventName;
-  ASSERT_TRUE(IsSessionSummary(copy));
-  model::SessionInfo back = ParseSessionSummary(copy);
+  model::SessionInfo back;
+  RoundTripSessionSummary(session, &back);
+  if (::testing::Test::HasFatalFailure()) return;
   EXPECT_EQ(back.hostname, "node17");
   EXPECT_EQ(back.end_reason, "duration");
   ASSERT_EQ(back.collectors.size(), 1u);
@@ -573,22 +581,9 @@ TEST(TraceReader, ReadsTheMachineAndItsClockDisciplineBackFromTheSessionSummary)
                          .ptp_clocks = {"ptp0 (mlx5_ptp)", "ptp1 (kvm-ptp)"}};
   session.clock_end = {.read = true, .synced = false, .maxerror_us = 16000000, .esterror_us = 16000000};
 
-  ScopedTempDir dir;
-  std::string path = dir.path() + "/s.pftrace";
-  auto writer = perfetto::TraceFileWriter::Create(path, 0);
-  ASSERT_TRUE(writer.ok()) << writer.error().message;
-  perfetto::TrackEventWriter track_events(1, 99);
-  ASSERT_TRUE(perfetto::WriteSessionSummary(track_events, session, *writer).ok());
-  ASSERT_TRUE(writer->Commit().ok());
-
-  RecordingSink sink;
-  TraceReader reader(sink);
-  ASSERT_TRUE(reader.ReadFile(path).ok());
-  const model::TrackEventRecord* summary = nullptr;
-  for (size_t i = 0; i < sink.track_events.size(); ++i)
-    if (sink.track_event_names[i] == kSessionEventName) summary = &sink.track_events[i];
-  ASSERT_NE(summary, nullptr);
-  model::SessionInfo back = ParseSessionSummary(*summary);
+  model::SessionInfo back;
+  RoundTripSessionSummary(session, &back);
+  if (::testing::Test::HasFatalFailure()) return;
   EXPECT_EQ(back.boot_id, session.boot_id);
   EXPECT_EQ(back.machine_name, "node1");
   EXPECT_TRUE(back.clock_start.read);
