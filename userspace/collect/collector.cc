@@ -49,6 +49,7 @@ void DetachConcurrently(std::vector<BpfLinkPtr>& links) {
 void Collector::Stop() {
   DetachConcurrently(links_);
   prog_fds_.clear();
+  prog_names_.clear();
 }
 
 void StopCollectors(std::span<Collector* const> collectors) {
@@ -73,13 +74,18 @@ uint64_t Collector::RecursionMisses() const {
   return total;
 }
 
+void Collector::TrackProgram(bpf_program* prog) {
+  prog_fds_.push_back(bpf_program__fd(prog));
+  prog_names_.emplace_back(bpf_program__name(prog));
+}
+
 std::vector<model::ProgramLoss> Collector::ProgramMisses() const {
   std::vector<model::ProgramLoss> out;
-  for (int fd : prog_fds_) {
+  for (size_t i = 0; i < prog_fds_.size(); ++i) {
     bpf_prog_info info{};
     uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 || !info.recursion_misses) continue;
-    out.push_back({report_.name, info.name, info.recursion_misses});
+    if (bpf_obj_get_info_by_fd(prog_fds_[i], &info, &len) != 0 || !info.recursion_misses) continue;
+    out.push_back({report_.name, i < prog_names_.size() ? prog_names_[i] : info.name, info.recursion_misses});
   }
   return out;
 }
@@ -109,6 +115,7 @@ void Collector::Disable(std::string reason) {
   report_.reason = std::move(reason);
   links_.clear();
   prog_fds_.clear();
+  prog_names_.clear();
 }
 
 namespace {
@@ -194,7 +201,7 @@ Status Collector::SelectLoadAttach(bpf_object* obj, const CollectorContext& cont
       continue;
     }
     links_.emplace_back(link);
-    prog_fds_.push_back(bpf_program__fd(p));
+    TrackProgram(p);
     report_.attached_events.push_back(label);
   }
   if (links_.empty()) {

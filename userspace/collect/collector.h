@@ -21,6 +21,7 @@ extern "C" {
 struct bpf_link;
 struct bpf_object;
 struct bpf_map;
+struct bpf_program;
 
 namespace gpunoise::collect {
 
@@ -102,7 +103,11 @@ class Collector {
 
   model::CollectorReport report_;
   std::vector<BpfLinkPtr> links_;
-  std::vector<int> prog_fds_;  // owned by the skeleton; for statistics only
+  // Attached programs, for statistics: their fds (owned by the skeleton) and
+  // full names (the kernel keeps only 15 characters).
+  void TrackProgram(bpf_program* prog);
+  std::vector<int> prog_fds_;
+  std::vector<std::string> prog_names_;
 };
 
 // Stops every collector at once (each detaches its links concurrently): a

@@ -99,7 +99,7 @@ void NicCollector::Start(const CollectorContext& context) {
     links_.emplace_back(link);
     report_.attached_events.push_back(label + " (tracepoint)");
   }
-  prog_fds_.push_back(bpf_program__fd(skel_->progs.gn_nic_event));
+  TrackProgram(skel_->progs.gn_nic_event);
   if (links_.empty()) {
     Disable("no NIC-driver tracepoint could be attached");
     return;

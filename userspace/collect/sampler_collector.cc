@@ -61,7 +61,7 @@ void SamplerCollector::Start(const CollectorContext& /*context*/) {
     return;
   }
   report_.state = model::CollectorState::kActive;
-  prog_fds_.push_back(bpf_program__fd(skel_->progs.gn_sample));
+  TrackProgram(skel_->progs.gn_sample);
 }
 
 bool SamplerCollector::Open(int cpu, int hz) {
