@@ -270,6 +270,33 @@ void ExpectEveryEventAccounted(const std::map<uint32_t, uint64_t>& in_trace,
   EXPECT_LE(missing, skipped) << kind << ": more missing than the program runs the kernel skipped";
 }
 
+// What a finished recording holds against the oracle: the trace's counts,
+// its session summary, and how many switches and wakings it counted as lost
+// (each kind checked per CPU by ExpectEveryEventAccounted).
+struct Checked {
+  TraceCounts counts;
+  std::map<std::string, std::string> args;
+  uint64_t lost = 0;
+};
+
+// Ends the recording `rec` (SIGINT), stops the oracle, reads `out` and
+// checks every switch and waking of the target against the oracle.
+void StopAndCheck(ChildProcess& rec, SchedOracle& oracle, const std::string& out, Checked* checked) {
+  std::this_thread::sleep_for(200ms);
+  rec.Signal(SIGINT);
+  ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
+  oracle.Stop();
+  std::string error;
+  auto trace = ReadTrace(out, &error);
+  ASSERT_TRUE(trace) << error;
+  checked->counts = Count(*trace);
+  checked->args = SessionArgs(*trace);
+  ExpectEveryEventAccounted(checked->counts.switches, checked->args, "sched_switch", oracle.SwitchesPerCpu(),
+                            &checked->lost);
+  ExpectEveryEventAccounted(checked->counts.wakings, checked->args, "sched_waking", oracle.WakingsPerCpu(),
+                            &checked->lost);
+}
+
 std::vector<std::string> RecordArgs(const std::string& out, const std::string& attach,
                                     std::vector<std::string> extra) {
   std::vector<std::string> args = {GpunoiseBinary(), "record",  "-o",           out,
@@ -298,18 +325,13 @@ TEST_P(LossIntegration, EverySwitchAndWakingIsInTheTraceOrCountedAsLostOnce) {
   std::this_thread::sleep_for(600ms);
   rec.Signal(SIGCONT);
   ASSERT_TRUE(target.Join(20s));
-  std::this_thread::sleep_for(200ms);
-  rec.Signal(SIGINT);
-  ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
-  oracle->Stop();
-
-  auto trace = ReadTrace(out, &error);
-  ASSERT_TRUE(trace) << error;
-  TraceCounts counts = Count(*trace);
-  auto args = SessionArgs(*trace);
-  uint64_t lost = 0;
-  ExpectEveryEventAccounted(counts.switches, args, "sched_switch", oracle->SwitchesPerCpu(), &lost);
-  ExpectEveryEventAccounted(counts.wakings, args, "sched_waking", oracle->WakingsPerCpu(), &lost);
+  Checked checked;
+  StopAndCheck(rec, *oracle, out, &checked);
+  if (HasFatalFailure()) return;
+  auto trace = ReadTrace(out);  // again, for its stats
+  ASSERT_TRUE(trace);
+  auto& args = checked.args;
+  uint64_t lost = checked.lost;
   EXPECT_GT(lost, 0u) << "the stopped consumer lost nothing: the test proved nothing";
 
   // One total everywhere: the trace's stats hold the ring loss; the summary
@@ -352,18 +374,12 @@ void ExpectFilterKeepsTheTargetOnly(const std::string& attach, std::vector<std::
   outsider.Go();
   ASSERT_TRUE(target.Join(20s));
   ASSERT_TRUE(outsider.Join(20s));
-  std::this_thread::sleep_for(200ms);
-  rec.Signal(SIGINT);
-  ASSERT_EQ(rec.Wait(30s), 0) << rec.stderr_text();
-  oracle->Stop();
-
-  auto trace = ReadTrace(out, &error);
-  ASSERT_TRUE(trace) << error;
-  TraceCounts counts = Count(*trace);
-  auto args = SessionArgs(*trace);
-  uint64_t lost = 0;
-  ExpectEveryEventAccounted(counts.switches, args, "sched_switch", oracle->SwitchesPerCpu(), &lost);
-  ExpectEveryEventAccounted(counts.wakings, args, "sched_waking", oracle->WakingsPerCpu(), &lost);
+  Checked checked;
+  StopAndCheck(rec, *oracle, out, &checked);
+  if (::testing::Test::HasFatalFailure()) return;
+  TraceCounts& counts = checked.counts;
+  auto& args = checked.args;
+  uint64_t lost = checked.lost;
   auto oracle_ins = oracle->SwitchInsPerThread();
   for (const ThreadReport& t : target.shared().threads) {
     int32_t tid = t.tid;
