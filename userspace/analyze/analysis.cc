@@ -8,6 +8,8 @@
 #include "analyze/gpu_gap_detector.h"
 #include "analyze/interference_detector.h"
 #include "analyze/nic_irqs.h"
+#include "analyze/nic_health_detector.h"
+#include "analyze/nic_metadata.h"
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/softirq_storm_detector.h"
 #include "model/events.h"
@@ -154,6 +156,19 @@ std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
       d.drops_by_reason = n.drops_by_reason;
     }
   }
+  const NicMetadata nic = ReadNicMetadata(t, ctx.net);
+  for (const NicDevice& n : nic.devices) {
+    DeviceStats& d = devices[n.device];
+    d.device = n.device;
+    d.nic_counters = true;
+    d.driver = n.driver;
+    d.nic_drops = n.drops();
+    d.pause_frames = n.pause_frames();
+    d.carrier_changes = n.carrier_changes;
+    d.link_downs = n.link_down_events;
+    for (const auto& [kind, v] : n.by_kind)
+      if (v) d.nic_by_kind[std::string(model::NicCounterKindName(kind))] = v;
+  }
   for (const auto& [irq, q] : ctx.nic_irqs) {
     DeviceStats& d = devices[q.device];
     d.device = q.device;
@@ -290,6 +305,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectInterference(ctx));
   add(DetectSoftirqStorms(ctx));
   add(DetectNicTrouble(ctx));
+  add(DetectNicHealth(ctx));
   add(DetectGpuIdleGaps(ctx));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);

@@ -67,6 +67,12 @@ struct DeviceStats {
   std::map<std::string, uint64_t> drops_by_reason;
   std::vector<int32_t> irqs;
   uint64_t irq_count = 0, irq_ns = 0;
+  // The NIC's own counters (ethtool -S, standard groups) and link events.
+  bool nic_counters = false;  // the recording read them for this device
+  std::string driver;
+  uint64_t nic_drops = 0, pause_frames = 0;
+  uint32_t carrier_changes = 0, link_downs = 0;
+  std::map<std::string, uint64_t> nic_by_kind;  // model::NicCounterKindName -> rise
 };
 
 struct CpuLossRow {

@@ -27,6 +27,8 @@ const std::vector<ThresholdSpec>& AllThresholds() {
       {"nic.full_budget_rate", ThresholdUnit::kRate, 100,
        "NAPI polls per second that used their whole budget, on one device and CPU"},
       {"nic.drop_rate", ThresholdUnit::kRate, 100, "packet drops per second for one reason"},
+      {"nic.saturation_drop_rate", ThresholdUnit::kRate, 1,
+       "drops per second the NIC itself counted on one queue (ethtool -S) for nic_saturation"},
       {"nic.irq_overlap_min", ThresholdUnit::kCount, 100,
        "NIC queue interrupts served on CPUs running focus threads, at least this many ..."},
       {"nic.irq_overlap_share", ThresholdUnit::kRatio, 0.005,

@@ -29,6 +29,9 @@ void Append(PodVector<T>& v, const T& item, bool* unsorted) {
 
 // The network collectors' metadata instants (docs/network.md, "Trace format").
 bool IsNetMetadata(const TrackData& tracks, const model::TrackEventRecord& e) {
+  // Link events sit on their device's track, PCIe retrains on "PCIe"
+  // (export/perfetto/nic_tracks.h); they are read with the metadata.
+  if (e.category == "gpunoise.link") return true;
   auto it = tracks.tracks.find(e.track_uuid);
   return it != tracks.tracks.end() && it->second.name == kNetMetadataTrack;
 }

@@ -15,6 +15,7 @@
 #include "common/result.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/net_tracks.h"
+#include "export/perfetto/nic_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "model/events.h"
@@ -73,6 +74,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   Status WriteNicStatus(uint64_t ts, const model::CollectorReport& nic) {
     return net_tracks_.WriteNicStatus(ts, nic);
   }
+  // The NIC's own counters, link events, PCIe health (export/perfetto/nic_tracks.h).
+  perfetto::NicTrackWriter& nic_tracks() { return nic_tracks_; }
   Status Commit();
 
   // For appending packets after the footer (record_session.h append_extra).
@@ -98,6 +101,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   perfetto::FtraceBundleEncoder encoder_;
   perfetto::TrackEventWriter track_events_;
   perfetto::NetTrackWriter net_tracks_;
+  perfetto::NicTrackWriter nic_tracks_;
   std::unique_ptr<perfetto::TracePacket> packet_;
   std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU

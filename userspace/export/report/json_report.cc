@@ -348,6 +348,20 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.EndObject();
     w.Field("tx_timeouts", d.tx_timeouts);
     w.Field("dql_stalls", d.dql_stalls);
+    if (d.nic_counters) {
+      w.Key("nic");
+      w.BeginObject();
+      w.Field("driver", d.driver);
+      w.Field("drops", d.nic_drops);
+      w.Field("pause_frames", d.pause_frames);
+      w.Field("carrier_changes", static_cast<uint64_t>(d.carrier_changes));
+      w.Field("link_down_events", static_cast<uint64_t>(d.link_downs));
+      w.Key("by_kind");
+      w.BeginObject();
+      for (const auto& [kind, n] : d.nic_by_kind) w.Field(kind, n);
+      w.EndObject();
+      w.EndObject();
+    }
     Array(w, "irqs", d.irqs);
     w.Field("irq_count", d.irq_count);
     w.Field("irq_ns", d.irq_ns);

@@ -116,13 +116,19 @@ void DeviceTable(const ReportInput& in, std::string& out) {
     out += "  no network data\n";
     return;
   }
-  out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "device", "rx pkts", "tx pkts",
-                     "napi", "full", "drops", "timeouts", "irqs", "irq time");
+  // "nic drops", "pause", "link": the NIC's own counters and carrier
+  // changes ("-" where the recording did not read them).
+  out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", "device",
+                     "rx pkts", "tx pkts", "napi", "full", "drops", "timeouts", "irqs", "irq time", "nic drops",
+                     "pause", "link");
+  auto nic = [](const analyze::DeviceStats& d, uint64_t v) { return d.nic_counters ? std::to_string(v) : "-"; };
   for (const auto& d : a.devices) {
-    out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}\n", d.device, d.rx_packets,
-                       d.tx_packets, d.napi_polls, d.full_budget_polls, d.drops, d.tx_timeouts, d.irq_count,
-                       FormatNs(d.irq_ns));
+    out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", d.device,
+                       d.rx_packets, d.tx_packets, d.napi_polls, d.full_budget_polls, d.drops, d.tx_timeouts,
+                       d.irq_count, FormatNs(d.irq_ns), nic(d, d.nic_drops), nic(d, d.pause_frames),
+                       nic(d, d.carrier_changes));
     for (const auto& [reason, n] : d.drops_by_reason) out += fmt::format("    drops {}: {}\n", reason, n);
+    for (const auto& [kind, n] : d.nic_by_kind) out += fmt::format("    nic {}: {}\n", kind, n);
   }
 }
 
