@@ -190,8 +190,11 @@ TEST_F(SyntheticSysfs, PcieReaderFindsNicsAndNvidiaGpusAndReadsTheirLinks) {
   Write(dev("0000:18:00.1") / "class", "0x040300\n");
   Write(dev("0000:00:02.0") / "vendor", "0x8086\n");
   Write(dev("0000:00:02.0") / "class", "0x030000\n");
+  // A NIC function without link attributes or AER (virtio in a VM).
+  Write(dev("0000:00:03.0") / "vendor", "0x1af4\n");
+  Write(dev("0000:00:03.0") / "class", "0x020000\n");
   PcieHealthReader reader(root_.string());
-  reader.FindDevices({{"0000:3b:00.0", "eth2"}, {"virtio2", "eth0"}, {"", "veth1"}});
+  reader.FindDevices({{"0000:3b:00.0", "eth2"}, {"0000:00:03.0", "eth0"}, {"virtio2", "eth1"}, {"", "veth1"}});
   ASSERT_EQ(reader.devices().size(), 2u);
   auto states = reader.Read();
   ASSERT_EQ(states.size(), 2u);

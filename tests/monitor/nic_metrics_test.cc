@@ -6,6 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "export/openmetrics/exposition.h"
+#include "integration/support/privileges.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace gpunoise::monitor {
 namespace {
@@ -83,7 +89,7 @@ TEST(NicMetrics, DropsPauseAndErrorsByKindWithStableNames) {
   ASSERT_NE(errors, nullptr);
   EXPECT_EQ(Value(*errors, {{"kind", "tx_timeout"}}), 1);
   EXPECT_EQ(Value(*FindFamily(out, "gpunoise_nic_carrier_changes"), {{"device", "eth2"}}), 2);
-  EXPECT_EQ(Value(*FindFamily(out, "gpunoise_nic_counter_resets"), {{"device", "eth2"}}), 1);
+  EXPECT_EQ(Value(*FindFamily(out, "gpunoise_nic_statistics_resets"), {{"device", "eth2"}}), 1);
   EXPECT_EQ(Value(*FindFamily(out, "gpunoise_nic_link_up"), {{"device", "eth2"}}), 1);
 }
 
@@ -95,6 +101,38 @@ TEST(NicMetrics, PcieWidthSpeedAndAerBySeverity) {
   EXPECT_EQ(Value(*FindFamily(out, "gpunoise_pcie_link_speed_gts"), {{"device", "eth2"}}), 16);
   EXPECT_EQ(Value(*FindFamily(out, "gpunoise_pcie_aer_errors"), {{"severity", "correctable"}}), 5);
   EXPECT_EQ(Value(*FindFamily(out, "gpunoise_pcie_aer_errors"), {{"severity", "fatal"}}), 0);
+}
+
+}  // namespace
+}  // namespace gpunoise::monitor
+
+namespace gpunoise::monitor {
+namespace {
+
+// Every family validates, and promtool's linter (names, types, help) accepts
+// the exposition: the names stay usable in the rules of docs/deploy.
+TEST(NicMetrics, FamiliesValidateAndPromtoolAcceptsThem) {
+  std::vector<MetricFamily> out;
+  AddNicFamilies(Input(), out);
+  for (const auto& f : out) EXPECT_TRUE(openmetrics::Validate(f).ok()) << f.name;
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0)
+    GN_SKIP_MISSING_TOOL("promtool is not installed (Debian package prometheus)");
+  std::string text;
+  openmetrics::Render(out, openmetrics::Format::kPrometheusText, &text);
+  char path[] = "/tmp/gn_nic_metrics_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  std::string cmd = std::string("promtool check metrics < ") + path + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string lint;
+  char buf[512];
+  while (p && fgets(buf, sizeof(buf), p)) lint += buf;
+  int rc = p ? pclose(p) : -1;
+  unlink(path);
+  EXPECT_EQ(rc, 0) << lint;
+  EXPECT_TRUE(lint.empty()) << lint;
 }
 
 }  // namespace

@@ -72,6 +72,12 @@ void PcieHealthReader::FindDevices(const std::map<std::string, std::string>& nic
     s.role = "gpu";
     devices_.push_back(std::move(s));
   }
+  // A function with neither link attributes nor AER (a virtio device in a
+  // VM, a root-complex integrated endpoint) has nothing to follow.
+  std::erase_if(devices_, [&](const model::PcieLinkState& d) {
+    const std::string dir = pci + d.address + "/";
+    return !PathExists(dir + "current_link_width") && !PathExists(dir + "aer_dev_correctable");
+  });
 }
 
 model::PcieLinkState PcieHealthReader::ReadOne(const model::PcieLinkState& which) const {

@@ -82,7 +82,7 @@ void AddNicFamilies(const NicMetricsInput& in, std::vector<MetricFamily>& out) {
 
   auto carrier_changes = Family("gpunoise_nic_carrier_changes", MetricType::kCounter, "",
                                 "Carrier changes of the device since the monitor started (the kernel's carrier_changes).");
-  auto resets = Family("gpunoise_nic_counter_resets", MetricType::kCounter, "",
+  auto resets = Family("gpunoise_nic_statistics_resets", MetricType::kCounter, "",
                        "NIC counters that went down (a device or queue reset); counted from zero after each.");
   auto up = Family("gpunoise_nic_link_up", MetricType::kGauge, "", "1 when the device has carrier.");
   for (const auto& d : in.devices) {

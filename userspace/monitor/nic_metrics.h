@@ -7,7 +7,7 @@
 //   gpunoise_nic_pause_frames_total{device,direction,type}  type "link" (802.3x) or "pfc"
 //   gpunoise_nic_errors_total{device,kind}           tx_timeout, rx_error, link_down, pcie_error, reset, ...
 //   gpunoise_nic_carrier_changes_total{device}       carrier changes since the monitor started
-//   gpunoise_nic_counter_resets_total{device}        counters that went down (device resets)
+//   gpunoise_nic_statistics_resets_total{device}        counters that went down (device resets)
 //   gpunoise_nic_link_up{device}                     1 with carrier
 //   gpunoise_pcie_aer_errors_total{address,role,device,severity}
 //   gpunoise_pcie_link_width{address,role,device}, gpunoise_pcie_link_max_width{...}
