@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "collect/driver_tracepoints.h"
 #include "collect/ethtool_stats.h"
 #include "collect/link_monitor.h"
+#include "collect/nic_sampler.h"
 #include "collect/pcie_health.h"
 
 namespace gpunoise::collect {
@@ -102,6 +104,24 @@ TEST(EthtoolIoctlKernel, LoopbackHasNoDriverStatisticsAndSaysSo) {
   auto missing = io->Info("gn-no-such-dev");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("no such interface"), std::string::npos) << missing.error().message;
+}
+
+// This machine's devices, read three times: every device but loopback is
+// there each time with its driver, and each reason a part could not be read
+// is named once, not once per read.
+TEST(NicSamplerKernel, ReasonsAreNamedOncePerDeviceNotPerSample) {
+  NicSampler sampler;
+  size_t devices = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto readings = sampler.Read();
+    ASSERT_TRUE(readings.ok()) << readings.error().message;
+    for (const auto& r : *readings) EXPECT_NE(r.device, "lo");
+    if (i == 0) devices = readings->size();
+    EXPECT_EQ(readings->size(), devices);
+  }
+  std::set<std::string> unique(sampler.problems().begin(), sampler.problems().end());
+  EXPECT_EQ(unique.size(), sampler.problems().size());
+  for (const auto& [device, info] : sampler.drivers()) EXPECT_FALSE(device.empty());
 }
 
 LinkStats Notice(int32_t ifindex, const char* name, bool carrier, uint32_t changes, bool deleted = false) {

@@ -21,10 +21,6 @@
 #include "collect/irqtime_collector.h"
 #include "collect/kernel_health.h"
 #include "collect/link_stats.h"
-#include "collect/nic_sampler.h"
-#include "collect/pcie_health.h"
-#include "model/nic_counter_tracker.h"
-#include "monitor/nic_metrics.h"
 #include "collect/napi_collector.h"
 #include "collect/netdev_collector.h"
 #include "collect/nic_collector.h"
@@ -48,6 +44,7 @@
 #include "monitor/http_endpoint.h"
 #include "monitor/interval_detection.h"
 #include "monitor/metrics_builder.h"
+#include "monitor/nic_monitor.h"
 
 extern "C" {
 #include "bpf/net.h"
@@ -167,36 +164,8 @@ class Monitor {
   double start_time_seconds_ = 0;
   bool stopped_ = false;
   bool link_stats_warned_ = false;
-  // The NIC's own counters, link state and PCIe health (monitor/nic_metrics.h).
-  void ReadNic(uint64_t now);
-  collect::NicSampler nic_sampler_;
-  model::NicCounterTracker nic_tracker_;
-  collect::PcieHealthReader pcie_;
-  bool pcie_found_ = false;
-  NicMetricsInput nic_metrics_;
+  NicMonitor nic_;  // the NIC's own counters, link state and PCIe health
 };
-
-void Monitor::ReadNic(uint64_t now) {
-  auto readings = nic_sampler_.Read();
-  if (!readings.ok()) return;  // the link statistics above already named the failure
-  for (const model::LinkEvent& e : nic_tracker_.Observe(now, *readings).events) {
-    if (e.kind == model::LinkEventKind::kCounterReset)
-      log::Info("monitor: {}: counter {} went from {} to {} (reset)", e.device, e.counter, e.previous, e.current);
-    else
-      log::Warning("monitor: {}: {} (carrier_changes {})", e.device, model::LinkEventKindName(e.kind), e.carrier_changes);
-  }
-  if (!pcie_found_) {
-    std::map<std::string, std::string> nics;
-    for (const auto& [device, info] : nic_sampler_.drivers()) nics[info.bus_info] = device;
-    pcie_.FindDevices(nics);
-    pcie_found_ = true;
-  }
-  nic_metrics_.totals = nic_tracker_.Totals();
-  nic_metrics_.devices = nic_tracker_.Devices();
-  nic_metrics_.carrier.clear();
-  for (const auto& r : *readings) nic_metrics_.carrier[r.device] = r.carrier;
-  nic_metrics_.pcie = pcie_.Read();
-}
 
 std::vector<collect::Collector*> Monitor::AggregateCollectors() const {
   std::vector<collect::Collector*> out;
@@ -509,7 +478,7 @@ Status Monitor::Interval() {
   RefreshNames(snapshot);
   model::AggregateSnapshot delta = model::Delta(previous_, snapshot);
   TrackActivity(snapshot, delta, now);
-  ReadNic(now);
+  nic_.Read(now);
 
   IntervalInput in;
   in.delta = &delta;
@@ -573,7 +542,7 @@ void Monitor::Publish(uint64_t now) {
   in.intervals = intervals_;
   in.dql_stalls = dql_stalls_;
   in.version = GPUNOISE_VERSION;
-  in.nic = &nic_metrics_;
+  in.nic = &nic_.metrics();
   http_->Publish(std::make_shared<const HttpEndpoint::Families>(BuildMetrics(in)), now);
 }
 
