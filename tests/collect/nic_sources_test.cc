@@ -22,6 +22,7 @@
 #include "collect/driver_tracepoints.h"
 #include "collect/ethtool_stats.h"
 #include "collect/link_monitor.h"
+#include "collect/netdev_qstats.h"
 #include "collect/nic_sampler.h"
 #include "collect/pcie_health.h"
 
@@ -296,6 +297,81 @@ TEST_F(SyntheticSysfs, DriverModulesLeadToTheirTracefsEventSystems) {
   EXPECT_EQ(found[0].devices, std::vector<std::string>{"eth2"});
   EXPECT_EQ(found[0].systems, (std::set<std::string>{"mlx5", "mlx5_esw"}));
   EXPECT_EQ(found[0].events, 2u);
+}
+
+}  // namespace
+}  // namespace gpunoise::collect
+
+namespace gpunoise::collect {
+namespace {
+
+void PutUint(nlmsghdr* nlh, uint16_t type, uint64_t v, bool wide) {
+  if (wide) mnl_attr_put_u64(nlh, type, v);
+  else mnl_attr_put_u32(nlh, type, static_cast<uint32_t>(v));
+}
+
+// One qstats reply per queue, values as NLA_UINT (4 or 8 bytes), named so
+// that the counter map finds the queue and the kind.
+TEST(NetdevQstats, RepliesBecomePerQueueCountersTheMapUnderstands) {
+  Message rx;
+  PutUint(rx.nlh(), netdev_uapi::kQstatsIfindex, 4, false);
+  PutUint(rx.nlh(), netdev_uapi::kQstatsQueueType, netdev_uapi::kQueueTypeRx, false);
+  PutUint(rx.nlh(), netdev_uapi::kQstatsQueueId, 3, false);
+  PutUint(rx.nlh(), 8, 123456789012ull, true);  // rx-packets
+  PutUint(rx.nlh(), 14, 77, false);             // rx-hw-drop-overruns
+  PutUint(rx.nlh(), 13, 80, false);             // rx-hw-drops (includes the overruns)
+  PutUint(rx.nlh(), 99, 5, false);              // newer than this build: ignored
+  Message tx;
+  PutUint(tx.nlh(), netdev_uapi::kQstatsIfindex, 4, false);
+  PutUint(tx.nlh(), netdev_uapi::kQstatsQueueType, netdev_uapi::kQueueTypeTx, false);
+  PutUint(tx.nlh(), netdev_uapi::kQstatsQueueId, 0, false);
+  PutUint(tx.nlh(), 33, 2, false);  // tx-stop
+  std::map<int32_t, std::vector<model::NicCounterValue>> out;
+  NetdevQstats::ParseQstatsMessage(rx.nlh(), out);
+  NetdevQstats::ParseQstatsMessage(tx.nlh(), out);
+  ASSERT_EQ(out.size(), 1u);
+  const auto& v = out[4];
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].name, "qstats.rx_queue_3_packets");
+  EXPECT_EQ(v[0].value, 123456789012ull);
+  EXPECT_EQ(v[1].name, "qstats.rx_queue_3_hw_drops");
+  EXPECT_EQ(v[2].name, "qstats.rx_queue_3_hw_drop_overruns");
+  EXPECT_EQ(v[3].name, "qstats.tx_queue_0_stop");
+  auto overruns = model::ClassifyNicCounter("mlx5_core", v[2].name);
+  EXPECT_EQ(overruns.kind, model::NicCounterKind::kRxMissed);
+  EXPECT_EQ(overruns.queue, 3);
+  EXPECT_EQ(model::ClassifyNicCounter("mlx5_core", v[0].name).kind, model::NicCounterKind::kRxPackets);
+  EXPECT_EQ(model::ClassifyNicCounter("mlx5_core", v[1].name).kind, model::NicCounterKind::kOther);
+}
+
+// This kernel's own answer: where a device reports queue statistics, its rx
+// packets summed over queues are what the device's statistics say (both
+// read now; a few packets may arrive in between).
+TEST(NetdevQstatsKernel, QueueSumsMatchTheDeviceStatistics) {
+  auto q = NetdevQstats::Open();
+  if (!q.ok()) GTEST_SKIP() << "no netdev netlink family: " << q.error().message;
+  auto all = q->Read();
+  if (!all.ok()) GTEST_SKIP() << "no queue statistics here: " << all.error().message;
+  auto links = ReadLinkStats();
+  ASSERT_TRUE(links.ok());
+  size_t checked = 0;
+  for (const auto& l : *links) {
+    auto it = all->find(l.ifindex);
+    if (it == all->end()) continue;
+    uint64_t rx = 0;
+    bool any = false;
+    for (const auto& v : it->second)
+      if (v.name.find("qstats.rx_queue_") == 0 && v.name.size() > 8 &&
+          v.name.compare(v.name.size() - 8, 8, "_packets") == 0 && v.name.find("gro") == std::string::npos) {
+        rx += v.value;
+        any = true;
+      }
+    if (!any) continue;
+    EXPECT_LE(rx, l.rx_packets + 1000) << l.name;
+    EXPECT_GE(rx + 1000, l.rx_packets) << l.name;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no device here reports per-queue rx packets";
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ EthtoolGenl::~EthtoolGenl() {
   if (socket_) mnl_socket_close(socket_);
 }
 
-Result<std::unique_ptr<EthtoolGenl>> EthtoolGenl::Open() {
+Result<std::unique_ptr<EthtoolGenl>> EthtoolGenl::Open(const char* family_name) {
   std::unique_ptr<EthtoolGenl> nl(new EthtoolGenl());
   nl->socket_ = mnl_socket_open(NETLINK_GENERIC);
   if (!nl->socket_) return MakeError("failed to open a generic netlink socket: {}", std::strerror(errno));
@@ -69,9 +69,9 @@ Result<std::unique_ptr<EthtoolGenl>> EthtoolGenl::Open() {
   auto* genl = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
   genl->cmd = CTRL_CMD_GETFAMILY;
   genl->version = 1;
-  mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
+  mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, family_name);
   if (mnl_socket_sendto(nl->socket_, nlh, nlh->nlmsg_len) < 0)
-    return MakeError("failed to query the ethtool netlink family: {}", std::strerror(errno));
+    return MakeError("failed to query the {} netlink family: {}", family_name, std::strerror(errno));
 
   uint16_t family = 0;
   auto on_family = [](const nlmsghdr* msg, void* data) -> int {
@@ -86,11 +86,11 @@ Result<std::unique_ptr<EthtoolGenl>> EthtoolGenl::Open() {
   int ret;
   do {
     ssize_t n = mnl_socket_recvfrom(nl->socket_, buf.data(), buf.size());
-    if (n < 0) return MakeError("failed to read the ethtool netlink family: {}", std::strerror(errno));
+    if (n < 0) return MakeError("failed to read the {} netlink family: {}", family_name, std::strerror(errno));
     ret = mnl_cb_run(buf.data(), static_cast<size_t>(n), nl->seq_, nl->port_id_, on_family, &family);
   } while (ret > 0);
   if (ret < 0 || family == 0)
-    return MakeError("failed to find the ethtool netlink family: {} (kernel older than 5.6?)",
+    return MakeError("failed to find the {} netlink family: {} (kernel too old?)", family_name,
                      ret < 0 ? std::strerror(errno) : "no family id");
   nl->family_ = family;
   return nl;
@@ -133,6 +133,34 @@ Status EthtoolGenl::Get(uint8_t command, uint16_t header_attr, const std::string
   } while (ret > 0);
   if (ret < 0) return MakeError("{}", ReasonOf(errno));
   if (!collect.got) return MakeError("empty reply");
+  return OkStatus();
+}
+
+Status EthtoolGenl::Dump(uint8_t command, uint8_t version, const std::function<void(nlmsghdr*)>& fill,
+                         const std::function<void(const nlmsghdr*)>& on_message) {
+  std::vector<char> buf(kBufferBytes);
+  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+  nlh->nlmsg_type = family_;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  nlh->nlmsg_seq = ++seq_;
+  auto* genl = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
+  genl->cmd = command;
+  genl->version = version;
+  if (fill) fill(nlh);
+  if (mnl_socket_sendto(socket_, nlh, nlh->nlmsg_len) < 0)
+    return MakeError("failed to send a netlink dump request: {}", std::strerror(errno));
+  auto cb = [](const nlmsghdr* msg, void* data) -> int {
+    (*static_cast<const std::function<void(const nlmsghdr*)>*>(data))(msg);
+    return MNL_CB_OK;
+  };
+  int ret;
+  do {
+    ssize_t n = mnl_socket_recvfrom(socket_, buf.data(), buf.size());
+    if (n < 0) return MakeError("{}", ReasonOf(errno));
+    ret = mnl_cb_run(buf.data(), static_cast<size_t>(n), seq_, port_id_, cb,
+                     const_cast<std::function<void(const nlmsghdr*)>*>(&on_message));
+  } while (ret > 0);
+  if (ret < 0) return MakeError("{}", ReasonOf(errno));
   return OkStatus();
 }
 

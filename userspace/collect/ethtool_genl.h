@@ -21,8 +21,9 @@ namespace gpunoise::collect {
 
 class EthtoolGenl {
  public:
-  // Opens a generic netlink socket and resolves the "ethtool" family.
-  static Result<std::unique_ptr<EthtoolGenl>> Open();
+  // Opens a generic netlink socket and resolves the "ethtool" family (or,
+  // with `family`, another generic-netlink family such as "netdev").
+  static Result<std::unique_ptr<EthtoolGenl>> Open(const char* family = "ethtool");
   ~EthtoolGenl();
   EthtoolGenl(const EthtoolGenl&) = delete;
   EthtoolGenl& operator=(const EthtoolGenl&) = delete;
@@ -39,6 +40,10 @@ class EthtoolGenl {
   // it" (EOPNOTSUPP), "no such interface in this network namespace".
   Status Get(uint8_t command, uint16_t header_attr, const std::string& ifname, Reply& reply,
              uint32_t flags = 0, const std::function<void(nlmsghdr*)>& extra = {});
+  // A dump request (NLM_F_DUMP) of `command` with the attributes `fill`
+  // adds; calls `on_message` for each reply message.
+  Status Dump(uint8_t command, uint8_t version, const std::function<void(nlmsghdr*)>& fill,
+              const std::function<void(const nlmsghdr*)>& on_message);
 
  private:
   EthtoolGenl() = default;

@@ -21,6 +21,9 @@ NicSampler::NicSampler() {
   auto genl = EthtoolGenl::Open();
   if (genl.ok()) genl_ = std::move(genl).value();
   else Problem("(all)", "standard statistics groups: " + genl.error().message);
+  auto qstats = NetdevQstats::Open();
+  if (qstats.ok()) qstats_.emplace(std::move(qstats).value());
+  else Problem("(all)", "per-queue statistics (netdev qstats): " + qstats.error().message);
 }
 
 void NicSampler::Problem(const std::string& device, const std::string& what) {
@@ -45,6 +48,16 @@ uint32_t ReadLinkSpeedMbps(const std::string& ifname) {
 
 Result<std::vector<model::NicReading>> NicSampler::Read(std::vector<LinkStats>* links_out) {
   GN_ASSIGN_OR_RETURN(std::vector<LinkStats> links, ReadLinkStats());
+  std::map<int32_t, std::vector<model::NicCounterValue>> queues;
+  if (qstats_) {
+    auto q = qstats_->Read();
+    if (q.ok()) {
+      queues = std::move(q).value();
+    } else {
+      Problem("(all)", "per-queue statistics (netdev qstats): " + q.error().message);
+      qstats_.reset();  // a kernel or driver without them: not asked again
+    }
+  }
   std::vector<model::NicReading> out;
   for (const LinkStats& l : links) {
     if (l.name == "lo") continue;  // loopback has no NIC behind it
@@ -95,6 +108,8 @@ Result<std::vector<model::NicReading>> NicSampler::Read(std::vector<LinkStats>* 
         for (auto& v : *standard) r.counters.push_back(std::move(v));
       }
     }
+    if (auto q = queues.find(l.ifindex); q != queues.end())
+      for (auto& v : q->second) r.counters.push_back(std::move(v));
     out.push_back(std::move(r));
   }
   // A device that went away forgets what was learned about it: one that

@@ -1,6 +1,7 @@
 // Reads every network device of this namespace once: link state and
 // carrier_changes (one rtnetlink dump), the driver (ETHTOOL_GDRVINFO), the
-// driver's `ethtool -S` counters and the standard statistics groups. A
+// driver's `ethtool -S` counters, the standard statistics groups and the
+// kernel's per-queue statistics (netdev_qstats.h, one dump for all). A
 // device without ethtool statistics is still read for its link state; each
 // reason a part cannot be read is named once per device (log and
 // problems()), never per sample.
@@ -16,6 +17,7 @@
 #include "collect/ethtool_genl.h"
 #include "collect/ethtool_stats.h"
 #include "collect/link_stats.h"
+#include "collect/netdev_qstats.h"
 #include "common/result.h"
 #include "model/nic_counter_tracker.h"
 
@@ -43,6 +45,7 @@ class NicSampler {
 
   std::optional<EthtoolIoctl> ioctl_;
   std::unique_ptr<EthtoolGenl> genl_;
+  std::optional<NetdevQstats> qstats_;
   std::map<std::string, DriverInfo> drivers_;
   std::map<std::string, Names> names_;
   std::set<std::string> no_standard_;  // devices whose driver has no standard groups

@@ -166,6 +166,15 @@ constexpr Rule kExact[] = {
     {"rx_resets", K::kReset},
     {"tx_total_resets", K::kReset},
     {"rx_total_resets", K::kReset},
+    // The kernel's per-queue statistics (netdev netlink qstats, read as
+    // "qstats.rx_queue_<q>_..."). rx-hw-drops counts every packet the device
+    // dropped, its overruns included, so only the overruns carry a kind (no
+    // drop counted twice).
+    {"rx_hw_drop_overruns", K::kRxMissed},
+    {"rx_hw_drop_ratelimits", K::kRateLimited},
+    {"tx_hw_drops", K::kTxDrop},
+    {"tx_hw_drop_errors", K::kTxError},
+    {"tx_hw_drop_ratelimits", K::kRateLimited},
     {"bw_in_allowance_exceeded", K::kRateLimited},  // ena
     {"bw_out_allowance_exceeded", K::kRateLimited},
     {"pps_allowance_exceeded", K::kRateLimited},
@@ -312,6 +321,7 @@ bool IsNicGaugeName(std::string_view name) { return name == "peer_ifindex"; }
 
 NicCounterClass ClassifyNicCounter(std::string_view driver, std::string_view name) {
   if (IsNicGaugeName(name)) return {};
+  if (name.substr(0, 7) == "qstats.") name.remove_prefix(7);
   if (auto pfc = Pfc(name)) return *pfc;
   Split split = SplitQueue(name);
   // veth counts XDP-path packets per queue ("rx_queue_0_xdp_packets"); its
