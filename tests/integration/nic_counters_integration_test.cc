@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/strings.h"
+#include "integration/support/metrics_scrape.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_reader.h"
@@ -234,6 +235,50 @@ TEST(NicCountersIntegration, LinkDownAndUpDuringARecordingIsALinkFlapAtTheRightT
   EXPECT_LE(down_ts, down_to + 100'000'000) << "source " << rows[0][3];
   EXPECT_GE(up_ts, up_from);
   EXPECT_LE(up_ts, up_to + 100'000'000) << "source " << rows[1][3];
+}
+
+// The monitor, run inside the receiver's namespace, exports the device's
+// carrier and carrier changes; a down/up shows in both (scraped from inside
+// that namespace, where the monitor listens).
+TEST(NicCountersIntegration, MonitorExportsLinkStateAndCarrierChanges) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  const std::string dev = pair->device(Side::kReceiver);
+  ChildProcess monitor({"ip", "netns", "exec", pair->netns(Side::kReceiver), GpunoiseBinary(), "monitor", "--listen",
+                        "127.0.0.1:0", "--interval", "200ms"});
+  ASSERT_TRUE(monitor.WaitForStderr("listening", 60s)) << monitor.stderr_text();
+  auto address = ListeningAddress(monitor.stderr_text());
+  ASSERT_TRUE(address) << monitor.stderr_text();
+  auto scrape = [&] {
+    Series s;
+    pair->RunIn(Side::kReceiver, [&] { s = ParseExposition(HttpGet(*address, "/metrics").body); });
+    return s;
+  };
+  // Waits until a series has `value` (the monitor reads every 200 ms).
+  auto wait_for = [&](const std::string& name, double value) {
+    Series s;
+    for (int i = 0; i < 50; ++i) {
+      s = scrape();
+      if (HasSeries(s, name, {{"device", dev}}) && SumOf(s, name, {{"device", dev}}) == value) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << name << " never reached " << value << "; last " << SumOf(s, name, {{"device", dev}});
+    return false;
+  };
+  EXPECT_TRUE(wait_for("gpunoise_nic_link_up", 1));
+  EXPECT_TRUE(wait_for("gpunoise_nic_carrier_changes_total", 0));
+  Series s = scrape();
+  EXPECT_TRUE(HasSeries(s, "gpunoise_nic_drops_total", {{"device", dev}, {"kind", "rx_missed"}}));
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", pair->netns(Side::kReceiver), "ip", "link", "set", dev, "down"}), 0);
+  EXPECT_TRUE(wait_for("gpunoise_nic_link_up", 0));
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", pair->netns(Side::kReceiver), "ip", "link", "set", dev, "up"}), 0);
+  EXPECT_TRUE(wait_for("gpunoise_nic_carrier_changes_total", 2));
+  EXPECT_TRUE(wait_for("gpunoise_nic_link_up", 1));
+  monitor.Signal(SIGTERM);
+  EXPECT_EQ(monitor.Wait(30s), 0) << monitor.stderr_text();
+  EXPECT_NE(monitor.stderr_text().find(dev + ": carrier_down"), std::string::npos) << monitor.stderr_text();
 }
 
 }  // namespace
