@@ -84,7 +84,8 @@ void AddNicFamilies(const NicMetricsInput& in, std::vector<MetricFamily>& out) {
                                 "Carrier changes of the device since the monitor started (the kernel's carrier_changes).");
   auto resets = Family("gpunoise_nic_statistics_resets", MetricType::kCounter, "",
                        "NIC counters that went down (a device or queue reset); counted from zero after each.");
-  auto up = Family("gpunoise_nic_link_up", MetricType::kGauge, "", "1 when the device has carrier.");
+  auto up = Family("gpunoise_nic_link_up", MetricType::kGauge, "",
+                   "1 when the device has carrier and is operationally up.");
   for (const auto& d : in.devices) {
     if (!d.present) continue;
     Labels l = {{"device", d.device}};

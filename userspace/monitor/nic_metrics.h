@@ -8,7 +8,7 @@
 //   gpunoise_nic_errors_total{device,kind}           tx_timeout, rx_error, link_down, pcie_error, reset, ...
 //   gpunoise_nic_carrier_changes_total{device}       carrier changes since the monitor started
 //   gpunoise_nic_statistics_resets_total{device}        counters that went down (device resets)
-//   gpunoise_nic_link_up{device}                     1 with carrier
+//   gpunoise_nic_link_up{device}                     1 with carrier and operstate up
 //   gpunoise_pcie_aer_errors_total{address,role,device,severity}
 //   gpunoise_pcie_link_width{address,role,device}, gpunoise_pcie_link_max_width{...}
 //   gpunoise_pcie_link_speed_gts{...}, gpunoise_pcie_link_max_speed_gts{...}
@@ -27,7 +27,7 @@ namespace gpunoise::monitor {
 struct NicMetricsInput {
   std::vector<model::NicCounterTotal> totals;  // cumulative since the monitor started
   std::vector<model::NicCounterTracker::DeviceSummary> devices;
-  std::map<std::string, bool> carrier;  // device -> carrier now
+  std::map<std::string, bool> carrier;  // device -> carrier and operationally up now
   std::vector<model::PcieLinkState> pcie;
 };
 

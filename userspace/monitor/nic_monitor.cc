@@ -25,7 +25,10 @@ void NicMonitor::Read(uint64_t now) {
   metrics_.totals = tracker_.Totals();
   metrics_.devices = tracker_.Devices();
   metrics_.carrier.clear();
-  for (const auto& r : *readings) metrics_.carrier[r.device] = r.carrier;
+  // Up: carrier and operationally up ("unknown" for drivers that do not
+  // report operstate). An admin-down device may keep its carrier (ifb).
+  for (const auto& r : *readings)
+    metrics_.carrier[r.device] = r.carrier && (r.operstate == "up" || r.operstate == "unknown");
   metrics_.pcie = pcie_.Read();
 }
 
