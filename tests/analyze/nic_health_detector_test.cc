@@ -208,5 +208,38 @@ TEST(NicHealth, DropsWhileNetRxIsAtItsBudgetSayItIsTheBudget) {
   EXPECT_GE(sat[0].Metric("netrx_share"), 0.85);
 }
 
+TEST(NicHealth, ADriverThatSumsItsQueuesIsJudgedByTheQueuesOnce) {
+  Synth s;
+  s.Switch(kBase, 1, 0, 0);
+  s.Switch(kBase + 1000 * kMs, 1, 0, 0);
+  Tracks(s);
+  IrqMap(s, 0, 1);
+  // virtio_net: rx0_drops and the device's rx_drops rise together.
+  DropTrack(s, "rx0_drops", {{kBase + 200 * kMs, 100}, {kBase + 300 * kMs, 0}});
+  DropTrack(s, "rx_drops", {{kBase + 200 * kMs, 100}, {kBase + 300 * kMs, 0}});
+  Timeline t = s.Build();
+  std::vector<Finding> sat;
+  for (const auto& f : FindingsOf(AnalyzeOrDie(t), "nic_trouble"))
+    if (f.kind == "nic_saturation") sat.push_back(f);
+  ASSERT_EQ(sat.size(), 1u);
+  EXPECT_EQ(sat[0].queue, 0);
+  EXPECT_NEAR(sat[0].Metric("drops"), 10, 0.5);
+}
+
+TEST(NicHealth, WithoutSchedulerDataTheFindingSaysSoInsteadOfGuessing) {
+  Synth s;
+  s.Switch(kBase, 0, 0, 0);  // data on CPU 0 only; queue 2 is served on CPU 1
+  s.Switch(kBase + 1000 * kMs, 0, 0, 0);
+  Tracks(s);
+  IrqMap(s, 2, 1);
+  DropTrack(s, "rx_queue_2_drops", {{kBase + 200 * kMs, 1000}, {kBase + 300 * kMs, 0}});
+  Timeline t = s.Build();
+  std::vector<Finding> sat;
+  for (const auto& f : FindingsOf(AnalyzeOrDie(t), "nic_trouble"))
+    if (f.kind == "nic_saturation") sat.push_back(f);
+  ASSERT_EQ(sat.size(), 1u);
+  EXPECT_NE(sat[0].title.find("no scheduler data for CPU 1"), std::string::npos) << sat[0].title;
+}
+
 }  // namespace
 }  // namespace gpunoise::analyze

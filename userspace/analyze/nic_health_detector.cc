@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -139,10 +140,18 @@ void Saturation(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<
   const double min_rate = ctx.th().Get("nic.saturation_drop_rate");
   const double budget_share = ctx.th().Get("softirq.share");
   // Receive drops the NIC or its driver counted, per device and queue.
+  // A driver that counts a kind per queue and also sums it for the device
+  // (virtio_net rx0_drops and rx_drops) is judged by its queues.
+  auto is_drop = [](const NicRateTrack& r) {
+    return r.kind == NicCounterKind::kRxMissed || r.kind == NicCounterKind::kRxNicDiscard ||
+           r.kind == NicCounterKind::kRxDrop;
+  };
+  std::set<std::pair<std::string, NicCounterKind>> per_queue;
+  for (const NicRateTrack& r : nic.rates)
+    if (is_drop(r) && r.queue >= 0) per_queue.insert({r.device, r.kind});
   std::map<std::pair<std::string, int32_t>, std::vector<const NicRateTrack*>> tracks;
   for (const NicRateTrack& r : nic.rates)
-    if (r.kind == NicCounterKind::kRxMissed || r.kind == NicCounterKind::kRxNicDiscard ||
-        r.kind == NicCounterKind::kRxDrop)
+    if (is_drop(r) && (r.queue >= 0 || !per_queue.count({r.device, r.kind})))
       tracks[{r.device, r.queue}].push_back(&r);
   for (const auto& [key, list] : tracks) {
     const auto& [device, queue] = key;
@@ -151,6 +160,7 @@ void Saturation(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<
     f.queue = queue;
     double drops = 0, peak = 0, worst_netrx = 0;
     uint64_t budget_windows = 0, busy_windows = 0;
+    bool cpu_data = false;
     std::map<std::string, uint64_t> busy_with;
     std::vector<std::pair<double, FindingWindow>> windows;
     std::string counters;
@@ -170,6 +180,7 @@ void Saturation(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<
         double best_share = -1;
         for (uint32_t cpu : cpus) {
           if (cpu >= t.cpus.size() || !t.cpus[cpu].has_data()) continue;
+          cpu_data = true;
           double share = static_cast<double>(NetRxNs(t, cpu, a, b)) / static_cast<double>(b - a);
           if (share <= best_share) continue;
           best_share = share;
@@ -214,6 +225,9 @@ void Saturation(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<
       f.culprit_kind = "task";
     } else if (cpus.empty()) {
       why = "the CPU serving it is not known (no IRQ map or NAPI data)";
+    } else if (!cpu_data) {
+      why = fmt::format("the recording has no scheduler data for {} (record with -e sched,irq,softirq)",
+                        CpuPhrase(cpus));
     } else {
       why = fmt::format("{} had time to spare (ring too small or interrupt moderation?)", CpuPhrase(cpus));
     }
