@@ -87,9 +87,11 @@ int RunRecord(int argc, char** argv) {
       ("net-dev", po::value(&net_devs)->multitoken(),
        "with net-packets: records only for these devices (up to 4; counters cover all devices)")
       ("nic-tracepoints", po::value(&nic_categories)->multitoken(),
-       "tracefs categories of NIC-driver tracepoints to count (default: mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
+       "tracefs categories of NIC-driver tracepoints to count (default: the event systems of the NIC drivers' "
+       "modules, else mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
       ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
-       "how often the network counters are sampled into counter tracks")
+       "how often the network counters and the NICs' own counters (ethtool -S, link state) are sampled into "
+       "counter tracks")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
