@@ -165,6 +165,14 @@ Result<std::vector<uint64_t>> EthtoolIoctl::StatValues(const std::string& ifname
   return std::vector<uint64_t>(stats->data, stats->data + std::min<uint32_t>(stats->n_stats, n));
 }
 
+uint32_t EthtoolIoctl::SpeedMbps(const std::string& ifname) const {
+  ethtool_cmd cmd{};
+  cmd.cmd = ETHTOOL_GSET;
+  if (EthtoolCall(fd_.get(), ifname, &cmd) != 0) return 0;
+  uint32_t speed = ethtool_cmd_speed(&cmd);
+  return speed == static_cast<uint32_t>(SPEED_UNKNOWN) ? 0 : speed;
+}
+
 void ParseStatsReply(const nlmsghdr* msg, std::vector<model::NicCounterValue>& out) {
   // Each ETHTOOL_A_STATS_GRP nest: GRP_ID, GRP_SS_ID, then one GRP_STAT nest
   // per counter holding a single u64 attribute whose type is the counter's

@@ -1,16 +1,8 @@
 #include "collect/nic_sampler.h"
 
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
+#include <set>
 
 #include "common/log.h"
-#include "common/unique_fd.h"
 
 namespace gpunoise::collect {
 
@@ -31,19 +23,6 @@ void NicSampler::Problem(const std::string& device, const std::string& what) {
   std::string line = device + ": " + what;
   log::Info("nic counters: {}", line);
   problems_.push_back(std::move(line));
-}
-
-uint32_t ReadLinkSpeedMbps(const std::string& ifname) {
-  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return 0;
-  ethtool_cmd cmd{};
-  cmd.cmd = ETHTOOL_GSET;
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, ifname.c_str(), IFNAMSIZ - 1);
-  ifr.ifr_data = reinterpret_cast<char*>(&cmd);
-  if (::ioctl(fd.get(), SIOCETHTOOL, &ifr) != 0) return 0;
-  uint32_t speed = ethtool_cmd_speed(&cmd);
-  return speed == static_cast<uint32_t>(SPEED_UNKNOWN) ? 0 : speed;
 }
 
 Result<std::vector<model::NicReading>> NicSampler::Read(std::vector<LinkStats>* links_out) {
@@ -67,7 +46,7 @@ Result<std::vector<model::NicReading>> NicSampler::Read(std::vector<LinkStats>* 
     r.carrier = l.carrier;
     r.operstate = std::string(OperstateName(l.operstate));
     r.carrier_changes = l.carrier_changes;
-    if (l.carrier) r.speed_mbps = ReadLinkSpeedMbps(l.name);
+    if (l.carrier && ioctl_) r.speed_mbps = ioctl_->SpeedMbps(l.name);
     if (ioctl_) {
       auto drv = drivers_.find(l.name);
       if (drv == drivers_.end()) {

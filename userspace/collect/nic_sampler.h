@@ -53,8 +53,4 @@ class NicSampler {
   std::vector<std::string> problems_;
 };
 
-// Link speed in Mb/s (ETHTOOL_GSET); 0 when unknown (no link, virtual
-// devices without a speed).
-uint32_t ReadLinkSpeedMbps(const std::string& ifname);
-
 }  // namespace gpunoise::collect
