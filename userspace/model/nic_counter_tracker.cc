@@ -4,14 +4,20 @@
 
 namespace gpunoise::model {
 
-void NicCounterTracker::Notice(const LinkEvent& e) {
+bool NicCounterTracker::Notice(const LinkEvent& e) {
   auto it = devices_.find(e.device);
-  if (it == devices_.end()) return;
-  if (e.kind == LinkEventKind::kCarrierDown || e.kind == LinkEventKind::kCarrierUp) {
-    ++it->second.noticed_changes;
-    if (e.kind == LinkEventKind::kCarrierDown) ++it->second.downs;
-    it->second.carrier = e.kind == LinkEventKind::kCarrierUp;
+  if (it == devices_.end()) return true;
+  if (e.kind != LinkEventKind::kCarrierDown && e.kind != LinkEventKind::kCarrierUp) return true;
+  Device& d = it->second;
+  // carrier_changes as the notification carries it (IFLA_CARRIER_CHANGES);
+  // 0 from a kernel that does not send it: no way to tell, keep it.
+  if (e.carrier_changes != 0) {
+    if (static_cast<int32_t>(e.carrier_changes - d.accounted) <= 0) return false;  // already reported
+    d.accounted = e.carrier_changes;
   }
+  if (e.kind == LinkEventKind::kCarrierDown) ++d.downs;
+  d.carrier = e.kind == LinkEventKind::kCarrierUp;
+  return true;
 }
 
 NicTrackerUpdate NicCounterTracker::Observe(uint64_t ts, const std::vector<NicReading>& readings) {
@@ -44,16 +50,16 @@ NicTrackerUpdate NicCounterTracker::Observe(uint64_t ts, const std::vector<NicRe
       d.present = true;
       d.driver = r.driver;
       d.carrier = r.carrier;
-      d.carrier_changes = d.carrier_changes_base = r.carrier_changes;
+      d.carrier_changes = d.carrier_changes_base = d.accounted = r.carrier_changes;
       d.speed_mbps = r.speed_mbps;
-      d.noticed_changes = 0;
       for (const auto& c : r.counters) d.last[c.name] = c.value;
       continue;
     }
     // Carrier: the kernel's count says how many changes there were; the
     // notifications already reported some of them at their own time.
     uint32_t changes = r.carrier_changes - d.carrier_changes;  // u32 arithmetic wraps as the kernel's does
-    uint32_t missed = changes > d.noticed_changes ? changes - d.noticed_changes : 0;
+    int32_t unreported = static_cast<int32_t>(r.carrier_changes - d.accounted);
+    uint32_t missed = unreported > 0 ? static_cast<uint32_t>(unreported) : 0;
     if (missed > 0) {
       // Replay the missed changes so the link ends in the state read now:
       // an odd count flips the state, an even count is down+up (or up+down).
@@ -65,14 +71,14 @@ NicTrackerUpdate NicCounterTracker::Observe(uint64_t ts, const std::vector<NicRe
         if (!state) ++d.downs;
         u.events.push_back(std::move(e));
       }
-    } else if (r.carrier != d.carrier && changes == 0 && d.noticed_changes == 0) {
+    } else if (r.carrier != d.carrier && changes == 0) {
       // A carrier flip the kernel's count did not see (should not happen).
       if (!r.carrier) ++d.downs;
       u.events.push_back(event(r.carrier ? LinkEventKind::kCarrierUp : LinkEventKind::kCarrierDown));
     }
     d.carrier = r.carrier;
     d.carrier_changes = r.carrier_changes;
-    d.noticed_changes = 0;
+    if (unreported > 0) d.accounted = r.carrier_changes;
     if (r.speed_mbps && d.speed_mbps && r.speed_mbps != d.speed_mbps) {
       LinkEvent e = event(LinkEventKind::kSpeedChange);
       e.previous = d.speed_mbps;

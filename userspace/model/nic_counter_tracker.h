@@ -44,7 +44,11 @@ struct NicTrackerUpdate {
 class NicCounterTracker {
  public:
   // A carrier change the kernel announced (RTM_NEWLINK), at its time.
-  void Notice(const LinkEvent& e);
+  // Returns false when a periodic reading already reported it: the kernel
+  // counts the change (carrier_changes) at once but may announce it later
+  // (linkwatch), so a reading can see it first. Each change is reported
+  // once, by whichever source saw it first.
+  bool Notice(const LinkEvent& e);
   // One reading of every device at `ts`. The first reading of a device is
   // its baseline.
   NicTrackerUpdate Observe(uint64_t ts, const std::vector<NicReading>& readings);
@@ -67,7 +71,7 @@ class NicCounterTracker {
     bool carrier = false;
     uint32_t carrier_changes = 0, carrier_changes_base = 0;
     uint32_t speed_mbps = 0;
-    uint32_t noticed_changes = 0;  // carrier changes netlink announced since the last reading
+    uint32_t accounted = 0;  // the kernel's carrier_changes up to which events were reported
     uint32_t downs = 0;
     uint64_t resets = 0;
     bool present = true;

@@ -48,10 +48,8 @@ Status NicRecording::ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force)
 
 Status NicRecording::Poll(PerfettoTraceSink& sink, uint64_t now) {
   if (!active_ || !links_) return OkStatus();
-  for (const model::LinkEvent& e : links_->Poll(now)) {
-    tracker_.Notice(e);
-    GN_RETURN_IF_ERROR(sink.nic_tracks().WriteLinkEvent(e));
-  }
+  for (const model::LinkEvent& e : links_->Poll(now))
+    if (tracker_.Notice(e)) GN_RETURN_IF_ERROR(sink.nic_tracks().WriteLinkEvent(e));
   return OkStatus();
 }
 
