@@ -128,8 +128,10 @@ class RunPyTest(unittest.TestCase):
 
     def test_quick_run_writes_a_results_block_with_every_figure(self):
         out = os.path.join(tempfile.mkdtemp(prefix="gpunoise-bench-test-"), "perf.md")
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            stats_before = f.read().strip()
         p = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "run.py"), "--quick", "--workloads",
-                              "w3", "--tracers", "none,gpunoise,bcc", "--idle-seconds", "1", "--no-micro",
+                              "w3", "--tracers", "none,floor,gpunoise,bcc", "--idle-seconds", "1", "--no-micro",
                               "--build-dir", BUILD, "--out", out],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         stdout, stderr = p.communicate(timeout=300)
@@ -146,6 +148,16 @@ class RunPyTest(unittest.TestCase):
         self.assertNotEqual(cols[5], "n/a", row)
         self.assertEqual(cols[6], "0", row)
         self.assertNotEqual(cols[8], "n/a", row)
+        # The kernel's per-program cost, from the extra run with bpf_stats on,
+        # for the floor and gpunoise; the sysctl is back as it was.
+        section = text.split("#### Kernel cost per program", 1)[1].split("####", 1)[0]
+        for tracer in ("| floor: tp_btf path (raw_tp), per-CPU count | W3 idle |", "| gpunoise record | W3 idle |"):
+            cost = next(line for line in section.splitlines() if line.startswith(tracer))
+            cols = [c.strip() for c in cost.strip("|").split("|")]
+            self.assertGreater(int(cols[2]), 0, cost)
+            self.assertGreater(float(cols[3]), 0, cost)
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            self.assertEqual(f.read().strip(), stats_before)
         bcc = next(line for line in text.splitlines() if line.startswith("| bcc softirqs + runqlat | W3 idle |"))
         self.assertTrue("cannot run:" in bcc or "n/a" in bcc, bcc)
         root = system.cgroup2_root()
