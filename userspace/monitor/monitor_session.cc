@@ -190,7 +190,10 @@ Status Monitor::Start(MonitorOptions options) {
   catalog_ = std::make_unique<collect::TracepointCatalog>(std::move(catalog));
   GN_ASSIGN_OR_RETURN(detection_, IntervalDetection::Create(options_.thresholds));
   GN_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(options_.listen));
-  GN_ASSIGN_OR_RETURN(http_, HttpEndpoint::Start(address));
+  EndpointOptions endpoint;
+  endpoint.address = address;
+  endpoint.web_config_file = options_.web_config_file;
+  GN_ASSIGN_OR_RETURN(http_, HttpEndpoint::Start(endpoint));
   http_->set_stale_after(3 * options_.interval_ns + 2'000'000'000);
 
   GN_ASSIGN_OR_RETURN(collect::FocusMap focus, collect::FocusMap::Create());
@@ -272,7 +275,8 @@ Status Monitor::Start(MonitorOptions options) {
   for (collect::Collector* c : AggregateCollectors())
     attached += fmt::format("{}{} {}", attached.empty() ? "" : ", ", c->name(), model::CollectorStateName(c->report().state));
   log::Info("monitor: collectors: {}", attached);
-  log::Info("monitor: listening on http://{}/metrics (interval {:g} s{}{})", http_->address(),
+  log::Info("monitor: listening on {}://{}/metrics (authentication: {}; interval {:g} s{}{})",
+            http_->tls() ? "https" : "http", http_->address(), http_->authentication(),
             static_cast<double>(options_.interval_ns) / 1e9,
             sampler_cpus_.empty() ? "" : fmt::format(", sampling {} CPUs at {} Hz", sampler_cpus_.size(), options_.sample_hz),
             recorder_ ? fmt::format(", flight recorder {:g} s into {}", static_cast<double>(options_.flight_recorder_ns) / 1e9,
@@ -570,10 +574,14 @@ void Monitor::Reload() {
   if (next.listen != options_.listen)
     log::Warning("monitor: listen changed to {}: that needs a restart; still listening on {}", next.listen,
                  http_->address());
+  if (next.web_config_file != options_.web_config_file)
+    log::Warning("monitor: web.config.file changes need a restart (the file itself is re-read when it changes)");
   if (next.attach_mode != options_.attach_mode) log::Warning("monitor: attach changes need a restart");
   if (next.net_packet_counters != options_.net_packet_counters)
     log::Warning("monitor: net-packet-counters changes need a restart");
   next.listen = options_.listen;
+  next.web_config_file = options_.web_config_file;
+  next.insecure_listen = options_.insecure_listen;
   next.attach_mode = options_.attach_mode;
   next.net_packet_counters = options_.net_packet_counters;
   detection_ = std::move(detection).value();
