@@ -63,6 +63,8 @@ int RunMonitor(int argc, char** argv) {
       ("dump-dir", po::value<std::string>(), "where flight-recorder traces go (required with --flight-recorder)")
       ("max-dumps", po::value<std::string>(), "keep at most this many traces; the oldest are deleted (default 10)")
       ("max-dump-bytes", po::value<std::string>(), "keep at most this many bytes of traces; the oldest are deleted (default 1G)")
+      ("dump-group", po::value<std::string>(),
+       "flight-recorder traces are 0640 and of this group (name or number) instead of 0600")
       ("dump-interval", po::value<std::string>(), "at most one trace per this long (default 5m)")
       ("stale-after", po::value<std::string>(), "forget devices and sampled comms idle this long (default 10m)")
       ("net-packet-counters", po::value<std::string>(),

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "common/capabilities.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "export/openmetrics/exposition.h"
@@ -159,6 +160,11 @@ std::string HttpEndpoint::authentication() const {
 }
 
 void HttpEndpoint::Serve() {
+  // The HTTP threads parse what the network sends and need no privilege:
+  // this thread (and so every connection thread it starts) gives up every
+  // capability before the first accept.
+  if (Status st = DropAllCapabilitiesOfThisThread(); !st.ok())
+    log::Warning("monitor: the HTTP thread keeps its capabilities: {}", st.error().message);
   if (!server_->listen_after_bind()) log::Warning("monitor: the HTTP server stopped unexpectedly");
 }
 

@@ -7,6 +7,7 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "monitor/web_config.h"
+#include "record/privilege_drop.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -22,6 +23,11 @@ Result<uint64_t> Number(std::string_view key, std::string_view text, uint64_t ma
   auto v = ParseUint64(Trim(text));
   if (!v || *v > max) return MakeError("{}: '{}' is not a whole number up to {}", key, text, max);
   return *v;
+}
+
+Result<int> ResolveGroup(std::string_view text) {
+  GN_ASSIGN_OR_RETURN(gid_t gid, record::LookUpGroup(text));
+  return static_cast<int>(gid);
 }
 
 Result<uint64_t> Bytes(std::string_view key, std::string_view text) {
@@ -57,6 +63,8 @@ Status Apply(MonitorOptions& o, std::string_view key, const std::vector<std::str
   } else if (key == "web.config.file") {
     GN_RETURN_IF_ERROR(ReadWebConfigFile(v));
     o.web_config_file = v;
+  } else if (key == "dump-group") {
+    GN_ASSIGN_OR_RETURN(o.dump_gid, ResolveGroup(v));
   } else if (key == "insecure-listen") {
     if (v == "on" || v == "true" || v == "1") o.insecure_listen = true;
     else if (v == "off" || v == "false" || v == "0") o.insecure_listen = false;
@@ -132,7 +140,7 @@ const std::vector<std::string_view>& OptionNames() {
   static const std::vector<std::string_view> kNames = {
       "interval",  "listen", "web.config.file", "insecure-listen", "focus",          "focus-cpus",    "sample-hz",
       "focus-refresh", "flight-recorder", "flight-recorder-bytes", "dump-dir", "max-dumps",
-      "max-dump-bytes", "dump-interval", "stale-after", "net-packet-counters", "redact", "sample-isolated", "threshold", "attach"};
+      "max-dump-bytes", "dump-group", "dump-interval", "stale-after", "net-packet-counters", "redact", "sample-isolated", "threshold", "attach"};
   return kNames;
 }
 

@@ -49,6 +49,7 @@ struct MonitorOptions {
   uint64_t flight_recorder_ns = 0;
   uint64_t flight_recorder_bytes = 64ull << 20;  // memory for the event ring
   std::string dump_dir;
+  int dump_gid = -1;  // dump-group: dumps 0640 and of this group (default: 0600)
   uint32_t max_dumps = 10;
   uint64_t max_dump_bytes = 1ull << 30;  // all dumps in dump_dir together
   uint64_t dump_interval_ns = 300'000'000'000;  // at most one dump per this
