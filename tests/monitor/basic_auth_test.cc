@@ -41,6 +41,15 @@ TEST(BasicAuth, LibxcryptVerifiesAPublishedBcryptVector) {
   EXPECT_EQ(auth.Check(Header("u", "U*V")), BasicAuth::Verdict::kWrong);
 }
 
+// Made by Apache's `htpasswd -nbBC 10 prometheus scrape-s3cret` (Debian's
+// apache2-utils) on the development machine: the $2y$ hashes operators
+// paste into web configs verify.
+TEST(BasicAuth, AnHtpasswdHashVerifies) {
+  BasicAuth auth(BasicAuth::Users{{"prometheus", "$2y$10$3tPIsiRRVpvh1oIeY5aW6enYbqO0Yfi339QxHOBeEKTjr7kiduULy"}});
+  EXPECT_EQ(auth.Check(Header("prometheus", "scrape-s3cret")), BasicAuth::Verdict::kOk);
+  EXPECT_EQ(auth.Check(Header("prometheus", "scrape-s3cret ")), BasicAuth::Verdict::kWrong);
+}
+
 // htpasswd -B writes $2y$, Go's bcrypt and libxcrypt's default $2b$: the
 // same hash under either prefix verifies.
 TEST(BasicAuth, TwoYAndTwoBPrefixesBothVerify) {
