@@ -18,6 +18,7 @@
 #include "common/capabilities.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "model/gpu_capture.h"
 #include "integration/support/metrics_scrape.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_reader.h"
@@ -161,6 +162,49 @@ TEST(LeastPrivilege, RecordUnderSudoKeepsOnlyDacOverrideForTheUsersDirectoryAndT
   EXPECT_TRUE(ReadTrace(dir + "/t.pftrace", &error)) << error << "\n" << r.stderr_text();
   std::filesystem::remove_all(dir);
 }
+
+#ifdef FAKE_CUDA_APP
+// The GPU path after the drop: fake_cuda_app (with fake_cupti standing in
+// for libcupti) runs as the sudo user and writes its fragments into a
+// directory that is that user's (0700); the recorder, holding only
+// cap_dac_override, reads them into the trace and removes them.
+TEST(LeastPrivilege, RecordUnderSudoCollectsTheUsersGpuFragmentsWithOnlyDacOverride) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string dir = MakeTempDir();
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+  ChildProcess r(std::vector<std::string>{
+      // TMPDIR: the fragment directory is made inside `dir`, so the check
+      // below sees that it was removed.
+      "env", "SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody", "TMPDIR=" + dir,
+      std::string(model::kCuptiPathEnv) + "=" + FAKE_CUPTI_LIB,
+      std::string(model::kGpuFlushMsEnv) + "=100", GpunoiseBinary(), "record", "-d", "20", "-o", dir + "/gpu.pftrace",
+      "--", FAKE_CUDA_APP, "--seconds", "1.5"});
+  ASSERT_TRUE(r.WaitForStderr("until it ends", 60s)) << r.stderr_text();
+  ASSERT_TRUE(WaitForDrop(r.pid())) << r.stderr_text();
+  for (const auto& [tid, t] : Threads(r.pid()))
+    EXPECT_EQ(t.effective, CapBit(kCapDacOverride)) << tid << " " << t.comm << " " << CapabilityNames(t.effective);
+  ASSERT_EQ(r.Wait(60s), 0) << r.stderr_text() << r.stdout_text();
+  EXPECT_NE(r.stdout_text().find("GPU: 1 processes"), std::string::npos) << r.stdout_text() << r.stderr_text();
+  std::string error;
+  auto trace = ReadTrace(dir + "/gpu.pftrace", &error);
+  ASSERT_TRUE(trace) << error;
+  size_t gpu_slices = 0;
+  for (const auto& p : trace->packet())
+    if (p.has_track_event() && p.track_event().type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN) ++gpu_slices;
+  EXPECT_GT(gpu_slices, 5u) << "the fragments' kernels and launches are in the trace";
+  // Only the trace is left: the fragments and their directory are gone
+  // (removing them is what needs cap_dac_override rather than
+  // cap_dac_read_search: with the latter they stay behind).
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1u);
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 }  // namespace
 }  // namespace gpunoise::testing
