@@ -10,6 +10,7 @@
 #include "analyze/nic_irqs.h"
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/softirq_storm_detector.h"
+#include "analyze/throttling_detector.h"
 #include "model/events.h"
 #include "model/net_trace_event.h"
 
@@ -62,6 +63,10 @@ std::vector<CpuShare> CpuShares(const AnalysisContext& ctx) {
     for (const RunSlice& r : c.runs)
       if (r.start >= from && r.start < to) ++s.switches;
     s.lost_spans = c.losses.size();
+    s.steal_recorded = ctx.node.recorded;
+    s.steal_ns = StealNs(ctx.node, cpu, from, to);
+    for (const ThrottledWait& w : ThrottledWaits(ctx, ctx.node))
+      if (w.cpu == cpu) s.throttled_ns += w.end - w.start;
     out.push_back(s);
   }
   return out;
@@ -277,6 +282,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   ctx.gpu = BuildGpuModel(t);
   ctx.net = ReadNetMetadata(t);
   ctx.nic_irqs = NicIrqs(t, ctx.net);
+  ctx.node = ReadNodeMetadata(t);
   a.has_network_data = !t.net.events.empty() || !ctx.net.empty();
   a.has_gpu_data = ctx.gpu.present();
   GN_ASSIGN_OR_RETURN(a.focus, SelectFocus(t, ctx.gpu, a.thresholds, options.focus, options.cgroups, from, to));
@@ -291,6 +297,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectSoftirqStorms(ctx));
   add(DetectNicTrouble(ctx));
   add(DetectGpuIdleGaps(ctx));
+  add(DetectCpuThrottling(ctx, ctx.node));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

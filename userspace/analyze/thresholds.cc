@@ -43,6 +43,11 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "without --focus or GPU data: at most this many of the busiest non-kernel threads"},
       {"focus.min_busy_share", ThresholdUnit::kRatio, 0.25,
        "... each busy at least this share of the busiest one"},
+      // Node noise beyond run-queue waits (docs/report.md, one block).
+      {"throttling.min_delay", ThresholdUnit::kDuration, 10e6,
+       "a CPU quota must keep the focus threads runnable but off the CPU at least this long"},
+      {"throttling.min_share", ThresholdUnit::kRatio, 0.01,
+       "... and at least this share of the focus threads' observed time"},
   };
   return kSpecs;
 }

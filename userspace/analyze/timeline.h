@@ -155,6 +155,10 @@ struct MetaInstant {
   }
 };
 
+// Instants on the "gpunoise node" track: CPU quotas and the processes they
+// apply to (analyze/node_metadata.h reads them).
+inline constexpr std::string_view kNodeMetadataTrack = "gpunoise node";
+
 class Timeline {
  public:
   std::vector<CpuTimeline> cpus;
@@ -165,6 +169,7 @@ class Timeline {
   NetData net;
   TrackData tracks;
   std::vector<MetaInstant> net_metadata;
+  std::vector<MetaInstant> node_metadata;
   std::optional<model::SessionInfo> session;
   std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
   model::HostInfo host;

@@ -320,6 +320,11 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
         t_.net_metadata.push_back({e.ts, std::string(e.name), e.args});
         break;
       }
+      if (auto it = t_.tracks.tracks.find(e.track_uuid);
+          it != t_.tracks.tracks.end() && it->second.name == kNodeMetadataTrack) {
+        t_.node_metadata.push_back({e.ts, std::string(e.name), e.args});
+        break;
+      }
       // Instants with flows or a correlation id (a launch recorded as a
       // point) take part in GPU attribution as zero-length slices.
       if (e.flow_ids.empty() && e.terminating_flow_ids.empty() && !correlation) break;

@@ -33,6 +33,7 @@ PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
     : writer_(std::move(writer)),
       track_events_(kTrackEventSequenceId, RandomSalt()),
       net_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
+      node_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
       packet_(std::make_unique<perfetto::TracePacket>()) {}
 
 PerfettoTraceSink::~PerfettoTraceSink() = default;

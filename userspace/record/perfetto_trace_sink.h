@@ -15,6 +15,7 @@
 #include "common/result.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/net_tracks.h"
+#include "export/perfetto/node_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "model/events.h"
@@ -73,6 +74,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   Status WriteNicStatus(uint64_t ts, const model::CollectorReport& nic) {
     return net_tracks_.WriteNicStatus(ts, nic);
   }
+  // Steal and CPU-quota counters (export/perfetto/node_tracks.h).
+  perfetto::NodeTrackWriter& node_tracks() { return node_tracks_; }
   Status Commit();
 
   // For appending packets after the footer (record_session.h append_extra).
@@ -98,6 +101,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   perfetto::FtraceBundleEncoder encoder_;
   perfetto::TrackEventWriter track_events_;
   perfetto::NetTrackWriter net_tracks_;
+  perfetto::NodeTrackWriter node_tracks_;
   std::unique_ptr<perfetto::TracePacket> packet_;
   std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU
