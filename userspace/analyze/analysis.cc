@@ -9,6 +9,7 @@
 #include "analyze/interference_detector.h"
 #include "analyze/nic_irqs.h"
 #include "analyze/nic_trouble_detector.h"
+#include "analyze/placement_detector.h"
 #include "analyze/softirq_storm_detector.h"
 #include "analyze/throttling_detector.h"
 #include "model/events.h"
@@ -298,6 +299,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectNicTrouble(ctx));
   add(DetectGpuIdleGaps(ctx));
   add(DetectCpuThrottling(ctx, ctx.node));
+  add(DetectPlacement(ctx, ctx.node));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

@@ -48,6 +48,12 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "a CPU quota must keep the focus threads runnable but off the CPU at least this long"},
       {"throttling.min_share", ThresholdUnit::kRatio, 0.01,
        "... and at least this share of the focus threads' observed time"},
+      {"placement.min_delay", ThresholdUnit::kDuration, 10e6,
+       "a focus thread must wait at least this long while a CPU it may use sits idle"},
+      {"placement.min_share", ThresholdUnit::kRatio, 0.01,
+       "... and at least this share of its observed time"},
+      {"placement.min_idle", ThresholdUnit::kDuration, 1e6,
+       "idle stretches shorter than this are the load balancer's normal latency, not placement"},
   };
   return kSpecs;
 }
