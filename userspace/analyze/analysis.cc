@@ -12,6 +12,7 @@
 #include "analyze/placement_detector.h"
 #include "analyze/softirq_storm_detector.h"
 #include "analyze/throttling_detector.h"
+#include "analyze/wakeup_chain_detector.h"
 #include "model/events.h"
 #include "model/net_trace_event.h"
 
@@ -300,6 +301,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectGpuIdleGaps(ctx));
   add(DetectCpuThrottling(ctx, ctx.node));
   add(DetectPlacement(ctx, ctx.node));
+  add(DetectWakeupChains(ctx));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

@@ -54,6 +54,12 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "... and at least this share of its observed time"},
       {"placement.min_idle", ThresholdUnit::kDuration, 1e6,
        "idle stretches shorter than this are the load balancer's normal latency, not placement"},
+      {"wakeup_chain.min_link", ThresholdUnit::kDuration, 1e6,
+       "a waker that waited at least this long in a run queue before waking a focus thread is a late link"},
+      {"wakeup_chain.min_delay", ThresholdUnit::kDuration, 10e6,
+       "a late link must keep the focus threads blocked at least this much longer in all"},
+      {"wakeup_chain.min_share", ThresholdUnit::kRatio, 0.01,
+       "... and at least this share of their observed time"},
   };
   return kSpecs;
 }

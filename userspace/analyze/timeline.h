@@ -54,6 +54,11 @@ struct Wakeup {
   int32_t tid = 0;
   int16_t target_cpu = -1;
   uint16_t waker_cpu = 0;
+  // The task current on waker_cpu (0: unknown or idle) and the context the
+  // wakeup fired in (model::kFlag*): from a softirq or hard IRQ the waker
+  // is the interrupt, not the task it interrupted.
+  int32_t waker_tid = 0;
+  uint16_t flags = 0;
 };
 
 struct Migration {

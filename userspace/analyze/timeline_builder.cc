@@ -82,7 +82,8 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
           [&](const model::SchedSwitch& s) { OnSwitch(ev, s, c, o); },
           [&](const model::SchedWaking& w) {
             if (!t_.wakeups.empty() && ev.ts < t_.wakeups.back().ts) wakeups_unsorted_ = true;
-            t_.wakeups.push_back({ev.ts, w.tid, static_cast<int16_t>(w.target_cpu), static_cast<uint16_t>(ev.cpu)});
+            t_.wakeups.push_back({ev.ts, w.tid, static_cast<int16_t>(w.target_cpu), static_cast<uint16_t>(ev.cpu),
+                                  ev.tid, ev.common_flags});
             Name(w.tid, w.comm);
             if (w.tgid) SetTgid(w.tid, w.tgid);
           },
