@@ -11,6 +11,7 @@
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/placement_detector.h"
 #include "analyze/softirq_storm_detector.h"
+#include "analyze/steal_detector.h"
 #include "analyze/throttling_detector.h"
 #include "analyze/wakeup_chain_detector.h"
 #include "model/events.h"
@@ -302,6 +303,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectCpuThrottling(ctx, ctx.node));
   add(DetectPlacement(ctx, ctx.node));
   add(DetectWakeupChains(ctx));
+  add(DetectSteal(ctx, ctx.node));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

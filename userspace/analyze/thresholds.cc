@@ -60,6 +60,10 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "a late link must keep the focus threads blocked at least this much longer in all"},
       {"wakeup_chain.min_share", ThresholdUnit::kRatio, 0.01,
        "... and at least this share of their observed time"},
+      {"steal.min_delay", ThresholdUnit::kDuration, 10e6,
+       "steal time during focus threads' running time needed for a finding"},
+      {"steal.min_share", ThresholdUnit::kRatio, 0.01,
+       "... and its share of their observed time"},
   };
   return kSpecs;
 }
