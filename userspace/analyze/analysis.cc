@@ -10,6 +10,7 @@
 #include "analyze/nic_irqs.h"
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/placement_detector.h"
+#include "analyze/reclaim_detector.h"
 #include "analyze/softirq_storm_detector.h"
 #include "analyze/steal_detector.h"
 #include "analyze/throttling_detector.h"
@@ -45,6 +46,7 @@ namespace {
 
 std::vector<CpuShare> CpuShares(const AnalysisContext& ctx) {
   const Timeline& t = ctx.t();
+  const std::map<uint32_t, uint64_t> reclaim_by_cpu = StallNsByCpu(FocusStalls(ctx));
   std::vector<CpuShare> out;
   for (uint32_t cpu = 0; cpu < t.cpus.size(); ++cpu) {
     const CpuTimeline& c = t.cpus[cpu];
@@ -70,6 +72,7 @@ std::vector<CpuShare> CpuShares(const AnalysisContext& ctx) {
     s.steal_ns = StealNs(ctx.node, cpu, from, to);
     for (const ThrottledWait& w : ThrottledWaits(ctx, ctx.node))
       if (w.cpu == cpu) s.throttled_ns += w.end - w.start;
+    if (auto it = reclaim_by_cpu.find(cpu); it != reclaim_by_cpu.end()) s.reclaim_ns = it->second;
     out.push_back(s);
   }
   return out;
@@ -304,6 +307,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectPlacement(ctx, ctx.node));
   add(DetectWakeupChains(ctx));
   add(DetectSteal(ctx, ctx.node));
+  add(DetectReclaim(ctx));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

@@ -41,6 +41,7 @@ struct CpuShare {
   // focus-thread waits in this CPU's run queue that a CPU quota explains.
   uint64_t steal_ns = 0;
   uint64_t throttled_ns = 0;
+  uint64_t reclaim_ns = 0;  // focus threads stalled in reclaim/compaction, by the CPU they were on
   bool steal_recorded = false;  // false: the trace has no steal data
 };
 

@@ -64,6 +64,10 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "steal time during focus threads' running time needed for a finding"},
       {"steal.min_share", ThresholdUnit::kRatio, 0.01,
        "... and its share of their observed time"},
+      {"reclaim.min_delay", ThresholdUnit::kDuration, 5e6,
+       "focus threads must stall at least this long in one kind of reclaim or compaction"},
+      {"reclaim.min_share", ThresholdUnit::kRatio, 0.005,
+       "... and at least this share of their observed time"},
   };
   return kSpecs;
 }

@@ -111,7 +111,9 @@ struct NetRecord {
 struct NetData {
   std::vector<std::string> names = {""};  // devices and drop reasons
   std::vector<NetRecord> events;
-  std::string_view Name(uint16_t id) const { return id < names.size() ? names[id] : ""; }
+  // Both branches string_view: a ternary of std::string and "" would make a
+  // temporary std::string and return a view of it.
+  std::string_view Name(uint16_t id) const { return id < names.size() ? std::string_view(names[id]) : std::string_view(); }
 };
 
 struct TrackSlice {
@@ -140,7 +142,9 @@ struct TrackData {
   std::vector<TrackSlice> slices;  // completed slices, in end order
   std::vector<TrackFlow> flows;
   std::unordered_map<uint64_t, std::vector<CounterSample>> counters;
-  std::string_view String(uint32_t id) const { return id < strings.size() ? strings[id] : ""; }
+  std::string_view String(uint32_t id) const {
+    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();  // see NetData::Name
+  }
   // The track's name, or its nearest named ancestor's.
   std::string TrackPath(uint64_t uuid) const;
 };

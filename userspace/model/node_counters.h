@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace gpunoise::model {
 
@@ -20,6 +21,22 @@ struct NodeSnapshot {
   uint64_t ts = 0;  // CLOCK_BOOTTIME
   std::map<uint32_t, uint64_t> steal_ns;             // per CPU, since boot
   std::map<std::string, CgroupCpuStat> cgroups;      // by cgroup path, since its creation
+};
+
+}  // namespace gpunoise::model
+
+namespace gpunoise::model {
+
+// A task stalled in memory reclaim or compaction (bpf/memstall.h).
+enum class MemStallKind : uint8_t { kDirectReclaim = 0, kMemcgReclaim = 1, kCompaction = 2, kThrottled = 3 };
+std::string_view MemStallName(MemStallKind kind);  // "direct reclaim", "memcg reclaim", ...
+
+struct MemStall {
+  uint64_t begin = 0, end = 0;  // CLOCK_BOOTTIME
+  uint64_t value = 0;           // nr_reclaimed, compaction status, throttle reason
+  int32_t tid = 0;
+  uint32_t cpu = 0;
+  MemStallKind kind = MemStallKind::kDirectReclaim;
 };
 
 }  // namespace gpunoise::model

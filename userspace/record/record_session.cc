@@ -119,6 +119,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     net_options.packets = wants("net-packets");
     net = std::make_unique<NetRecording>(net_options, options.net_interval_ms * 1000000, collectors);
   }
+  std::unique_ptr<NodeRecording> node;
+  if (wants("node")) node = std::make_unique<NodeRecording>(options.net_interval_ms * 1000000, collectors);
 
   // Process names first, so tasks seen during the recording are named even
   // if the scan is slow on a big node.
@@ -163,11 +165,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     GN_RETURN_IF_ERROR(sink->WriteNetIrqMap(session.start_ts));
     net->Begin(*sink);
   }
-  std::unique_ptr<NodeRecording> node;
-  if (wants("node")) {
-    node = std::make_unique<NodeRecording>(options.net_interval_ms * 1000000);
-    GN_RETURN_IF_ERROR(node->Begin(*sink));
-  }
+  if (node) GN_RETURN_IF_ERROR(node->Begin(*sink));
   session.in_progress_path = sink->temp_path();
   if (options.on_started) options.on_started(session);
   int workload_fd = -1;
@@ -431,6 +429,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     Status st = node->Finish(*sink);
     if (!st.ok() && !result.late_error) result.late_error = st.error();
     result.node_summary = node->Summary();
+    node->FillReport(session.collectors);
   }
   for (const auto& cpu : session.cpus) result.parse_errors += cpu.decode_errors;
   if (result.parse_errors) log::Warning("{} malformed records were skipped (counted as lost)", result.parse_errors);

@@ -85,6 +85,30 @@ Status NodeTrackWriter::WriteAffinity(uint64_t ts, int32_t tid, const std::vecto
   return out_(packet);
 }
 
+Status NodeTrackWriter::WriteStall(const model::MemStall& stall, int32_t pid, std::string_view thread_name) {
+  TracePacket packet;
+  // One track per thread and kind: a throttle inside a reclaim need not
+  // nest exactly (its begin is its end minus the delay it reports), and
+  // slices on one track must.
+  auto key = std::make_pair(stall.tid, static_cast<int>(stall.kind));
+  auto it = stall_tracks_.find(key);
+  if (it == stall_tracks_.end()) {
+    uint64_t uuid = writer_.TrackUuid(fmt::format("gpunoise memstall {} {}", stall.tid, static_cast<int>(stall.kind)));
+    writer_.FillThreadTrackDescriptor(&packet, uuid, pid ? pid : stall.tid, stall.tid, thread_name);
+    GN_RETURN_IF_ERROR(out_(packet));
+    it = stall_tracks_.emplace(key, uuid).first;
+  }
+  TrackEvent* e = writer_.FillSliceBegin(&packet, stall.begin, it->second, model::MemStallName(stall.kind),
+                                         kMemStallCategory);
+  AddArg(e, "cpu", stall.cpu);
+  AddArg(e, stall.kind == model::MemStallKind::kCompaction ? "status"
+            : stall.kind == model::MemStallKind::kThrottled ? "reason" : "nr_reclaimed",
+         stall.value);
+  GN_RETURN_IF_ERROR(out_(packet));
+  writer_.FillSliceEnd(&packet, std::max(stall.end, stall.begin), it->second);
+  return out_(packet);
+}
+
 Status NodeTrackWriter::WriteSample(const model::NodeSnapshot& baseline, const model::NodeSnapshot& earlier,
                                     const model::NodeSnapshot& later) {
   namespace m = node_metric;

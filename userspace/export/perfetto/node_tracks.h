@@ -28,6 +28,7 @@ inline constexpr std::string_view kNodeRootTrackName = "Node";
 // Instants on kNodeMetadataTrackName.
 inline constexpr std::string_view kCpuQuotaEventName = "cpu quota";         // path, version, quota_us, period_us
 inline constexpr std::string_view kQuotaProcessEventName = "quota process";  // cgroup, pid
+inline constexpr std::string_view kMemStallCategory = "gpunoise.memstall";  // slices on thread tracks
 inline constexpr std::string_view kAffinityEventName = "affinity";            // tid, cpus ("0-3,8")
 
 namespace node_metric {
@@ -60,6 +61,9 @@ class NodeTrackWriter {
   // A thread's CPU affinity, written when it differs from the last one
   // written for that tid.
   Status WriteAffinity(uint64_t ts, int32_t tid, const std::vector<int>& cpus);
+  // A reclaim or compaction stall as a slice on its thread's track
+  // (category kMemStallCategory, named by model::MemStallName).
+  Status WriteStall(const model::MemStall& stall, int32_t pid, std::string_view thread_name);
   // Steal shares over (earlier.ts, later.ts], written at earlier.ts, and the
   // cgroups' counters at later.ts as increases over `baseline`.
   Status WriteSample(const model::NodeSnapshot& baseline, const model::NodeSnapshot& earlier,
@@ -78,6 +82,7 @@ class NodeTrackWriter {
   std::set<std::string> quotas_;
   std::set<std::pair<std::string, int32_t>> processes_;
   std::map<int32_t, std::vector<int>> affinity_;
+  std::map<std::pair<int32_t, int>, uint64_t> stall_tracks_;  // (tid, kind)
 };
 
 }  // namespace gpunoise::perfetto

@@ -305,6 +305,7 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.Field("steal_recorded", c.steal_recorded);
     w.Field("steal_ns", c.steal_ns);
     w.Field("throttled_ns", c.throttled_ns);
+    w.Field("reclaim_ns", c.reclaim_ns);
     w.EndObject();
   }
   w.EndArray();
