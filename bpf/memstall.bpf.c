@@ -166,6 +166,21 @@ int gn_tms_compact_out(struct trace_event_raw_mm_compaction_end *ctx)
 	return 0;
 }
 
+/* balance_dirty_pages() fires this just before it sleeps `pause` ms
+ * (mm/page-writeback.c): the stall is that sleep, as the kernel planned it.
+ * Classic only: the raw arguments differ between kernels, the format's
+ * pause field (ms) does not. */
+SEC("tracepoint/writeback/balance_dirty_pages")
+int gn_tms_dirty(struct trace_event_raw_balance_dirty_pages *ctx)
+{
+	long pause = ctx->pause;
+	if (pause <= 0)
+		return 0;
+	__u64 now = bpf_ktime_get_boot_ns();
+	gn_ms_log_stall(GN_MS_DIRTY_THROTTLE, now, now + (__u64)pause * 1000000, (__u64)ctx->dirtied);
+	return 0;
+}
+
 SEC("tracepoint/vmscan/mm_vmscan_throttled")
 int gn_tms_throttle(struct trace_event_raw_mm_vmscan_throttled *ctx)
 {

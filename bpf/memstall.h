@@ -17,7 +17,8 @@ enum gn_memstall_kind {
 	GN_MS_MEMCG_RECLAIM = 1,  /* vmscan:mm_vmscan_memcg_reclaim_begin/end */
 	GN_MS_COMPACTION = 2,     /* compaction:mm_compaction_begin/end */
 	GN_MS_THROTTLED = 3,      /* vmscan:mm_vmscan_throttled (its usec_delayed) */
-	GN_MS_KINDS = 4,
+	GN_MS_DIRTY_THROTTLE = 4, /* writeback:balance_dirty_pages (the pause it is about to sleep) */
+	GN_MS_KINDS = 5,
 };
 
 /* Entries of the log (a power of two). */

@@ -102,9 +102,11 @@ std::vector<Finding> DetectReclaim(const AnalysisContext& ctx) {
     double share = static_cast<double>(cost) / observed;
     if (cost < min_delay || share < min_share) continue;
     Finding f;
-    f.detector = "reclaim";
+    // A writer paused for its dirty pages is writeback, not reclaim.
+    bool writeback = kind == "balance dirty pages";
+    f.detector = writeback ? "writeback_stall" : "reclaim";
     f.kind = KindId(kind);
-    f.culprit = "kernel " + kind;
+    f.culprit = writeback ? "dirty-page throttling (balance_dirty_pages)" : "kernel " + kind;
     f.culprit_kind = "kernel";
     for (const auto& [cpu, _] : p.by_cpu) f.cpus.push_back(cpu);
     for (const auto& [tid, _] : p.by_tid) f.focus_tids.push_back(tid);

@@ -2,7 +2,9 @@
 // memstall collector's slices on their thread tracks: direct reclaim, memcg
 // reclaim, reclaim throttling, compaction). One finding per kind whose
 // stalls (their union per thread, within the window) cost the focus threads
-// at least reclaim.min_delay and reclaim.min_share of their time.
+// at least reclaim.min_delay and reclaim.min_share of their time. Pauses in
+// balance_dirty_pages (a writer throttled for its dirty pages) are the same
+// kind of stall and give writeback_stall findings, same thresholds.
 #pragma once
 
 #include <cstdint>

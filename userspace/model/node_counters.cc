@@ -8,6 +8,7 @@ std::string_view MemStallName(MemStallKind kind) {
     case MemStallKind::kMemcgReclaim: return "memcg reclaim";
     case MemStallKind::kCompaction: return "compaction";
     case MemStallKind::kThrottled: return "reclaim throttled";
+    case MemStallKind::kDirtyThrottle: return "balance dirty pages";
   }
   return "memory stall";
 }

@@ -28,7 +28,13 @@ struct NodeSnapshot {
 namespace gpunoise::model {
 
 // A task stalled in memory reclaim or compaction (bpf/memstall.h).
-enum class MemStallKind : uint8_t { kDirectReclaim = 0, kMemcgReclaim = 1, kCompaction = 2, kThrottled = 3 };
+enum class MemStallKind : uint8_t {
+  kDirectReclaim = 0,
+  kMemcgReclaim = 1,
+  kCompaction = 2,
+  kThrottled = 3,
+  kDirtyThrottle = 4,  // balance_dirty_pages: a writer paused for its dirty pages
+};
 std::string_view MemStallName(MemStallKind kind);  // "direct reclaim", "memcg reclaim", ...
 
 struct MemStall {

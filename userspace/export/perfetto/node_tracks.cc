@@ -102,7 +102,8 @@ Status NodeTrackWriter::WriteStall(const model::MemStall& stall, int32_t pid, st
                                          kMemStallCategory);
   AddArg(e, "cpu", stall.cpu);
   AddArg(e, stall.kind == model::MemStallKind::kCompaction ? "status"
-            : stall.kind == model::MemStallKind::kThrottled ? "reason" : "nr_reclaimed",
+            : stall.kind == model::MemStallKind::kThrottled ? "reason"
+            : stall.kind == model::MemStallKind::kDirtyThrottle ? "dirtied" : "nr_reclaimed",
          stall.value);
   GN_RETURN_IF_ERROR(out_(packet));
   writer_.FillSliceEnd(&packet, std::max(stall.end, stall.begin), it->second);
