@@ -86,7 +86,8 @@ int RunRecord(int argc, char** argv) {
       ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
        "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
-       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates)")
+       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates), "
+       "node (steal, CPU-quota throttling, affinity, reclaim and dirty-page stalls)")
       ("net-dev", po::value(&net_devs)->multitoken(),
        "with net-packets: records only for these devices (up to 4; counters cover all devices)")
       ("nic-tracepoints", po::value(&nic_categories)->multitoken(),
@@ -175,7 +176,7 @@ int RunRecord(int argc, char** argv) {
     bool known = false;
     for (std::string_view k : record::kEventGroups) known |= (k == g);
     if (!known) {
-      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets)\n",
+      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets, node)\n",
                    static_cast<int>(g.size()), g.data());
       return 2;
     }

@@ -37,6 +37,12 @@ struct CpuShare {
   uint64_t focus_ns = 0;     // focus threads running
   uint64_t switches = 0;
   uint64_t lost_spans = 0;
+  // Node noise (record's "node" group): hypervisor steal on this CPU, and
+  // focus-thread waits in this CPU's run queue that a CPU quota explains.
+  uint64_t steal_ns = 0;
+  uint64_t throttled_ns = 0;
+  uint64_t reclaim_ns = 0;  // focus threads stalled in reclaim/compaction, by the CPU they were on
+  bool steal_recorded = false;  // false: the trace has no steal data
 };
 
 struct FocusThreadSummary {

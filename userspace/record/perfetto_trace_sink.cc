@@ -34,6 +34,7 @@ PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
       track_events_(kTrackEventSequenceId, RandomSalt()),
       net_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
       nic_tracks_(track_events_, net_tracks_, [this](const perfetto::TracePacket& p) { return Write(p); }),
+      node_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
       packet_(std::make_unique<perfetto::TracePacket>()) {}
 
 PerfettoTraceSink::~PerfettoTraceSink() = default;

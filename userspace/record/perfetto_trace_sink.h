@@ -16,6 +16,7 @@
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/net_tracks.h"
 #include "export/perfetto/nic_tracks.h"
+#include "export/perfetto/node_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "model/events.h"
@@ -77,6 +78,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   }
   // The NIC's own counters, link events, PCIe health (export/perfetto/nic_tracks.h).
   perfetto::NicTrackWriter& nic_tracks() { return nic_tracks_; }
+  // Steal and CPU-quota counters (export/perfetto/node_tracks.h).
+  perfetto::NodeTrackWriter& node_tracks() { return node_tracks_; }
   Status Commit();
 
   // For appending packets after the footer (record_session.h append_extra).
@@ -103,6 +106,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   perfetto::TrackEventWriter track_events_;
   perfetto::NetTrackWriter net_tracks_;
   perfetto::NicTrackWriter nic_tracks_;
+  perfetto::NodeTrackWriter node_tracks_;
   std::unique_ptr<perfetto::TracePacket> packet_;
   std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU

@@ -22,14 +22,16 @@ namespace gpunoise::record {
 // Event groups `--events` accepts. "net" keeps per-device, per-queue and
 // per-CPU counters in the kernel (cheap, on by default); "net-packets" adds a
 // record per packet, poll and drop (costly at high packet rates).
+// "node": steal time and CPU-quota throttling counters from /proc and the
+// cgroup file systems (record/node_recording.h), no eBPF.
 inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq", "net",
-                                                    "net-packets"};
-inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net";
+                                                    "net-packets", "node"};
+inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net,node";
 
 struct RecordOptions {
   std::string output_path;
   uint64_t duration_ns = 0;  // 0: until stop_fd becomes readable
-  std::set<std::string> event_groups = {"sched", "irq", "softirq", "net"};
+  std::set<std::string> event_groups = {"sched", "irq", "softirq", "net", "node"};
   collect::FilterOptions filters;
   // --net-dev, --nic-tracepoints (NetOptions::packets follows "net-packets").
   collect::NetOptions net;
@@ -88,6 +90,7 @@ struct RecordResult {
   uint64_t parse_errors = 0;
   // One line on the network counters ("" when net was not recorded).
   std::string net_summary;
+  std::string node_summary;  // record/node_recording.h Summary()
   // Set when the recording ended because of an error after data was
   // captured (disk full): the file holds what was captured, and the command
   // exits non-zero with this message.

@@ -302,6 +302,10 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.Field("focus_share", Share(c.focus_ns, c.observed_ns));
     w.Field("switches", c.switches);
     w.Field("loss_gaps", c.lost_spans);
+    w.Field("steal_recorded", c.steal_recorded);
+    w.Field("steal_ns", c.steal_ns);
+    w.Field("throttled_ns", c.throttled_ns);
+    w.Field("reclaim_ns", c.reclaim_ns);
     w.EndObject();
   }
   w.EndArray();

@@ -84,13 +84,16 @@ void Findings(const ReportInput& in, std::string& out) {
 void CpuTable(const ReportInput& in, std::string& out) {
   const analyze::Analysis& a = *in.analysis;
   out += "\nCPUS (share of the time each CPU has data for)\n";
-  out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5}\n", "cpu", "observed", "busy", "irq", "softirq",
-                     "focus", "switches", "gaps");
+  // steal: the hypervisor's share; throttled: focus-thread waits in this
+  // CPU's queue that a CPU quota explains (share of observed time).
+  out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5} {:>6} {:>9} {:>7}\n", "cpu", "observed", "busy",
+                     "irq", "softirq", "focus", "switches", "gaps", "steal", "throttled", "reclaim");
   for (const auto& c : a.cpus)
-    out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5}\n", c.cpu, FormatNs(c.observed_ns),
+    out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5} {:>6} {:>9} {:>7}\n", c.cpu, FormatNs(c.observed_ns),
                        FormatShare(Share(c.busy_ns, c.observed_ns)), FormatShare(Share(c.irq_ns, c.observed_ns)),
                        FormatShare(Share(c.softirq_ns, c.observed_ns)), FormatShare(Share(c.focus_ns, c.observed_ns)),
-                       c.switches, c.lost_spans);
+                       c.switches, c.lost_spans, c.steal_recorded ? FormatShare(Share(c.steal_ns, c.observed_ns)) : "-",
+                       FormatShare(Share(c.throttled_ns, c.observed_ns)), FormatShare(Share(c.reclaim_ns, c.observed_ns)));
 }
 
 void DelayTable(const ReportInput& in, std::string& out) {
