@@ -106,7 +106,7 @@ struct NetRecord {
 struct NetData {
   std::vector<std::string> names = {""};  // devices and drop reasons
   std::vector<NetRecord> events;
-  std::string_view Name(uint16_t id) const { return id < names.size() ? names[id] : ""; }
+  std::string_view Name(uint16_t id) const { return id < names.size() ? std::string_view(names[id]) : std::string_view(); }
 };
 
 struct TrackSlice {
@@ -116,6 +116,10 @@ struct TrackSlice {
   uint32_t name = 0;  // index into TrackData::strings
   uint32_t category = 0;
   uint64_t correlation_id = 0;
+  // An integer arg named "payload": the scalar NVTX payload the CUPTI
+  // library writes on a range (a communicator's hash on a collective's).
+  uint64_t payload = 0;
+  bool has_payload = false;
 };
 
 struct TrackFlow {
@@ -135,7 +139,7 @@ struct TrackData {
   std::vector<TrackSlice> slices;  // completed slices, in end order
   std::vector<TrackFlow> flows;
   std::unordered_map<uint64_t, std::vector<CounterSample>> counters;
-  std::string_view String(uint32_t id) const { return id < strings.size() ? strings[id] : ""; }
+  std::string_view String(uint32_t id) const { return id < strings.size() ? std::string_view(strings[id]) : std::string_view(); }
   // The track's name, or its nearest named ancestor's.
   std::string TrackPath(uint64_t uuid) const;
 };
@@ -167,6 +171,9 @@ class Timeline {
   std::vector<MetaInstant> net_metadata;
   std::optional<model::SessionInfo> session;
   std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
+  // Rank of each GPU process in its job (pid -> rank), from the CUPTI
+  // library's capture summary (its RANK / SLURM_PROCID).
+  std::map<int32_t, int32_t> gpu_ranks;
   model::HostInfo host;
   // What the trace says of its losses in Perfetto's own fields (a trace from
   // Perfetto's recorder has nothing else): the latest ftrace_stats END with

@@ -31,6 +31,10 @@ struct ReadOptions {
   bool partial = false;
   // Read buffer; grows to hold the largest packet.
   size_t buffer_bytes = 4 << 20;
+  // Only the packets of one machine of a merged trace (TracePacket.machine_id;
+  // 0: the host's, which carry none); unset: every packet. Compressed blocks
+  // are opened to look at their packets.
+  std::optional<uint32_t> machine_id;
 };
 
 struct ReadStats {

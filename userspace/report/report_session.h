@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analyze/analysis.h"
+#include "analyze/node_summary.h"
 #include "common/result.h"
 #include "import/trace_reader.h"
 
@@ -17,6 +18,7 @@ struct ReportOptions {
   bool partial = false;
   std::string annotate_path;  // empty: none
   analyze::AnalysisOptions analysis;
+  analyze::NodeSummaryOptions node;  // --step; the JSON's "node" summary
 };
 
 struct ReportResult {

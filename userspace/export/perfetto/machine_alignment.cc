@@ -1,5 +1,6 @@
 #include "export/perfetto/machine_alignment.h"
 
+#include <functional>
 #include <map>
 #include <span>
 #include <string_view>
@@ -100,10 +101,11 @@ std::string BoottimeSnapshot(int64_t ts) {
 
 }  // namespace
 
-Result<InputMachine> ScanInputMachine(const std::string& path) {
+namespace {
+
+// Calls `visit` with every packet of `path`, compressed blocks opened.
+Status ForEachTracePacket(const std::string& path, const std::function<void(std::string_view)>& visit) {
   GN_ASSIGN_OR_RETURN(TracePacketReader reader, TracePacketReader::Open(path));
-  InputMachine m;
-  m.path = path;
   std::string packet;
   uint64_t offset = 0;
   std::vector<uint8_t> inflated;
@@ -112,7 +114,7 @@ Result<InputMachine> ScanInputMachine(const std::string& path) {
     if (!more) break;
     auto compressed = FindCompressedPackets(packet);
     if (!compressed.ok() || !*compressed) {
-      ReadPacket(packet, &m);
+      visit(packet);
       continue;
     }
     std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>((*compressed)->bytes.data()),
@@ -123,11 +125,34 @@ Result<InputMachine> ScanInputMachine(const std::string& path) {
     if (!ok.ok()) continue;  // the merge reports the damage with its offset
     std::string_view trace(reinterpret_cast<const char*>(inflated.data()), inflated.size());
     (void)ForEachPacket(trace, [&](std::string_view inner, uint64_t) {
-      ReadPacket(inner, &m);
+      visit(inner);
       return OkStatus();
     });
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<InputMachine> ScanInputMachine(const std::string& path) {
+  InputMachine m;
+  m.path = path;
+  GN_RETURN_IF_ERROR(ForEachTracePacket(path, [&](std::string_view packet) { ReadPacket(packet, &m); }));
   return m;
+}
+
+Result<std::map<uint32_t, InputMachine>> ScanTraceMachines(const std::string& path) {
+  std::map<uint32_t, InputMachine> machines;
+  GN_RETURN_IF_ERROR(ForEachTracePacket(path, [&](std::string_view packet) {
+    uint32_t id = 0;
+    (void)ForEachField(packet, [&](const WireField& f) {
+      if (f.number == kMachineIdField && f.wire_type == 0) id = static_cast<uint32_t>(f.varint);
+    });
+    InputMachine& m = machines[id];
+    m.path = path;
+    ReadPacket(packet, &m);
+  }));
+  return machines;
 }
 
 std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs) {

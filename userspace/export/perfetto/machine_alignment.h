@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ struct InputMachine {
 
 // Reads every packet of `path` (inflating compressed blocks) for the above.
 Result<InputMachine> ScanInputMachine(const std::string& path);
+
+// The same per machine of a merged trace, by TracePacket.machine_id (0: the
+// host's packets, which carry none); one entry for a plain recording.
+Result<std::map<uint32_t, InputMachine>> ScanTraceMachines(const std::string& path);
 
 // The machine of each input: inputs with one boot_id (a recording and its
 // GPU fragments, several processes of one boot) share a machine; two boots

@@ -1,0 +1,228 @@
+#include "report/fleet_synthetic.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "analyze/synthetic.h"
+#include "cupti/activity_converter.h"
+#include "import/trace_reader.h"
+
+namespace gpunoise::testing {
+namespace {
+
+constexpr uint64_t kWallBase = 1'700'000'000'000'000'000ull;  // REALTIME of the job's start
+constexpr uint64_t kBootShift = 7'000'000'000ull;             // machine i booted i * 7 s later
+constexpr uint32_t kLaunchCbid = 211;
+constexpr uint32_t kNetRx = 3;
+constexpr int kGpus = 2;
+
+template <typename T>
+T Zeroed() {
+  T t;
+  std::memset(&t, 0, sizeof(t));
+  return t;
+}
+
+const CUpti_Activity* AsRecord(const void* r) { return static_cast<const CUpti_Activity*>(r); }
+
+// What one rank does in one step, on the true wall clock.
+struct RankStep {
+  uint64_t launch = 0;  // the compute kernel's launch call
+  uint64_t compute_start = 0, compute_end = 0;
+  uint64_t a_start = 0, a_end = 0;
+  uint64_t b_start = 0, b_end = 0;  // 0: not in communicator B
+};
+
+class Process {
+ public:
+  Process(int32_t pid, int32_t rank, uint32_t gpu, std::string node)
+      : pid_(pid), gpu_(gpu), converter_(Options(pid, rank, gpu, std::move(node))) {
+    auto d = Zeroed<CUpti_ActivityDevice5>();
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.id = gpu;
+    d.name = "NVIDIA H200";
+    d.numMultiprocessors = 132;
+    d.computeCapabilityMajor = 9;
+    converter_.Convert(AsRecord(&d));
+  }
+
+  void Launch(uint64_t ts, uint32_t corr) {
+    auto a = Zeroed<CUpti_ActivityAPI>();
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = kLaunchCbid;
+    a.start = ts;
+    a.end = ts + 8'000;
+    a.processId = static_cast<uint32_t>(pid_);
+    a.threadId = static_cast<uint32_t>(pid_ + 1);
+    a.correlationId = corr;
+    converter_.Convert(AsRecord(&a));
+  }
+
+  void Kernel(uint64_t start, uint64_t end, uint32_t stream, uint32_t corr, const char* name) {
+    auto k = Zeroed<CUpti_ActivityKernel10>();
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = start;
+    k.end = end;
+    k.deviceId = gpu_;
+    k.contextId = 1;
+    k.streamId = stream;
+    k.correlationId = corr;
+    k.name = name;
+    converter_.Convert(AsRecord(&k));
+  }
+
+  // NCCL's range around a collective's launch, its communicator as payload.
+  void NcclRange(uint64_t start, uint64_t end, const char* name, uint64_t comm) {
+    uint32_t id = ++range_id_;
+    auto m = Zeroed<CUpti_ActivityMarker2>();
+    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    m.flags = CUPTI_ACTIVITY_FLAG_MARKER_START;
+    m.id = id;
+    m.timestamp = start;
+    m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    m.objectId.pt.processId = static_cast<uint32_t>(pid_);
+    m.objectId.pt.threadId = static_cast<uint32_t>(pid_ + 1);
+    m.name = name;
+    m.domain = "NCCL";
+    converter_.Convert(AsRecord(&m));
+    auto d = Zeroed<CUpti_ActivityMarkerData2>();
+    d.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+    d.id = id;
+    d.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
+    d.payload.metricValueUint64 = comm;
+    converter_.Convert(AsRecord(&d));
+    auto e = m;
+    e.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
+    e.timestamp = end;
+    e.name = nullptr;
+    converter_.Convert(AsRecord(&e));
+  }
+
+  std::string Finish(uint64_t boottime, int64_t realtime_minus_boottime) {
+    cupti::ClockReadings now{boottime, boottime, boottime + static_cast<uint64_t>(realtime_minus_boottime)};
+    return converter_.TakeChunk(now, /*final=*/true);
+  }
+
+ private:
+  static cupti::ConverterOptions Options(int32_t pid, int32_t rank, uint32_t gpu, std::string node) {
+    cupti::ConverterOptions o;
+    o.pid = pid;
+    o.process_name = "python3";
+    o.node_id = std::move(node);
+    o.start_ts = 1000;
+    o.sequence_id = static_cast<uint32_t>(pid);
+    o.rank = rank;
+    o.local_rank = static_cast<int32_t>(gpu);
+    o.api_name = [](bool runtime, uint32_t cbid) -> std::string {
+      return runtime && cbid == kLaunchCbid ? "cudaLaunchKernel_v7000" : "";
+    };
+    return o;
+  }
+
+  int32_t pid_;
+  uint32_t gpu_;
+  cupti::ActivityConverter converter_;
+  uint32_t range_id_ = 0;
+};
+
+}  // namespace
+
+std::vector<SynthNode> BuildJob(const SynthJob& job) {
+  const size_t machines = job.machines.size();
+  const int ranks = static_cast<int>(machines) * kGpus;
+  std::mt19937 rng(job.seed);
+  std::uniform_int_distribution<int64_t> jitter(-static_cast<int64_t>(job.jitter_ns),
+                                                static_cast<int64_t>(job.jitter_ns));
+  auto jittered = [&](uint64_t ts) { return static_cast<uint64_t>(static_cast<int64_t>(ts) + jitter(rng)); };
+
+  // The job on the true wall clock: every rank's step, collectives ending
+  // together after the last rank arrived.
+  std::vector<std::vector<RankStep>> plan(job.steps, std::vector<RankStep>(ranks));
+  for (int k = 0; k < job.steps; ++k) {
+    uint64_t t = kWallBase + 1'000'000 + static_cast<uint64_t>(k) * job.period_ns;
+    uint64_t last_a = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const SynthMachine& m = job.machines[r / kGpus];
+      bool first_gpu = r % kGpus == 0;
+      RankStep& s = plan[k][r];
+      s.launch = t + (first_gpu ? m.storm_ns : 0) + 10'000;
+      s.compute_start = s.launch + 20'000;
+      s.compute_end = s.compute_start + job.compute_ns + (first_gpu ? m.extra_compute_ns : 0);
+      s.a_start = jittered(s.compute_end + 5'000);
+      last_a = std::max(last_a, s.a_start);
+    }
+    uint64_t last_b = 0;
+    for (int r = 0; r < ranks; ++r) {
+      RankStep& s = plan[k][r];
+      s.a_end = jittered(last_a + 1'000'000);
+      if (r == job.absent_from_b) continue;
+      s.b_start = jittered(s.a_end + 100'000);
+      last_b = std::max(last_b, s.b_start);
+    }
+    for (int r = 0; r < ranks; ++r)
+      if (plan[k][r].b_start) plan[k][r].b_end = jittered(last_b + 500'000);
+  }
+
+  std::vector<SynthNode> out;
+  for (size_t i = 0; i < machines; ++i) {
+    const SynthMachine& m = job.machines[i];
+    const uint64_t boot = kBase + i * kBootShift;  // this machine's BOOTTIME at kWallBase
+    auto bt = [&](uint64_t wall) { return wall - kWallBase + boot; };
+    const int64_t rt_minus_bt = static_cast<int64_t>(kWallBase) - static_cast<int64_t>(boot) + m.clock_error_ns;
+    const uint64_t end_wall = kWallBase + 2'000'000 + static_cast<uint64_t>(job.steps) * job.period_ns;
+
+    Synth s;
+    for (int g = 0; g < kGpus; ++g) {
+      int32_t pid = 1000 + 10 * g;
+      s.Process(pid, "python3").Thread(pid + 1, pid, "pt_main_thread");
+      s.Switch(bt(kWallBase), static_cast<uint32_t>(g), 0, pid + 1);
+      s.Switch(bt(end_wall), static_cast<uint32_t>(g), pid + 1, 0, 1);
+    }
+    s.Process(900, "sshd").Thread(900, 900, "sshd");
+    s.Switch(bt(kWallBase), 2, 0, 900);
+    s.Switch(bt(end_wall), 2, 900, 0, 1);
+    for (int k = 0; k < job.steps; ++k) {
+      uint64_t t = kWallBase + 1'000'000 + static_cast<uint64_t>(k) * job.period_ns;
+      if (m.storm_ns) s.Softirq(0, bt(t), bt(t + m.storm_ns), kNetRx);
+      if (m.decoy_storm) s.Softirq(2, bt(t), bt(t + 5'000'000), kNetRx);
+    }
+
+    for (int g = 0; g < kGpus; ++g) {
+      int r = static_cast<int>(i) * kGpus + g;
+      int32_t pid = 1000 + 10 * g;
+      Process p(pid, r, static_cast<uint32_t>(g), m.name + "-boot");
+      uint32_t corr = 0;
+      for (int k = 0; k < job.steps; ++k) {
+        const RankStep& st = plan[k][r];
+        p.Launch(bt(st.launch), ++corr);
+        p.Kernel(bt(st.compute_start), bt(st.compute_end), 7, corr, "_Z4gemmPfS_S_");
+        p.NcclRange(bt(st.launch + 50'000), bt(st.launch + 80'000), "ncclAllReduce", kCommA);
+        p.Launch(bt(st.launch + 60'000), ++corr);
+        p.Kernel(bt(st.a_start), bt(st.a_end), 13, corr, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+        if (!st.b_start) continue;
+        p.NcclRange(bt(st.launch + 90'000), bt(st.launch + 120'000), "ncclAllGather", kCommB);
+        p.Launch(bt(st.launch + 100'000), ++corr);
+        p.Kernel(bt(st.b_start), bt(st.b_end), 13, corr, "ncclDevKernel_AllGather_RING_LL");
+      }
+      std::string chunk = p.Finish(bt(end_wall), rt_minus_bt);
+      import::TraceReader reader(s.builder());
+      auto read = reader.ReadBuffer(
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size()));
+      EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error().message);
+    }
+    analyze::Timeline t = s.Build();
+    SynthNode node;
+    node.analysis = AnalyzeOrDie(t);
+    node.summary = analyze::SummarizeNode(t, node.analysis, {});
+    node.summary.machine = m.name;
+    node.summary.has_realtime = true;
+    node.summary.realtime_minus_boottime = rt_minus_bt;
+    out.push_back(std::move(node));
+  }
+  return out;
+}
+
+}  // namespace gpunoise::testing

@@ -1,0 +1,277 @@
+#include "analyze/fleet.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "analyze/format_util.h"
+
+namespace gpunoise::analyze {
+namespace {
+
+template <typename T>
+T MedianOf(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// One collective instance: the calls of every rank that made it. Without a
+// communicator id the op is part of the key (calls of one op kind in order).
+using InstanceKey = std::tuple<uint64_t, uint32_t, std::string>;
+struct CallRef {
+  uint32_t machine, call;
+};
+
+InstanceKey KeyOf(const CollectiveCall& c) { return {c.comm, c.seq, c.comm ? std::string() : c.op}; }
+
+std::string RankList(const NodeSummary& n) {
+  std::set<int32_t> ranks;
+  for (const auto& g : n.gpus)
+    if (g.rank >= 0) ranks.insert(g.rank);
+  if (ranks.empty()) return "ranks unknown";
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  bool first = true;
+  for (int32_t r : ranks) {
+    s += (first ? "" : ",") + std::to_string(r);
+    first = false;
+  }
+  return s;
+}
+
+}  // namespace
+
+FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& options) {
+  FleetAnalysis fa;
+  fa.nodes = std::move(nodes);
+  const size_t m = fa.nodes.size();
+  fa.machines.resize(m);
+
+  // Wall-clock offset of each machine's BOOTTIME, then the collectives'
+  // correction on top of it.
+  std::vector<int64_t> base(m, 0), corr(m, 0);
+  for (size_t i = 0; i < m; ++i) {
+    fa.machines[i].machine = i;
+    if (fa.nodes[i].has_realtime) {
+      base[i] = fa.nodes[i].realtime_minus_boottime;
+      fa.machines[i].alignment.method = "REALTIME";
+    } else {
+      fa.machines[i].alignment.method = "none";
+      fa.machines[i].alignment.note = "no REALTIME clock snapshot: on its own BOOTTIME";
+    }
+  }
+
+  std::map<InstanceKey, std::vector<CallRef>> instances;
+  for (uint32_t i = 0; i < m; ++i) {
+    const auto& calls = fa.nodes[i].collectives;
+    for (uint32_t c = 0; c < calls.size(); ++c) instances[KeyOf(calls[c])].push_back({i, c});
+  }
+  auto call = [&](const CallRef& r) -> const CollectiveCall& { return fa.nodes[r.machine].collectives[r.call]; };
+  auto on_two_machines = [](const std::vector<CallRef>& refs) {
+    for (const CallRef& r : refs)
+      if (r.machine != refs.front().machine) return true;
+    return false;
+  };
+
+  // Alignment: each machine's residual against the median end of every
+  // instance that ends together; its correction is the median residual.
+  if (options.align_collectives) {
+    std::vector<std::vector<int64_t>> residuals(m);
+    for (int round = 0; round < 3; ++round) {
+      for (auto& r : residuals) r.clear();
+      for (const auto& [key, refs] : instances) {
+        if (!on_two_machines(refs) || !EndsTogether(call(refs.front()).op)) continue;
+        std::vector<int64_t> ends;
+        ends.reserve(refs.size());
+        for (const CallRef& r : refs) ends.push_back(static_cast<int64_t>(call(r).end) + base[r.machine] + corr[r.machine]);
+        int64_t ref = MedianOf(ends);
+        for (size_t k = 0; k < refs.size(); ++k) residuals[refs[k].machine].push_back(ends[k] - ref);
+      }
+      for (size_t i = 0; i < m; ++i)
+        if (!residuals[i].empty()) corr[i] -= MedianOf(residuals[i]);
+    }
+    for (size_t i = 0; i < m; ++i) {
+      MachineAlignment& al = fa.machines[i].alignment;
+      if (residuals[i].empty()) {
+        if (fa.nodes[i].has_realtime)
+          al.note = "no all-reduce, all-gather or reduce-scatter it shares with another machine: REALTIME only";
+        continue;
+      }
+      std::vector<int64_t> dev;
+      int64_t med = MedianOf(residuals[i]);
+      for (int64_t r : residuals[i]) dev.push_back(std::llabs(r - med));
+      al.method = "collectives";
+      al.realtime_correction_ns = corr[i];
+      al.spread_ns = MedianOf(dev);
+      al.instances = residuals[i].size();
+    }
+  }
+
+  // Arrival lags and the delay each machine imposed.
+  std::map<std::pair<uint32_t, uint32_t>, RankLag> ranks;
+  std::vector<uint64_t> imposed(m, 0), peers_wait(m, 0), lag_sum(m, 0), lag_count(m, 0);
+  for (const auto& [key, refs] : instances) {
+    if (!on_two_machines(refs)) continue;
+    ++fa.matched_instances;
+    std::vector<int64_t> starts(refs.size());
+    int64_t first = INT64_MAX;
+    for (size_t k = 0; k < refs.size(); ++k) {
+      starts[k] = static_cast<int64_t>(call(refs[k]).start) + base[refs[k].machine] + corr[refs[k].machine];
+      first = std::min(first, starts[k]);
+    }
+    // The machine of the latest start, and the latest start of any other.
+    size_t last = 0;
+    for (size_t k = 1; k < refs.size(); ++k)
+      if (starts[k] > starts[last]) last = k;
+    const uint32_t culprit = refs[last].machine;
+    int64_t others_latest = INT64_MIN, others_sum = 0, others = 0;
+    for (size_t k = 0; k < refs.size(); ++k) {
+      const CallRef& r = refs[k];
+      uint64_t lag = static_cast<uint64_t>(starts[k] - first);
+      RankLag& rl = ranks[{r.machine, call(r).gpu}];
+      rl.machine = r.machine;
+      rl.gpu = call(r).gpu;
+      rl.rank = call(r).rank;
+      ++rl.instances;
+      rl.mean_lag_ns += lag;  // a sum until divided below
+      rl.max_lag_ns = std::max(rl.max_lag_ns, lag);
+      if (k == last) ++rl.last;
+      lag_sum[r.machine] += lag;
+      ++lag_count[r.machine];
+      if (r.machine != culprit) {
+        others_latest = std::max(others_latest, starts[k]);
+        others_sum += starts[k];
+        ++others;
+      }
+    }
+    if (others && starts[last] > others_latest) {
+      imposed[culprit] += static_cast<uint64_t>(starts[last] - others_latest);
+      peers_wait[culprit] += static_cast<uint64_t>(others * starts[last] - others_sum);
+    }
+  }
+  for (auto& [k, rl] : ranks) {
+    if (rl.instances) rl.mean_lag_ns /= rl.instances;
+    fa.ranks.push_back(rl);
+  }
+
+  // Per-machine rows, per step.
+  std::vector<uint64_t> machine_steps;
+  for (size_t i = 0; i < m; ++i) {
+    const NodeSummary& n = fa.nodes[i];
+    MachineRow& row = fa.machines[i];
+    std::vector<uint64_t> step_ns;
+    uint64_t busy = 0, active = 0;
+    for (const auto& g : n.gpus) {
+      row.steps = std::max(row.steps, g.steps);
+      step_ns.push_back(g.step_ns);
+      busy += g.busy_ns;
+      active += g.active_ns;
+    }
+    row.step_ns = MedianOf(step_ns);
+    row.busy_share = active ? static_cast<double>(busy) / static_cast<double>(active) : 0;
+    if (!n.gpus.empty() && row.steps) {
+      uint64_t div = n.gpus.size() * row.steps;
+      for (const auto& g : n.gpus) {
+        row.host_wait_ns += g.host_wait_ns / div;
+        row.kernel_wait_ns += g.kernel_wait_ns / div;
+        row.other_idle_ns += g.other_idle_ns / div;
+        row.collective_ns += g.collective_ns / div;
+        row.compute_ns += g.compute_ns / div;
+      }
+      machine_steps.push_back(row.steps);
+    }
+    row.mean_lag_ns = lag_count[i] ? lag_sum[i] / lag_count[i] : 0;
+  }
+  fa.steps = std::max<uint64_t>(1, MedianOf(machine_steps));
+  for (size_t i = 0; i < m; ++i) {
+    fa.machines[i].cost_per_step_ns = imposed[i] / fa.steps;
+    fa.machines[i].peers_wait_per_step_ns = peers_wait[i] / fa.steps;
+  }
+  if (!fa.matched_instances && m > 1)
+    fa.notes.push_back("no collective instance was seen on two machines: no arrival lags (GPU data with NCCL "
+                       "kernels from every machine is needed)");
+
+  std::vector<MachineRow> ranked = fa.machines;
+  std::stable_sort(ranked.begin(), ranked.end(), [](const MachineRow& a, const MachineRow& b) {
+    return std::tie(a.cost_per_step_ns, a.mean_lag_ns) > std::tie(b.cost_per_step_ns, b.mean_lag_ns);
+  });
+  fa.machines = ranked;
+  if (fa.machines.empty() || fa.machines.front().cost_per_step_ns < options.min_lag_per_step_ns) return fa;
+
+  // The straggler and its likely cause.
+  const MachineRow& top = fa.machines.front();
+  const NodeSummary& n = fa.nodes[top.machine];
+  fa.straggler = top.machine;
+  std::vector<uint64_t> peer_compute, peer_host;
+  for (const MachineRow& r : fa.machines)
+    if (r.machine != top.machine && r.steps) {
+      peer_compute.push_back(r.compute_ns);
+      peer_host.push_back(r.host_wait_ns);
+    }
+  int64_t compute_excess = static_cast<int64_t>(top.compute_ns) - static_cast<int64_t>(MedianOf(peer_compute));
+  int64_t host_excess = static_cast<int64_t>(top.host_wait_ns) - static_cast<int64_t>(MedianOf(peer_host));
+  const bool gpu_side = top.steps && compute_excess > 0 &&
+                        static_cast<double>(compute_excess) >= 0.5 * static_cast<double>(top.cost_per_step_ns);
+
+  Finding f;
+  f.detector = "straggler";
+  f.culprit = n.machine;
+  f.culprit_kind = "machine";
+  f.start = n.start_ns;
+  f.end = n.end_ns;
+  f.cost_ns = imposed[top.machine];
+  f.cost_share = top.step_ns ? static_cast<double>(top.cost_per_step_ns) / static_cast<double>(top.step_ns) : 0;
+  f.title = fmt::format("{} ({}) holds the job back {} per step: its collectives start {} after its peers' "
+                        "on average, and its peers wait {} per step for it",
+                        n.machine, RankList(n), FormatNs(top.cost_per_step_ns), FormatNs(top.mean_lag_ns),
+                        FormatNs(top.peers_wait_per_step_ns));
+  if (gpu_side) {
+    f.kind = "gpu_side";
+    f.title += fmt::format("; GPU-side cause: its compute kernels take {} more per step than its peers' (median)",
+                           FormatNs(static_cast<uint64_t>(compute_excess)));
+  } else {
+    for (const Finding& c : n.findings)
+      if (c.cost_ns > 0 && fa.causes.size() < 3) fa.causes.push_back(c);
+    f.kind = fa.causes.empty() ? "unexplained" : "host_side";
+    if (!fa.causes.empty())
+      f.title += fmt::format("; likely cause on {}: [{}] {}", n.machine, fa.causes.front().detector,
+                             fa.causes.front().title);
+    else
+      f.title += "; none of its own findings explains it";
+  }
+  uint64_t last_total = 0, instances_total = 0;
+  for (const RankLag& r : fa.ranks)
+    if (r.machine == top.machine) {
+      last_total += r.last;
+      instances_total += r.instances;
+      const GpuSummary* g = r.gpu < n.gpus.size() ? &n.gpus[r.gpu] : nullptr;
+      f.evidence.push_back(fmt::format("{} rank {}: mean arrival lag {}, worst {}, last to arrive at {} of {} "
+                                       "collective instances",
+                                       g ? g->gpu : "GPU", r.rank, FormatNs(r.mean_lag_ns), FormatNs(r.max_lag_ns),
+                                       r.last, r.instances));
+    }
+  f.evidence.push_back(fmt::format("per step on {}: compute {} (peers' median {}), host wait {} (peers' median {}), "
+                                   "in collectives {}",
+                                   n.machine, FormatNs(top.compute_ns), FormatNs(MedianOf(peer_compute)),
+                                   FormatNs(top.host_wait_ns), FormatNs(MedianOf(peer_host)),
+                                   FormatNs(top.collective_ns)));
+  for (const Finding& c : fa.causes)
+    f.evidence.push_back(fmt::format("cause on {}: [{}] {} (cost {})", n.machine, c.detector, c.title,
+                                     FormatNs(c.cost_ns)));
+  f.metrics = {{"cost_per_step_ns", static_cast<double>(top.cost_per_step_ns)},
+               {"peers_wait_per_step_ns", static_cast<double>(top.peers_wait_per_step_ns)},
+               {"mean_lag_ns", static_cast<double>(top.mean_lag_ns)},
+               {"steps", static_cast<double>(fa.steps)},
+               {"instances", static_cast<double>(instances_total)},
+               {"last_share", instances_total ? static_cast<double>(last_total) / static_cast<double>(instances_total) : 0},
+               {"compute_excess_per_step_ns", static_cast<double>(compute_excess)},
+               {"host_wait_excess_per_step_ns", static_cast<double>(host_excess)}};
+  fa.findings.push_back(std::move(f));
+  return fa;
+}
+
+}  // namespace gpunoise::analyze
