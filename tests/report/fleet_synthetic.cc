@@ -4,11 +4,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "analyze/synthetic.h"
 #include "cupti/activity_converter.h"
+#include "export/perfetto/ftrace_bundle_encoder.h"
+#include "export/perfetto/metadata_packets.h"
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "import/test_trace.h"
 #include "import/trace_reader.h"
+#include "model/process_snapshot.h"
 
 namespace gpunoise::testing {
 namespace {
@@ -128,9 +134,77 @@ class Process {
   uint32_t range_id_ = 0;
 };
 
+// The kernel side of one machine, kept both for the Synth (the timeline the
+// analysis reads) and for a trace file's ftrace bundles.
+class KernelSide {
+ public:
+  void Switch(uint64_t ts, uint32_t cpu, int32_t prev, int32_t next, int64_t state = 0) {
+    synth.Switch(ts, cpu, prev, next, state);
+    model::SchedSwitch sw;
+    sw.prev_tid = prev;
+    sw.prev_state = state;
+    sw.next_tid = next;
+    events[cpu].push_back({ts, cpu, prev, sw});
+  }
+  void Softirq(uint32_t cpu, uint64_t start, uint64_t end, uint32_t vec) {
+    synth.Softirq(cpu, start, end, vec);
+    events[cpu].push_back({start, cpu, 0, model::SoftirqEntry{vec}});
+    events[cpu].push_back({end, cpu, 0, model::SoftirqExit{vec}});
+  }
+  Synth synth;
+  std::map<uint32_t, std::vector<model::Event>> events;
+};
+
+class NoIrqNames : public perfetto::IrqNameSource {
+ public:
+  std::string_view IrqName(int32_t) override { return "irq"; }
+};
+
+std::string WriteMachine(const std::string& dir, const std::string& name, KernelSide& k,
+                         const std::vector<std::string>& gpu_chunks, uint64_t boottime, int64_t rt_minus_bt) {
+  TestTrace trace;
+  perfetto::TracePacket packet;
+  perfetto::ClockReadings clocks{boottime, boottime, boottime + static_cast<uint64_t>(rt_minus_bt), boottime};
+  perfetto::FillClockSnapshot(&packet, clocks);
+  trace.Add(packet);
+  packet.Clear();
+  model::HostInfo host;
+  host.hostname = name;
+  host.machine_name = name;
+  host.sysname = "Linux";
+  host.num_cpus = 3;
+  perfetto::FillSystemInfo(&packet, host, "gpunoise test");
+  trace.Add(packet);
+  packet.Clear();
+  model::ProcessSnapshot processes;
+  processes.ts = boottime;
+  for (auto [pid, pname] : std::vector<std::pair<int32_t, std::string>>{{1000, "python3"}, {1010, "python3"}, {900, "sshd"}}) {
+    model::ProcessInfo p;
+    p.pid = pid;
+    p.ppid = 1;
+    p.comm = pname;
+    p.cmdline = {"/usr/bin/" + pname};
+    processes.processes.push_back(p);
+    processes.threads.push_back({pid, pid, pname});
+    if (pid != 900) processes.threads.push_back({pid + 1, pid, "pt_main_thread"});
+  }
+  perfetto::FillProcessTree(&packet, processes);
+  trace.Add(packet);
+  perfetto::FtraceBundleEncoder encoder;
+  NoIrqNames names;
+  for (auto& [cpu, events] : k.events) {
+    std::stable_sort(events.begin(), events.end(), [](const model::Event& a, const model::Event& b) { return a.ts < b.ts; });
+    packet.Clear();
+    encoder.Encode({cpu, false, 0}, events, names, &packet);
+    trace.Add(packet);
+  }
+  for (const auto& chunk : gpu_chunks) trace.AddRaw(chunk);
+  return trace.Write(dir, name + ".pftrace");
+}
+
 }  // namespace
 
-std::vector<SynthNode> BuildJob(const SynthJob& job) {
+std::vector<SynthNode> BuildJob(const SynthJob& job, const std::string& dir) {
   const size_t machines = job.machines.size();
   const int ranks = static_cast<int>(machines) * kGpus;
   std::mt19937 rng(job.seed);
@@ -174,14 +248,15 @@ std::vector<SynthNode> BuildJob(const SynthJob& job) {
     const int64_t rt_minus_bt = static_cast<int64_t>(kWallBase) - static_cast<int64_t>(boot) + m.clock_error_ns;
     const uint64_t end_wall = kWallBase + 2'000'000 + static_cast<uint64_t>(job.steps) * job.period_ns;
 
-    Synth s;
+    KernelSide s;
+    std::vector<std::string> gpu_chunks;
     for (int g = 0; g < kGpus; ++g) {
       int32_t pid = 1000 + 10 * g;
-      s.Process(pid, "python3").Thread(pid + 1, pid, "pt_main_thread");
+      s.synth.Process(pid, "python3").Thread(pid + 1, pid, "pt_main_thread");
       s.Switch(bt(kWallBase), static_cast<uint32_t>(g), 0, pid + 1);
       s.Switch(bt(end_wall), static_cast<uint32_t>(g), pid + 1, 0, 1);
     }
-    s.Process(900, "sshd").Thread(900, 900, "sshd");
+    s.synth.Process(900, "sshd").Thread(900, 900, "sshd");
     s.Switch(bt(kWallBase), 2, 0, 900);
     s.Switch(bt(end_wall), 2, 900, 0, 1);
     for (int k = 0; k < job.steps; ++k) {
@@ -208,18 +283,22 @@ std::vector<SynthNode> BuildJob(const SynthJob& job) {
         p.Kernel(bt(st.b_start), bt(st.b_end), 13, corr, "ncclDevKernel_AllGather_RING_LL");
       }
       std::string chunk = p.Finish(bt(end_wall), rt_minus_bt);
-      import::TraceReader reader(s.builder());
+      import::TraceReader reader(s.synth.builder());
       auto read = reader.ReadBuffer(
           std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size()));
       EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error().message);
+      gpu_chunks.push_back(std::move(chunk));
     }
-    analyze::Timeline t = s.Build();
+    std::string path;
+    if (!dir.empty()) path = WriteMachine(dir, m.name, s, gpu_chunks, bt(kWallBase), rt_minus_bt);
+    analyze::Timeline t = s.synth.Build();
     SynthNode node;
     node.analysis = AnalyzeOrDie(t);
     node.summary = analyze::SummarizeNode(t, node.analysis, {});
     node.summary.machine = m.name;
     node.summary.has_realtime = true;
     node.summary.realtime_minus_boottime = rt_minus_bt;
+    node.trace_path = path;
     out.push_back(std::move(node));
   }
   return out;

@@ -38,12 +38,16 @@ struct SynthJob {
 struct SynthNode {
   analyze::Analysis analysis;
   analyze::NodeSummary summary;
+  std::string trace_path;  // with BuildJob's `dir`: the machine as a trace file
 };
 
 // Communicator ids (NVTX payloads of NCCL's ranges).
 inline constexpr uint64_t kCommA = 0x5eed000000000a11ull;
 inline constexpr uint64_t kCommB = 0x5eed00000000b0b0ull;
 
-std::vector<SynthNode> BuildJob(const SynthJob& job);
+// With `dir`, each machine is also written as a trace file there (process
+// tree, SystemInfo with its machine name, a clock snapshot with its REALTIME,
+// ftrace bundles, the GPU fragment): "<name>.pftrace".
+std::vector<SynthNode> BuildJob(const SynthJob& job, const std::string& dir = "");
 
 }  // namespace gpunoise::testing

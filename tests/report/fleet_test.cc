@@ -258,3 +258,62 @@ TEST(FleetReportCommand, AFileThatIsNeitherATraceNorAReportIsAOneLineError) {
 
 }  // namespace
 }  // namespace gpunoise::testing
+
+namespace gpunoise::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Collects track names of one machine of a trace.
+class TrackNames : public model::TraceSink {
+ public:
+  void OnEvent(const model::Event&) override {}
+  void OnTrack(const model::TrackInfo& t) override { names.push_back(t.name); }
+  std::vector<std::string> names;
+};
+
+TEST(FleetReportCommand, AMergedTraceOfSixMachinesNamesTheStragglerAndAnnotatesEachMachine) {
+  ScopedTempDir dir;
+  SynthJob job = Job();
+  job.machines[2].storm_ns = 5 * kMsNs;
+  job.machines[4].decoy_storm = true;
+  auto nodes = BuildJob(job, dir.path());
+  std::vector<std::string> merge = {GpunoiseBinary(), "merge"};
+  for (const auto& n : nodes) merge.push_back(n.trace_path);
+  std::string all = dir.path() + "/all.pftrace", annotated = dir.path() + "/annotated.pftrace";
+  merge.insert(merge.end(), {"-o", all});
+  {
+    ChildProcess p(merge);
+    int rc = p.Wait(60s);
+    const std::string said = p.stderr_text() + p.stdout_text();
+    ASSERT_EQ(rc, 0) << said;
+    EXPECT_NE(said.find("of 6 machines"), std::string::npos) << said;
+  }
+  ChildProcess p({GpunoiseBinary(), "report", all, "--annotate", annotated});
+  ASSERT_EQ(p.Wait(60s), 0) << p.stderr_text();
+  const std::string out = p.stdout_text();
+  EXPECT_NE(out.find("gpunoise fleet report: 6 machines"), std::string::npos) << out;
+  EXPECT_NE(out.find("[straggler] node2 (ranks 4,5) holds the job back"), std::string::npos) << out;
+  EXPECT_NE(out.find("NET_RX"), std::string::npos) << out;
+  EXPECT_NE(out.find("(machine 2)"), std::string::npos) << "each machine read apart: " << out;
+
+  // The straggler finding is on node2's own timeline (machine 2), not the host's.
+  for (uint32_t machine : {0u, 2u}) {
+    TrackNames names;
+    import::ReadOptions options;
+    options.machine_id = machine;
+    import::TraceReader reader(names, options);
+    auto read = reader.ReadFile(annotated);
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    bool findings = false, straggler = false;
+    for (const auto& n : names.names) {
+      findings |= n == "gpunoise findings";
+      straggler |= n.find("straggler") != std::string::npos;
+    }
+    EXPECT_EQ(straggler, machine == 2) << "machine " << machine;
+    EXPECT_TRUE(findings) << "each machine has its own findings track: machine " << machine;
+  }
+}
+
+}  // namespace
+}  // namespace gpunoise::testing
