@@ -317,3 +317,62 @@ TEST(FleetReportCommand, AMergedTraceOfSixMachinesNamesTheStragglerAndAnnotatesE
 
 }  // namespace
 }  // namespace gpunoise::testing
+
+namespace gpunoise::testing {
+namespace {
+
+// CPU-only nodes: focus threads observed 2 s, waiting `wait_ms` of it.
+analyze::NodeSummary CpuNode(const std::string& name, uint64_t wait_ms, uint64_t cost_ms = 0) {
+  analyze::NodeSummary n;
+  n.machine = name;
+  n.start_ns = 1'000'000'000;
+  n.end_ns = 3'000'000'000;
+  n.cpu.focus_observed_ns = 2'000'000'000;
+  n.cpu.focus_wait_ns = wait_ms * 1'000'000;
+  n.cpu.max_softirq_share = 0.01;
+  if (cost_ms) {
+    analyze::Finding f;
+    f.detector = "interference";
+    f.kind = "run_queue_delay";
+    f.title = "gn-hog (pid 7) kept gn-focus (pid 6) waiting";
+    f.cost_ns = cost_ms * 1'000'000;
+    n.findings.push_back(f);
+  }
+  return n;
+}
+
+TEST(FleetCpuSide, AMachineWhoseFocusThreadsWaitFarLongerIsNamedWithARobustScore) {
+  std::vector<analyze::NodeSummary> nodes = {CpuNode("a", 20), CpuNode("b", 35), CpuNode("c", 700, 690),
+                                             CpuNode("d", 10), CpuNode("e", 25)};
+  FleetAnalysis fa = AnalyzeFleet(nodes, {});
+  ASSERT_TRUE(fa.cpu_robust);
+  ASSERT_EQ(fa.findings.size(), 1u) << report_export::FormatFleetText(fa);
+  const auto& f = fa.findings[0];
+  EXPECT_EQ(f.kind, "cpu_outlier");
+  EXPECT_EQ(f.culprit, "c");
+  EXPECT_GT(f.Metric("robust_score"), 3.5);
+  ASSERT_EQ(fa.causes.size(), 1u);
+  EXPECT_NE(f.title.find("gn-hog"), std::string::npos) << f.title;
+  EXPECT_EQ(fa.nodes[fa.machines.front().machine].machine, "c") << "ranked first";
+}
+
+TEST(FleetCpuSide, EqualMachinesHaveNoOutlier) {
+  std::vector<analyze::NodeSummary> nodes = {CpuNode("a", 20), CpuNode("b", 22), CpuNode("c", 24), CpuNode("d", 21)};
+  FleetAnalysis fa = AnalyzeFleet(nodes, {});
+  EXPECT_TRUE(fa.findings.empty()) << report_export::FormatFleetText(fa);
+}
+
+TEST(FleetCpuSide, TwoMachinesGiveNoRobustScore) {
+  FleetAnalysis fa = AnalyzeFleet({CpuNode("a", 20), CpuNode("c", 700, 690)}, {});
+  EXPECT_FALSE(fa.cpu_robust);
+  EXPECT_TRUE(fa.findings.empty());
+  std::string text = report_export::FormatFleetText(fa);
+  EXPECT_NE(text.find("no robust score is possible with 2 machines"), std::string::npos) << text;
+  auto doc = ParseJson(report_export::FormatFleetJson(fa));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_FALSE((*doc)["cpu_robust"].Bool(true));
+  EXPECT_EQ((*doc)["cpu_side"].items()[0]["score"].type(), JsonValue::Type::kNull);
+}
+
+}  // namespace
+}  // namespace gpunoise::testing

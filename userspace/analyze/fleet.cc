@@ -43,6 +43,116 @@ std::string RankList(const NodeSummary& n) {
   return s;
 }
 
+double MedianD(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct CpuMetric {
+  const char* name;
+  const char* phrase;  // "focus threads waited {} of their time in run queues"
+  double floor;        // the least spread that counts: below it the fleet is "equal"
+  bool share;
+  double (*get)(const NodeSummary&);
+};
+
+double Ratio(uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0; }
+
+const CpuMetric kCpuMetrics[] = {
+    {"focus_wait_share", "its focus threads waited {} of their time in run queues", 0.005, true,
+     [](const NodeSummary& n) { return Ratio(n.cpu.focus_wait_ns, n.cpu.focus_observed_ns); }},
+    {"focus_interrupted_share", "its focus threads were interrupted {} of their time", 0.002, true,
+     [](const NodeSummary& n) { return Ratio(n.cpu.focus_interrupted_ns, n.cpu.focus_observed_ns); }},
+    {"softirq_share", "its busiest CPU spent {} in softirqs", 0.005, true,
+     [](const NodeSummary& n) { return n.cpu.max_softirq_share; }},
+    {"nic_drops_per_s", "its NICs dropped {} packets per second", 1.0, false,
+     [](const NodeSummary& n) {
+       double s = static_cast<double>(n.end_ns > n.start_ns ? n.end_ns - n.start_ns : 0) / 1e9;
+       return s > 0 ? static_cast<double>(n.cpu.nic_drops) / s : 0;
+     }},
+    {"tx_timeouts", "its NICs had {} TX timeouts", 0.5, false,
+     [](const NodeSummary& n) { return static_cast<double>(n.cpu.tx_timeouts); }},
+};
+
+std::string FormatMetric(const CpuMetric& m, double v) {
+  return m.share ? FormatShare(v) : fmt::format("{:.3g}", v);
+}
+
+// Scores every machine's CPU-side figures against the fleet's median and MAD.
+void ScoreCpuSide(FleetAnalysis* fa) {
+  const size_t m = fa->nodes.size();
+  fa->cpu_robust = m >= kMinMachinesForRobustScore;
+  for (const CpuMetric& metric : kCpuMetrics) {
+    std::vector<double> values;
+    for (const auto& n : fa->nodes) values.push_back(metric.get(n));
+    double median = MedianD(values);
+    std::vector<double> dev;
+    for (double v : values) dev.push_back(std::fabs(v - median));
+    double mad = MedianD(dev);
+    for (size_t i = 0; i < m; ++i) {
+      CpuScore s;
+      s.machine = i;
+      s.metric = metric.name;
+      s.value = values[i];
+      s.median = median;
+      s.mad = mad;
+      if (fa->cpu_robust) s.score = 0.6745 * (values[i] - median) / std::max(mad, metric.floor);
+      fa->cpu_scores.push_back(std::move(s));
+    }
+  }
+}
+
+// Without collective lags: the machine that stands out on the CPU side.
+void CpuOutlierFinding(FleetAnalysis* fa, const FleetOptions& options) {
+  if (!fa->cpu_robust) {
+    fa->notes.push_back(fmt::format("CPU side: no robust score is possible with {} machine{} (median and MAD need "
+                                    "at least {})",
+                                    fa->nodes.size(), fa->nodes.size() == 1 ? "" : "s", kMinMachinesForRobustScore));
+    return;
+  }
+  const CpuScore* top = nullptr;
+  for (const CpuScore& s : fa->cpu_scores)
+    if (s.score >= options.min_robust_score && (!top || s.score > top->score)) top = &s;
+  if (!top) return;
+  const CpuMetric* metric = nullptr;
+  for (const CpuMetric& m : kCpuMetrics)
+    if (top->metric == m.name) metric = &m;
+  const NodeSummary& n = fa->nodes[top->machine];
+  fa->straggler = top->machine;
+  Finding f;
+  f.detector = "straggler";
+  f.kind = "cpu_outlier";
+  f.culprit = n.machine;
+  f.culprit_kind = "machine";
+  f.start = n.start_ns;
+  f.end = n.end_ns;
+  std::string what = fmt::format(fmt::runtime(metric->phrase), FormatMetric(*metric, top->value));
+  f.title = fmt::format("{} stands out on the CPU side: {} (fleet median {}, robust score {:.1f})", n.machine, what,
+                        FormatMetric(*metric, top->median), top->score);
+  for (const Finding& c : n.findings)
+    if (c.cost_ns > 0 && fa->causes.size() < 3) fa->causes.push_back(c);
+  if (!fa->causes.empty()) {
+    f.cost_ns = fa->causes.front().cost_ns;
+    f.cost_share = fa->causes.front().cost_share;
+    f.title += fmt::format("; likely cause on {}: [{}] {}", n.machine, fa->causes.front().detector,
+                           fa->causes.front().title);
+  }
+  for (const CpuScore& s : fa->cpu_scores)
+    if (s.machine == top->machine && s.score >= options.min_robust_score)
+      for (const CpuMetric& mm : kCpuMetrics)
+        if (s.metric == mm.name)
+          f.evidence.push_back(fmt::format("{}: {} (fleet median {}, MAD {}, robust score {:.1f})", s.metric,
+                                           FormatMetric(mm, s.value), FormatMetric(mm, s.median),
+                                           FormatMetric(mm, s.mad), s.score));
+  for (const Finding& c : fa->causes)
+    f.evidence.push_back(fmt::format("cause on {}: [{}] {} (cost {})", n.machine, c.detector, c.title,
+                                     FormatNs(c.cost_ns)));
+  f.metrics = {{"robust_score", top->score}, {"value", top->value}, {"median", top->median}, {"mad", top->mad}};
+  fa->findings.push_back(std::move(f));
+}
+
 }  // namespace
 
 FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& options) {
@@ -97,7 +207,7 @@ FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& o
     for (size_t i = 0; i < m; ++i) {
       MachineAlignment& al = fa.machines[i].alignment;
       if (residuals[i].empty()) {
-        if (fa.nodes[i].has_realtime)
+        if (fa.nodes[i].has_realtime && !fa.nodes[i].collectives.empty())
           al.note = "no all-reduce, all-gather or reduce-scatter it shares with another machine: REALTIME only";
         continue;
       }
@@ -191,13 +301,22 @@ FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& o
     fa.machines[i].cost_per_step_ns = imposed[i] / fa.steps;
     fa.machines[i].peers_wait_per_step_ns = peers_wait[i] / fa.steps;
   }
-  if (!fa.matched_instances && m > 1)
-    fa.notes.push_back("no collective instance was seen on two machines: no arrival lags (GPU data with NCCL "
-                       "kernels from every machine is needed)");
+  ScoreCpuSide(&fa);
+  if (!fa.matched_instances) {
+    if (m > 1)
+      fa.notes.push_back("no collective instance was seen on two machines: no arrival lags (GPU data with NCCL "
+                         "kernels from every machine is needed); machines compared on the CPU side");
+    CpuOutlierFinding(&fa, options);
+  }
 
+  // Ranked by what each costs the job; without lags, by how far it stands
+  // out on the CPU side.
+  std::vector<double> top_score(m, 0);
+  for (const CpuScore& s : fa.cpu_scores) top_score[s.machine] = std::max(top_score[s.machine], s.score);
   std::vector<MachineRow> ranked = fa.machines;
-  std::stable_sort(ranked.begin(), ranked.end(), [](const MachineRow& a, const MachineRow& b) {
-    return std::tie(a.cost_per_step_ns, a.mean_lag_ns) > std::tie(b.cost_per_step_ns, b.mean_lag_ns);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const MachineRow& a, const MachineRow& b) {
+    return std::tie(a.cost_per_step_ns, a.mean_lag_ns, top_score[a.machine]) >
+           std::tie(b.cost_per_step_ns, b.mean_lag_ns, top_score[b.machine]);
   });
   fa.machines = ranked;
   if (fa.machines.empty() || fa.machines.front().cost_per_step_ns < options.min_lag_per_step_ns) return fa;

@@ -26,6 +26,17 @@ struct FleetOptions {
   // A machine whose collectives start this much later per step than its
   // peers' (after alignment) is a straggler.
   uint64_t min_lag_per_step_ns = 500'000;
+  // CPU side: a machine whose figure's robust score (0.6745 (x - median) /
+  // MAD, Iglewicz and Hoaglin's modified z) is at least this is an outlier.
+  double min_robust_score = 3.5;
+};
+
+// One CPU-side figure of one machine against the fleet's.
+struct CpuScore {
+  size_t machine = 0;
+  std::string metric;  // "focus_wait_share", "focus_interrupted_share", "softirq_share", "nic_drops_per_s", "tx_timeouts"
+  double value = 0, median = 0, mad = 0;
+  double score = 0;    // 0 when no robust score is possible
 };
 
 struct MachineAlignment {
@@ -70,7 +81,13 @@ struct FleetAnalysis {
   size_t straggler = static_cast<size_t>(-1);
   std::vector<Finding> causes;
   std::vector<std::string> notes;    // what could not be done, for a person
+  // CPU side, for every machine: robust only with at least 3 machines.
+  bool cpu_robust = false;
+  std::vector<CpuScore> cpu_scores;
 };
+
+// Machines needed for a robust (median and MAD) score.
+inline constexpr size_t kMinMachinesForRobustScore = 3;
 
 FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& options);
 

@@ -45,18 +45,26 @@ std::string FormatFleetText(const analyze::FleetAnalysis& fa) {
     for (const auto& f : fa.findings) {
       out += fmt::format("\n {}. [{}] {}\n", ++rank, f.detector, f.title);
       out += fmt::format("    who:   {}\n", f.culprit);
-      out += fmt::format("    cost:  {} per step ({} of a step), {} over {} steps\n",
-                         FormatNs(static_cast<uint64_t>(f.Metric("cost_per_step_ns"))), FormatShare(f.cost_share),
-                         FormatNs(f.cost_ns), static_cast<uint64_t>(f.Metric("steps")));
+      if (f.kind == "cpu_outlier")
+        out += fmt::format("    cost:  {} of its focus threads' time ({}), by its costliest own finding\n",
+                           FormatNs(f.cost_ns), FormatShare(f.cost_share));
+      else
+        out += fmt::format("    cost:  {} per step ({} of a step), {} over {} steps\n",
+                           FormatNs(static_cast<uint64_t>(f.Metric("cost_per_step_ns"))), FormatShare(f.cost_share),
+                           FormatNs(f.cost_ns), static_cast<uint64_t>(f.Metric("steps")));
       for (const auto& e : f.evidence) out += "      - " + e + "\n";
     }
   }
 
+  bool gpu = false;
+  for (const auto& n : fa.nodes) gpu |= !n.gpus.empty();
   out += "\nNODES (most costly to the job first; per step, averaged over the machine's GPUs)\n";
-  out += fmt::format("  {:<16} {:>6} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "machine",
+  if (!gpu) out += "  no GPU data on any machine: see CPU SIDE\n";
+  if (gpu) out += fmt::format("  {:<16} {:>6} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "machine",
                      "steps", "step", "busy", "host-wait", "krn-wait", "other", "nccl", "compute", "lag",
                      "cost/step");
   for (const auto& r : fa.machines) {
+    if (!gpu) break;
     const auto& n = fa.nodes[r.machine];
     out += fmt::format("  {:<16} {:>6} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", n.machine,
                        r.steps, FormatNs(r.step_ns), FormatShare(r.busy_share), FormatNs(r.host_wait_ns),
@@ -64,7 +72,25 @@ std::string FormatFleetText(const analyze::FleetAnalysis& fa) {
                        FormatNs(r.compute_ns), FormatNs(r.mean_lag_ns), FormatNs(r.cost_per_step_ns));
   }
 
-  out += "\nRANKS (arrival lag at matched collectives: how long after the first rank each started)\n";
+  out += fmt::format("\nCPU SIDE (robust score: 0.6745 (value - median) / MAD{})\n",
+                     fa.cpu_robust ? "" : "; not possible with fewer than 3 machines");
+  out += fmt::format("  {:<16} {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}\n", "machine", "focus-wait", "interrupted",
+                     "softirq-max", "drops/s", "tx-tmo", "score");
+  for (const auto& r : fa.machines) {
+    double v[5] = {0, 0, 0, 0, 0}, top = 0;
+    int k = 0;
+    for (const auto& s : fa.cpu_scores)
+      if (s.machine == r.machine) {
+        if (k < 5) v[k++] = s.value;
+        top = std::max(top, s.score);
+      }
+    out += fmt::format("  {:<16} {:>12} {:>12} {:>12} {:>10.3g} {:>10.3g} {:>8}\n", fa.nodes[r.machine].machine,
+                       FormatShare(v[0]), FormatShare(v[1]), FormatShare(v[2]), v[3], v[4],
+                       fa.cpu_robust ? fmt::format("{:.1f}", top) : std::string("-"));
+  }
+
+  if (!fa.ranks.empty())
+    out += "\nRANKS (arrival lag at matched collectives: how long after the first rank each started)\n";
   for (const auto& r : fa.ranks) {
     const auto& n = fa.nodes[r.machine];
     std::string gpu = r.gpu < n.gpus.size() ? n.gpus[r.gpu].gpu : "GPU";
@@ -178,6 +204,22 @@ std::string FormatFleetJson(const analyze::FleetAnalysis& fa) {
     w.Field("mean_lag_ns", r.mean_lag_ns);
     w.Field("max_lag_ns", r.max_lag_ns);
     w.Field("last", r.last);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Field("cpu_robust", fa.cpu_robust);
+  w.Key("cpu_side");
+  w.BeginArray();
+  for (const auto& c : fa.cpu_scores) {
+    w.BeginObject();
+    w.Field("machine", fa.nodes[c.machine].machine);
+    w.Field("metric", c.metric);
+    w.Field("value", c.value);
+    w.Field("median", c.median);
+    w.Field("mad", c.mad);
+    w.Key("score");
+    if (fa.cpu_robust) w.Double(c.score);
+    else w.Null();
     w.EndObject();
   }
   w.EndArray();
