@@ -115,11 +115,17 @@ int RunMerge(int argc, char** argv) {
   // snapshot (a GPU fragment may have none, its recording does).
   std::vector<std::optional<perfetto::ClockPair>> clocks(machines);
   std::vector<std::string> label(machines);
+  std::vector<perfetto::MachineIdentity> identity(machines);
   for (size_t i = 0; i < scanned.size(); ++i) {
     uint32_t m = machine_of[i];
     if (!clocks[m]) clocks[m] = scanned[i].clocks;
-    if (label[m].empty()) label[m] = scanned[i].machine_name;
+    if (identity[m].name.empty()) identity[m].name = scanned[i].machine_name;
+    if (identity[m].boot_id.empty()) identity[m].boot_id = scanned[i].boot_id;
   }
+  for (uint32_t m = 0; m < machines; ++m)
+    if (clocks[m]) identity[m].booted_at = clocks[m]->realtime - clocks[m]->boottime;
+  // Two boots of one host are two machines: "node1 (boot 1)", "node1 (boot 2)".
+  label = perfetto::MachineLabels(identity);
   std::vector<std::string> unaligned;
   for (uint32_t m = 1; m < machines; ++m)
     if (!clocks[m] || !clocks[0]) {
@@ -135,6 +141,17 @@ int RunMerge(int argc, char** argv) {
                  "machines keep their own BOOTTIME axis: {}",
                  names);
   }
+
+  // A clock that was not synchronised relates to the others only as far as
+  // its error allows: say so, with the kernel's bound.
+  // Once per machine (its first input that says), and only when there are
+  // machines to relate.
+  for (uint32_t m = 0; m < machines && machines > 1; ++m)
+    for (size_t i = 0; i < scanned.size(); ++i)
+      if (machine_of[i] == m && scanned[i].clock_synced) {
+        if (std::string w = perfetto::UnsyncedClockWarning(scanned[i]); !w.empty()) log::Warning("{}", w);
+        break;
+      }
 
   perfetto::TraceMerger merger(&*writer);
   std::vector<bool> synced(machines, false);

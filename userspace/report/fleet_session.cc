@@ -112,6 +112,7 @@ Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options) {
       if (machines.size() > 1) filter = id;
       GN_ASSIGN_OR_RETURN(MachineRead r, ReadMachine(path, filter, info, options));
       for (const auto& p : r.read.problems) result.warnings.push_back(p);
+      if (std::string w = perfetto::UnsyncedClockWarning(info); !w.empty()) result.warnings.push_back(w);
       if (!info.clocks)
         result.warnings.push_back(fmt::format("{}: no REALTIME clock snapshot: its machine stays on its own "
                                               "BOOTTIME unless collectives align it",
@@ -125,6 +126,14 @@ Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options) {
   if (!options.annotate_path.empty() && (options.inputs.size() != 1 || IsJsonFile(options.inputs.front())))
     return MakeError("--annotate with several machines needs them in one merged trace (gpunoise merge A B ... -o "
                      "ALL.pftrace, then gpunoise report ALL.pftrace --annotate OUT.pftrace)");
+
+  // Two boots of one host are two machines: "node1 (boot 1)", "node1 (boot 2)".
+  std::vector<perfetto::MachineIdentity> identity;
+  for (const auto& n : nodes)
+    identity.push_back({n.machine, n.boot_id,
+                        n.has_realtime ? std::optional<int64_t>(n.realtime_minus_boottime) : std::nullopt});
+  std::vector<std::string> labels = perfetto::MachineLabels(identity);
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].machine = labels[i];
 
   result.fleet = analyze::AnalyzeFleet(std::move(nodes), options.fleet);
   result.output = options.json ? report_export::FormatFleetJson(result.fleet)

@@ -5,6 +5,8 @@
 #include <span>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "compression/inflate.h"
 #include "export/perfetto/trace_merger.h"
 #include "export/perfetto/wire_fields.h"
@@ -29,6 +31,9 @@ constexpr uint32_t kMachineNameField = 17;      // SystemInfo.machine_name
 constexpr uint32_t kDebugAnnotationsField = 4;  // TrackEvent.debug_annotations
 constexpr uint32_t kAnnotationNameField = 10;   // DebugAnnotation.name
 constexpr uint32_t kAnnotationStringField = 6;  // DebugAnnotation.string_value
+constexpr uint32_t kAnnotationBoolField = 2;    // DebugAnnotation.bool_value
+constexpr uint32_t kAnnotationUintField = 3;    // DebugAnnotation.uint_value
+constexpr uint32_t kAnnotationIntField = 4;     // DebugAnnotation.int_value
 constexpr uint32_t kSyncedClocksField = 1;      // RemoteClockSync.synced_clocks
 constexpr uint32_t kClientClocksField = 2;      // SyncedClocks.client_clocks
 constexpr uint32_t kHostClocksField = 3;        // SyncedClocks.host_clocks
@@ -56,13 +61,19 @@ void ReadTrackEvent(std::string_view event, InputMachine* m) {
   (void)ForEachField(event, [&](const WireField& a) {
     if (a.number != kDebugAnnotationsField || a.wire_type != 2) return;
     std::string_view name, value;
+    std::optional<int64_t> number;
     (void)ForEachField(a.bytes, [&](const WireField& f) {
+      if (f.wire_type == 0 && (f.number == kAnnotationBoolField || f.number == kAnnotationUintField ||
+                               f.number == kAnnotationIntField))
+        number = static_cast<int64_t>(f.varint);
       if (f.wire_type != 2) return;
       if (f.number == kAnnotationNameField) name = f.bytes;
       if (f.number == kAnnotationStringField) value = f.bytes;
     });
     if (name == "boot_id" && m->boot_id.empty()) m->boot_id = value;
     if (name == "machine_name" && m->machine_name.empty()) m->machine_name = value;
+    if (name == "clock.start.synced" && number && !m->clock_synced) m->clock_synced = *number != 0;
+    if (name == "clock.start.maxerror_us" && number) m->maxerror_us = *number;
   });
 }
 
@@ -155,6 +166,16 @@ Result<std::map<uint32_t, InputMachine>> ScanTraceMachines(const std::string& pa
   return machines;
 }
 
+std::string UnsyncedClockWarning(const InputMachine& m) {
+  if (!m.clock_synced || *m.clock_synced) return {};
+  std::string bound = m.maxerror_us > 0 ? fmt::format("up to {:.3f} s (the kernel's maxerror)",
+                                                      static_cast<double>(m.maxerror_us) / 1e6)
+                                        : std::string("an unknown amount");
+  return fmt::format("{}: the clock of {} was not synchronised when it was recorded (adjtimex: STA_UNSYNC), so its "
+                     "REALTIME alignment may be off by {}",
+                     m.path, m.machine_name.empty() ? std::string("its machine") : m.machine_name, bound);
+}
+
 std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs) {
   std::map<std::string, uint32_t> by_key;
   std::vector<uint32_t> machine(inputs.size(), 0);
@@ -173,6 +194,34 @@ std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs) {
     machine[i] = it->second;
   }
   return machine;
+}
+
+std::vector<std::string> MachineLabels(const std::vector<MachineIdentity>& machines) {
+  std::vector<std::string> labels(machines.size());
+  std::map<std::string, std::vector<size_t>> by_name;
+  for (size_t i = 0; i < machines.size(); ++i) {
+    labels[i] = machines[i].name;
+    if (!machines[i].name.empty() && !machines[i].boot_id.empty()) by_name[machines[i].name].push_back(i);
+  }
+  for (auto& [name, idx] : by_name) {
+    // Distinct boots of this name, earliest first.
+    std::vector<size_t> boots;
+    for (size_t i : idx) {
+      bool seen = false;
+      for (size_t b : boots) seen |= machines[b].boot_id == machines[i].boot_id;
+      if (!seen) boots.push_back(i);
+    }
+    if (boots.size() < 2) continue;
+    std::stable_sort(boots.begin(), boots.end(), [&](size_t a, size_t b) {
+      const auto& x = machines[a].booted_at;
+      const auto& y = machines[b].booted_at;
+      return x && y ? *x < *y : false;
+    });
+    for (size_t i : idx)
+      for (size_t n = 0; n < boots.size(); ++n)
+        if (machines[boots[n]].boot_id == machines[i].boot_id) labels[i] = fmt::format("{} (boot {})", name, n + 1);
+  }
+  return labels;
 }
 
 MachineClockSync AlignByRealtime(uint32_t machine_id, const ClockPair& machine,
