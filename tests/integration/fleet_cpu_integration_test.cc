@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +115,52 @@ TEST(FleetCpuIntegration, OfFiveRecordingsTheOneWithAHogIsNamedAndTwoGiveNoRobus
   std::string out2 = two.stdout_text();
   EXPECT_NE(out2.find("no robust score is possible with 2 machines"), std::string::npos) << out2;
   EXPECT_EQ(out2.find("[straggler]"), std::string::npos) << out2;
+}
+
+int64_t RealtimeNs() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Whole numbers after `"key": ` in JSON text (the report's own layout).
+int64_t JsonInt(const std::string& json, const std::string& key) {
+  size_t at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return 0;
+  return std::strtoll(json.c_str() + at + key.size() + 4, nullptr, 10);
+}
+
+TEST(RecordStartAt, TheGateOpensAtTheWallClockInstantGiven) {
+  GN_REQUIRE_REAL_EBPF();
+  TempDir dir;
+  std::string out = dir.path() + "/later.pftrace";
+  const int64_t target = RealtimeNs() + 3'000'000'000;  // collectors attach meanwhile
+  char at[64];
+  {
+    time_t s = static_cast<time_t>(target / 1'000'000'000);
+    struct tm tm {};
+    ::gmtime_r(&s, &tm);
+    std::snprintf(at, sizeof(at), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(target % 1'000'000'000 / 1'000'000));
+  }
+  ChildProcess rec({GpunoiseBinary(), "record", "--start-at", at, "-d", "1", "-o", out});
+  ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+  const int64_t ended = RealtimeNs();
+  EXPECT_NE(rec.stderr_text().find("recording starts at"), std::string::npos) << rec.stderr_text();
+  EXPECT_GE(ended, target + 1'000'000'000) << "1 s counted from the gate";
+
+  // The first event, on the wall clock: right after the instant asked for.
+  ChildProcess report({GpunoiseBinary(), "report", out, "--json"});
+  ASSERT_EQ(report.Wait(60s), 0) << report.stderr_text();
+  std::string json = report.stdout_text();
+  int64_t first_event = JsonInt(json, "start_ns") + JsonInt(json, "realtime_minus_boottime_ns");
+  std::printf("asked %s; first event %.3f ms after it\n", at, static_cast<double>(first_event - target) / 1e6);
+  EXPECT_GE(first_event, target - 2'000'000);
+  EXPECT_LT(first_event, target + 200'000'000);
+
+  ChildProcess bad({GpunoiseBinary(), "record", "--start-at", "tomorrow", "-d", "1", "-o", out + ".bad"});
+  EXPECT_EQ(bad.Wait(20s), 2);
+  EXPECT_NE(bad.stderr_text().find("'tomorrow'"), std::string::npos) << bad.stderr_text();
 }
 
 }  // namespace

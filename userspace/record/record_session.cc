@@ -1,4 +1,5 @@
 #include "record/record_session.h"
+#include "record/start_at.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -144,6 +145,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     for (auto& c : collectors) why += fmt::format("{}: {}; ", c->name(), c->report().reason);
     return MakeError("no collector could start ({})", Trim(why));
   }
+  // --start-at: the gate stays closed until that wall-clock instant (a stop
+  // signal opens it at once; the loop below then ends the recording).
+  if (options.start_at_realtime_ns) WaitUntilRealtime(options.start_at_realtime_ns, options.stop_fd);
   session.start_ts = BoottimeNs();
   sink->set_data_start(session.start_ts);
   GN_RETURN_IF_ERROR(transport->Resume());
