@@ -13,11 +13,17 @@
 namespace gpunoise::analyze {
 namespace {
 
+// The median; of an even count, the mean of the middle two (with two
+// machines the upper one alone would make the later machine the reference).
 template <typename T>
 T MedianOf(std::vector<T> v) {
   if (v.empty()) return T{};
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  if (v.size() % 2) return v[mid];
+  T upper = v[mid];
+  T lower = *std::max_element(v.begin(), v.begin() + mid);
+  return lower + (upper - lower) / 2;
 }
 
 // One collective instance: the calls of every rank that made it. Without a

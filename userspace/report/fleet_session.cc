@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <random>
 
 #include "analyze/timeline_builder.h"
@@ -161,6 +162,38 @@ Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options) {
                                                          options.annotate_path, packets));
   }
   return result;
+}
+
+Result<std::vector<analyze::MachineAlignment>> AlignMachinesByCollectives(
+    const std::vector<std::string>& inputs, const std::vector<uint32_t>& machine_of,
+    const std::vector<std::optional<int64_t>>& realtime_minus_boottime) {
+  const size_t machines = realtime_minus_boottime.size();
+  // Each machine's inputs (its recording, its GPU fragments) into one timeline.
+  std::vector<std::unique_ptr<analyze::TimelineBuilder>> builders;
+  for (size_t m = 0; m < machines; ++m) builders.push_back(std::make_unique<analyze::TimelineBuilder>());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    import::TraceReader reader(*builders[machine_of[i]]);
+    auto read = reader.ReadFile(inputs[i]);
+    if (!read.ok()) return read.error();
+  }
+  std::vector<analyze::NodeSummary> nodes;
+  for (size_t m = 0; m < machines; ++m) {
+    analyze::Timeline t = builders[m]->Finish();
+    analyze::Analysis whole;  // only the GPU side is summarized: the window is everything
+    whole.from = 0;
+    whole.to = UINT64_MAX;
+    analyze::NodeSummary n = analyze::SummarizeNode(t, whole, {});
+    n.findings.clear();
+    n.has_realtime = realtime_minus_boottime[m].has_value();
+    n.realtime_minus_boottime = realtime_minus_boottime[m].value_or(0);
+    nodes.push_back(std::move(n));
+  }
+  analyze::FleetOptions options;
+  options.align_collectives = true;
+  analyze::FleetAnalysis fa = analyze::AnalyzeFleet(std::move(nodes), options);
+  std::vector<analyze::MachineAlignment> out(machines);
+  for (const auto& row : fa.machines) out[row.machine] = row.alignment;
+  return out;
 }
 
 }  // namespace gpunoise::report

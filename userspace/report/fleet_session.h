@@ -45,4 +45,13 @@ Result<analyze::NodeSummary> SummarizeTraceMachine(const std::string& path, std:
 
 Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options);
 
+// `gpunoise merge --align collectives`: each machine's correction to its
+// REALTIME clock from the ends of the collective instances its GPU data
+// shares with the others' (analyze/fleet.h). `machine_of[i]` is input i's
+// machine; `realtime_minus_boottime[m]` its clock offset, if known. One
+// entry per machine, in machine order.
+Result<std::vector<analyze::MachineAlignment>> AlignMachinesByCollectives(
+    const std::vector<std::string>& inputs, const std::vector<uint32_t>& machine_of,
+    const std::vector<std::optional<int64_t>>& realtime_minus_boottime);
+
 }  // namespace gpunoise::report
