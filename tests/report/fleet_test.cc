@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "common/json_value.h"
@@ -372,6 +375,46 @@ TEST(FleetCpuSide, TwoMachinesGiveNoRobustScore) {
   ASSERT_TRUE(doc.ok());
   EXPECT_FALSE((*doc)["cpu_robust"].Bool(true));
   EXPECT_EQ((*doc)["cpu_side"].items()[0]["score"].type(), JsonValue::Type::kNull);
+}
+
+}  // namespace
+}  // namespace gpunoise::testing
+
+namespace gpunoise::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kRecordJob = std::string(GPUNOISE_SOURCE_DIR) + "/docs/deploy/slurm/gpunoise-record-job";
+
+TEST(SlurmRecordJob, PassesShellcheck) {
+  if (access("/usr/bin/shellcheck", X_OK) != 0) GTEST_SKIP() << "shellcheck is not installed (Debian package shellcheck)";
+  ChildProcess p({"/usr/bin/shellcheck", kRecordJob});
+  EXPECT_EQ(p.Wait(60s), 0) << p.stdout_text();
+}
+
+TEST(SlurmRecordJob, DryRunStartsEveryNodeAtOneInstantAndGathersItsSummary) {
+  ScopedTempDir dir;
+  TestTrace squeue, scontrol;
+  squeue.AddRaw("#!/bin/sh\necho 'gpu[1-2]'\n");
+  scontrol.AddRaw("#!/bin/sh\n[ \"$1 $2 $3\" = 'show hostnames gpu[1-2]' ] && printf 'gpu1\\ngpu2\\n'\n");
+  std::string sq = squeue.Write(dir.path(), "squeue"), sc = scontrol.Write(dir.path(), "scontrol");
+  chmod(sq.c_str(), 0700);
+  chmod(sc.c_str(), 0700);
+  ChildProcess p({"/usr/bin/env", "GPUNOISE_DRY_RUN=1", "SQUEUE=" + sq, "SCONTROL=" + sc, kRecordJob, "4242", "-d",
+                  "5", "-s", "train_step", "-o", dir.path() + "/out"});
+  ASSERT_EQ(p.Wait(60s), 0) << p.stderr_text();
+  std::string out = p.stdout_text(), err = p.stderr_text();
+  EXPECT_NE(err.find("2 nodes of job 4242, recording 5 s from 20"), std::string::npos) << err;
+  EXPECT_NE(out.find("+ srun --jobid 4242 --overlap --nodes 2 --ntasks-per-node 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("record --start-at"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 5 /var/tmp/gpunoise-4242 train_step"), std::string::npos) << out;
+  EXPECT_NE(out.find("--nodelist gpu2 cat /var/tmp/gpunoise-4242/gpu2.json"), std::string::npos) << out;
+  EXPECT_NE(out.find("+ gpunoise report " + dir.path() + "/out/"), std::string::npos) << out;
+
+  ChildProcess bad({"/usr/bin/env", "SQUEUE=" + sq, "SCONTROL=" + sc, kRecordJob, "4242", "-m", "ssh"});
+  EXPECT_EQ(bad.Wait(60s), 2);
+  EXPECT_NE(bad.stderr_text().find("-m takes srun, pdsh or clush"), std::string::npos) << bad.stderr_text();
 }
 
 }  // namespace
