@@ -130,6 +130,35 @@ int64_t JsonInt(const std::string& json, const std::string& key) {
   return std::strtoll(json.c_str() + at + key.size() + 4, nullptr, 10);
 }
 
+// RDMA counters as /sys/class/infiniband lays them out, in a tree of the
+// test's own (GPUNOISE_SYSFS_ROOT): this VM has no HCA.
+void RdmaCounter(const std::string& root, const std::string& name, uint64_t v) {
+  std::string d = root + "/class/infiniband/mlx5_0/ports/1/counters";
+  std::filesystem::create_directories(d);
+  std::ofstream(d + "/" + name) << v << "\n";
+}
+
+TEST(RecordRdma, ARecordingCarriesWhatEachRdmaPortCountedAndTheReportReadsIt) {
+  GN_REQUIRE_REAL_EBPF();
+  TempDir dir;
+  const std::string sysfs = dir.path() + "/sys";
+  RdmaCounter(sysfs, "port_rcv_errors", 10);
+  RdmaCounter(sysfs, "port_xmit_wait", 5000);
+  std::string out = dir.path() + "/rdma.pftrace";
+  ChildProcess rec({"/usr/bin/env", "GPUNOISE_SYSFS_ROOT=" + sysfs, GpunoiseBinary(), "record", "-d", "2", "-o", out});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
+  std::this_thread::sleep_for(300ms);
+  RdmaCounter(sysfs, "port_rcv_errors", 42);  // 32 errors during the recording
+  RdmaCounter(sysfs, "port_xmit_wait", 9000);
+  ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+  ChildProcess report({GpunoiseBinary(), "report", out, "--json"});
+  ASSERT_EQ(report.Wait(60s), 0) << report.stderr_text();
+  std::string json = report.stdout_text();
+  EXPECT_EQ(JsonInt(json, "rdma_ports"), 1) << json.substr(json.find("cpu_side"));
+  EXPECT_EQ(JsonInt(json, "rdma_errors"), 32);
+  EXPECT_EQ(JsonInt(json, "rdma_xmit_wait"), 4000);
+}
+
 TEST(RecordStartAt, TheGateOpensAtTheWallClockInstantGiven) {
   GN_REQUIRE_REAL_EBPF();
   TempDir dir;

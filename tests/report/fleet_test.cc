@@ -359,6 +359,18 @@ TEST(FleetCpuSide, AMachineWhoseFocusThreadsWaitFarLongerIsNamedWithARobustScore
   EXPECT_EQ(fa.nodes[fa.machines.front().machine].machine, "c") << "ranked first";
 }
 
+TEST(FleetCpuSide, AMachineWhoseRdmaPortsCountErrorsIsNamed) {
+  std::vector<analyze::NodeSummary> nodes = {CpuNode("a", 20), CpuNode("b", 22), CpuNode("c", 21), CpuNode("d", 20),
+                                             CpuNode("e", 23)};
+  for (auto& n : nodes) n.cpu.rdma_ports = 1;
+  nodes[3].cpu.rdma_errors = 4000;  // 2000 per second over its 2 s
+  FleetAnalysis fa = AnalyzeFleet(nodes, {});
+  ASSERT_EQ(fa.findings.size(), 1u) << report_export::FormatFleetText(fa);
+  EXPECT_EQ(fa.findings[0].culprit, "d");
+  EXPECT_NE(fa.findings[0].title.find("RDMA ports counted 2e+03 errors per second"), std::string::npos)
+      << fa.findings[0].title;
+}
+
 TEST(FleetCpuSide, EqualMachinesHaveNoOutlier) {
   std::vector<analyze::NodeSummary> nodes = {CpuNode("a", 20), CpuNode("b", 22), CpuNode("c", 24), CpuNode("d", 21)};
   FleetAnalysis fa = AnalyzeFleet(nodes, {});

@@ -80,6 +80,18 @@ const CpuMetric kCpuMetrics[] = {
      }},
     {"tx_timeouts", "its NICs had {} TX timeouts", 0.5, false,
      [](const NodeSummary& n) { return static_cast<double>(n.cpu.tx_timeouts); }},
+    {"rdma_errors_per_s", "its RDMA ports counted {} errors per second (link errors, drops, retransmission triggers)",
+     1.0, false,
+     [](const NodeSummary& n) {
+       double s = static_cast<double>(n.end_ns > n.start_ns ? n.end_ns - n.start_ns : 0) / 1e9;
+       return s > 0 ? static_cast<double>(n.cpu.rdma_errors) / s : 0;
+     }},
+    {"rdma_xmit_wait_per_s", "its RDMA ports waited {} ticks per second to send (port_xmit_wait: congestion)",
+     1000.0, false,
+     [](const NodeSummary& n) {
+       double s = static_cast<double>(n.end_ns > n.start_ns ? n.end_ns - n.start_ns : 0) / 1e9;
+       return s > 0 ? static_cast<double>(n.cpu.rdma_xmit_wait) / s : 0;
+     }},
 };
 
 std::string FormatMetric(const CpuMetric& m, double v) {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analyze/gpu_model.h"
+#include "model/rdma_counters.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -106,6 +107,16 @@ NodeSummary SummarizeNode(const Timeline& t, const Analysis& a, const NodeSummar
   for (const auto& d : a.devices) {
     n.cpu.nic_drops += d.drops;
     n.cpu.tx_timeouts += d.tx_timeouts;
+  }
+  for (const MetaInstant& m : t.net_metadata) {
+    if (m.name != model::kRdmaPortEventName) continue;
+    ++n.cpu.rdma_ports;
+    for (const auto& arg : m.args) {
+      int64_t v = 0;
+      if (arg.name == "device" || arg.name == "port" || !arg.AsInt64(&v) || v < 0) continue;
+      if (model::IsRdmaErrorCounter(arg.name)) n.cpu.rdma_errors += static_cast<uint64_t>(v);
+      if (arg.name == model::kRdmaXmitWait) n.cpu.rdma_xmit_wait += static_cast<uint64_t>(v);
+    }
   }
 
   // GPU side, per process and GPU.

@@ -63,6 +63,10 @@ struct CpuSideSummary {
   double max_softirq_share = 0;  // the busiest CPU's softirq share
   uint32_t max_softirq_cpu = 0;
   uint64_t nic_drops = 0, tx_timeouts = 0;
+  // RDMA ports (the recorder's "rdma port" totals, whole recording): error
+  // counters summed, port_xmit_wait (congestion: ticks a port had data it
+  // could not send) summed, ports seen.
+  uint64_t rdma_ports = 0, rdma_errors = 0, rdma_xmit_wait = 0;
 };
 
 struct NodeSummary {

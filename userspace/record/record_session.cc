@@ -1,5 +1,6 @@
 #include "record/record_session.h"
 #include "record/start_at.h"
+#include "collect/rdma_counters.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -151,6 +152,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   session.start_ts = BoottimeNs();
   sink->set_data_start(session.start_ts);
   GN_RETURN_IF_ERROR(transport->Resume());
+  // RDMA traffic bypasses the kernel's stack: its ports' own counters, read
+  // now and at the end, say what it went through (nothing without RDMA).
+  const std::vector<model::RdmaPort> rdma_start = collect::ReadRdmaCounters();
 
   model::IrqTable irqs = collect::ScanIrqs();
   collect::MapNicIrqs(&irqs);
@@ -407,6 +411,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     report.lost = collector_lost[i];
     session.collectors.push_back(std::move(report));
     collectors[i]->AddMapFull(session.map_full);
+  }
+  if (!rdma_start.empty()) {
+    Status st = sink->WriteRdmaPorts(session.end_ts, model::RdmaDelta(rdma_start, collect::ReadRdmaCounters()));
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
   }
   if (net) {
     // The network totals are written even after a disk-full error, like the

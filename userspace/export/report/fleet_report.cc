@@ -74,19 +74,19 @@ std::string FormatFleetText(const analyze::FleetAnalysis& fa) {
 
   out += fmt::format("\nCPU SIDE (robust score: 0.6745 (value - median) / MAD{})\n",
                      fa.cpu_robust ? "" : "; not possible with fewer than 3 machines");
-  out += fmt::format("  {:<16} {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}\n", "machine", "focus-wait", "interrupted",
-                     "softirq-max", "drops/s", "tx-tmo", "score");
+  out += fmt::format("  {:<16} {:>12} {:>12} {:>12} {:>10} {:>8} {:>10} {:>12} {:>8}\n", "machine", "focus-wait",
+                     "interrupted", "softirq-max", "drops/s", "tx-tmo", "rdma-err/s", "rdma-wait/s", "score");
   for (const auto& r : fa.machines) {
-    double v[5] = {0, 0, 0, 0, 0}, top = 0;
+    double v[7] = {0, 0, 0, 0, 0, 0, 0}, top = 0;
     int k = 0;
     for (const auto& s : fa.cpu_scores)
       if (s.machine == r.machine) {
-        if (k < 5) v[k++] = s.value;
+        if (k < 7) v[k++] = s.value;
         top = std::max(top, s.score);
       }
-    out += fmt::format("  {:<16} {:>12} {:>12} {:>12} {:>10.3g} {:>10.3g} {:>8}\n", fa.nodes[r.machine].machine,
-                       FormatShare(v[0]), FormatShare(v[1]), FormatShare(v[2]), v[3], v[4],
-                       fa.cpu_robust ? fmt::format("{:.1f}", top) : std::string("-"));
+    out += fmt::format("  {:<16} {:>12} {:>12} {:>12} {:>10.3g} {:>8.3g} {:>10.3g} {:>12.3g} {:>8}\n",
+                       fa.nodes[r.machine].machine, FormatShare(v[0]), FormatShare(v[1]), FormatShare(v[2]), v[3],
+                       v[4], v[5], v[6], fa.cpu_robust ? fmt::format("{:.1f}", top) : std::string("-"));
   }
 
   if (!fa.ranks.empty())

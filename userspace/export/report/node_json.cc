@@ -64,6 +64,9 @@ void WriteNodeSummary(JsonWriter& w, const analyze::NodeSummary& n) {
   w.Field("max_softirq_cpu", n.cpu.max_softirq_cpu);
   w.Field("nic_drops", n.cpu.nic_drops);
   w.Field("tx_timeouts", n.cpu.tx_timeouts);
+  w.Field("rdma_ports", n.cpu.rdma_ports);
+  w.Field("rdma_errors", n.cpu.rdma_errors);
+  w.Field("rdma_xmit_wait", n.cpu.rdma_xmit_wait);
   w.EndObject();
   w.EndObject();
 }
@@ -149,6 +152,9 @@ Result<analyze::NodeSummary> ParseNodeReport(const JsonValue& report, const std:
   n.cpu.max_softirq_cpu = static_cast<uint32_t>(cpu["max_softirq_cpu"].Uint());
   n.cpu.nic_drops = cpu["nic_drops"].Uint();
   n.cpu.tx_timeouts = cpu["tx_timeouts"].Uint();
+  n.cpu.rdma_ports = cpu["rdma_ports"].Uint();
+  n.cpu.rdma_errors = cpu["rdma_errors"].Uint();
+  n.cpu.rdma_xmit_wait = cpu["rdma_xmit_wait"].Uint();
   for (const auto& f : report["findings"].items()) n.findings.push_back(ParseFinding(f));
   return n;
 }
