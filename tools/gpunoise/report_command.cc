@@ -2,6 +2,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "commands.h"
@@ -132,14 +133,14 @@ int RunReport(int argc, char** argv) {
 
   options.node.step_name = step;
 
-  // Several inputs, a merged trace of several machines, or a node's JSON
-  // summary: the cross-node report.
+  // Several inputs or a node's JSON summary: the cross-node report; so is a
+  // merged trace of several machines, which the one-node report finds out
+  // as it reads (then it analyzes nothing and writes nothing).
   bool fleet = files.size() > 1 || (file != "-" && report::IsJsonFile(file));
-  if (!fleet && file != "-") {
-    // A damaged trace is left to the one-node report, which names the damage
-    // (and reads what it can with --partial).
-    auto machines = report::CountMachines(file);
-    fleet = machines.ok() && *machines > 1;
+  std::optional<Result<report::ReportResult>> single;
+  if (!fleet) {
+    single = report::RunReport(options);
+    fleet = single->ok() && (*single)->several_machines;
   }
   if (fleet) {
     report::FleetReportOptions fo;
@@ -167,7 +168,7 @@ int RunReport(int argc, char** argv) {
     return 0;
   }
 
-  auto result = report::RunReport(options);
+  auto& result = *single;
   if (!result.ok()) {
     log::Error("{}", result.error().message);
     return 1;

@@ -227,8 +227,10 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
   if (ctx.sequence_id > stats_.max_sequence_id) stats_.max_sequence_id = ctx.sequence_id;
   // Another machine's packet (a compressed block is looked into: its packets
   // carry their own machine ids).
-  if (options_.machine_id && machine_id != *options_.machine_id &&
-      !(has_payload && (payload.id == f::packet::kCompressedPackets || payload.id == f::packet::kZstdCompressedPackets))) {
+  const bool container =
+      has_payload && (payload.id == f::packet::kCompressedPackets || payload.id == f::packet::kZstdCompressedPackets);
+  if (!container) stats_.machine_ids.insert(machine_id);
+  if (options_.machine_id && machine_id != *options_.machine_id && !container) {
     ++stats_.skipped_packets;
     return OkStatus();
   }

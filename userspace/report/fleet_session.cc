@@ -77,11 +77,6 @@ bool IsJsonFile(const std::string& path) {
   return false;
 }
 
-Result<size_t> CountMachines(const std::string& path) {
-  GN_ASSIGN_OR_RETURN(auto machines, perfetto::ScanTraceMachines(path));
-  return machines.size();
-}
-
 Result<analyze::NodeSummary> SummarizeTraceMachine(const std::string& path, std::optional<uint32_t> machine_id,
                                                    const FleetReportOptions& options) {
   GN_ASSIGN_OR_RETURN(auto machines, perfetto::ScanTraceMachines(path));

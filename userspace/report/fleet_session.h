@@ -35,9 +35,6 @@ struct FleetReportResult {
 // True when `path` holds a JSON document (a per-node summary), not a trace.
 bool IsJsonFile(const std::string& path);
 
-// The machines of a trace: more than one for a merged trace.
-Result<size_t> CountMachines(const std::string& path);
-
 // One machine of a trace (`machine_id` of a merged trace; unset: all of it)
 // analyzed into its summary, its REALTIME offset from its clock snapshots.
 Result<analyze::NodeSummary> SummarizeTraceMachine(const std::string& path, std::optional<uint32_t> machine_id,

@@ -76,6 +76,10 @@ Result<ReportResult> RunReport(const ReportOptions& options) {
   import::TraceReader reader(builder, read_options);
   GN_ASSIGN_OR_RETURN(result.read, reader.ReadFile(options.trace_path));
   result.damaged = !result.read.problems.empty();
+  if (result.read.machine_ids.size() > 1) {
+    result.several_machines = true;
+    return result;
+  }
   analyze::Timeline timeline = builder.Finish();
   if (!timeline.start_ts) {
     if (result.damaged) return MakeError("{} (nothing before it could be analyzed)", result.read.problems.front());

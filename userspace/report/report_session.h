@@ -26,6 +26,9 @@ struct ReportResult {
   import::ReadStats read;
   analyze::Analysis analysis;
   bool damaged = false;  // --partial met corruption: the report covers what could be read
+  // The trace holds several machines (a merge): nothing was analyzed or
+  // written; the cross-node report (fleet_session.h) is the one to make.
+  bool several_machines = false;
 };
 
 Result<ReportResult> RunReport(const ReportOptions& options);
