@@ -80,7 +80,8 @@ class Process {
     converter_.Convert(AsRecord(&k));
   }
 
-  // NCCL's range around a collective's launch, its communicator as payload.
+  // NCCL's range around a collective's launch, its communicator as payload
+  // (none: 0).
   void NcclRange(uint64_t start, uint64_t end, const char* name, uint64_t comm) {
     uint32_t id = ++range_id_;
     auto m = Zeroed<CUpti_ActivityMarker2>();
@@ -94,12 +95,14 @@ class Process {
     m.name = name;
     m.domain = "NCCL";
     converter_.Convert(AsRecord(&m));
+    if (comm) {
     auto d = Zeroed<CUpti_ActivityMarkerData2>();
     d.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
     d.id = id;
     d.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
     d.payload.metricValueUint64 = comm;
     converter_.Convert(AsRecord(&d));
+    }
     auto e = m;
     e.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
     e.timestamp = end;
@@ -272,6 +275,8 @@ std::vector<SynthNode> BuildJob(const SynthJob& job, const std::string& dir) {
       uint32_t corr = 0;
       for (int k = 0; k < job.steps; ++k) {
         const RankStep& st = plan[k][r];
+        if (!job.step_range.empty())
+          p.NcclRange(bt(st.launch - 5'000), bt(st.launch + 12'000'000), job.step_range.c_str(), 0);
         p.Launch(bt(st.launch), ++corr);
         p.Kernel(bt(st.compute_start), bt(st.compute_end), 7, corr, "_Z4gemmPfS_S_");
         p.NcclRange(bt(st.launch + 50'000), bt(st.launch + 80'000), "ncclAllReduce", kCommA);
@@ -294,7 +299,9 @@ std::vector<SynthNode> BuildJob(const SynthJob& job, const std::string& dir) {
     analyze::Timeline t = s.synth.Build();
     SynthNode node;
     node.analysis = AnalyzeOrDie(t);
-    node.summary = analyze::SummarizeNode(t, node.analysis, {});
+    analyze::NodeSummaryOptions summary_options;
+    summary_options.step_name = job.step_name;
+    node.summary = analyze::SummarizeNode(t, node.analysis, summary_options);
     node.summary.machine = m.name;
     node.summary.has_realtime = true;
     node.summary.realtime_minus_boottime = rt_minus_bt;

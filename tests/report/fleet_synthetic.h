@@ -33,6 +33,10 @@ struct SynthJob {
   // Rank absent from the second communicator (an all-gather among the rest).
   int absent_from_b = -1;
   uint32_t seed = 1;
+  // NVTX ranges of this name around each rank's step (its launcher's
+  // thread, from the step's start to the all-gather's launch); empty: none.
+  std::string step_range;
+  std::string step_name;  // --step given to the node summaries
 };
 
 struct SynthNode {

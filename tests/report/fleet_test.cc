@@ -165,6 +165,20 @@ TEST(FleetReport, EachGpuHasItsOwnIdleSplit) {
   EXPECT_NEAR(static_cast<double>(gpus[0].collective_ns) / gpus[0].steps, 1.6 * kMsNs, 0.15 * kMsNs);
 }
 
+TEST(FleetReport, StepsAreTheNvtxRangesNamedByStep) {
+  SynthJob job = Job();
+  job.steps = 10;
+  job.step_range = "train_step";
+  job.step_name = "train_step";
+  auto nodes = BuildJob(job);
+  const auto& g = nodes[0].summary.gpus[0];
+  EXPECT_EQ(g.step_source, "nvtx train_step");
+  EXPECT_EQ(g.steps, 10u);
+  EXPECT_NEAR(static_cast<double>(g.step_ns), 12.005 * kMsNs, 0.001 * kMsNs);
+  job.step_name = "no_such_range";  // falls back to the collectives' period
+  EXPECT_EQ(BuildJob(job)[0].summary.gpus[0].step_source, "collective period");
+}
+
 TEST(FleetReport, PerNodeJsonSummariesGiveTheSameVerdict) {
   SynthJob job = Job();
   job.machines[2].storm_ns = 5 * kMsNs;
