@@ -103,8 +103,9 @@ TEST(FleetReport, MachineWithLongerComputeKernelsIsAGpuSideCause) {
   EXPECT_EQ(f.kind, "gpu_side") << f.title;
   EXPECT_TRUE(fa.causes.empty()) << "the host is not blamed";
   EXPECT_NE(f.title.find("GPU-side"), std::string::npos) << f.title;
-  // One of its two GPUs computes 5 ms longer: 2.5 ms per step on average.
-  EXPECT_NEAR(f.Metric("compute_excess_per_step_ns"), 2.5 * kMsNs, 0.2 * kMsNs);
+  // One of its two GPUs computes 5 ms longer per step (judged per GPU: one
+  // slow GPU of eight would hardly move the machine's average).
+  EXPECT_NEAR(f.Metric("compute_excess_per_step_ns"), 5.0 * kMsNs, 0.2 * kMsNs);
 }
 
 TEST(FleetReport, NoLagMeansNoStragglerFinding) {

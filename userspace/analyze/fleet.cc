@@ -343,14 +343,24 @@ FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& o
   const MachineRow& top = fa.machines.front();
   const NodeSummary& n = fa.nodes[top.machine];
   fa.straggler = top.machine;
+  // Per GPU: one slow GPU of eight is a GPU-side cause even though the
+  // machine's average hardly moves. The straggler's worst GPU against the
+  // median of every other machine's GPUs, per step.
+  auto per_step = [](uint64_t ns, uint64_t steps) { return steps ? ns / steps : 0; };
   std::vector<uint64_t> peer_compute, peer_host;
-  for (const MachineRow& r : fa.machines)
-    if (r.machine != top.machine && r.steps) {
-      peer_compute.push_back(r.compute_ns);
-      peer_host.push_back(r.host_wait_ns);
-    }
-  int64_t compute_excess = static_cast<int64_t>(top.compute_ns) - static_cast<int64_t>(MedianOf(peer_compute));
-  int64_t host_excess = static_cast<int64_t>(top.host_wait_ns) - static_cast<int64_t>(MedianOf(peer_host));
+  for (size_t i = 0; i < m; ++i)
+    if (i != top.machine)
+      for (const GpuSummary& g : fa.nodes[i].gpus) {
+        peer_compute.push_back(per_step(g.compute_ns, g.steps));
+        peer_host.push_back(per_step(g.host_wait_ns, g.steps));
+      }
+  uint64_t top_compute = 0, top_host = 0;
+  for (const GpuSummary& g : n.gpus) {
+    top_compute = std::max(top_compute, per_step(g.compute_ns, g.steps));
+    top_host = std::max(top_host, per_step(g.host_wait_ns, g.steps));
+  }
+  int64_t compute_excess = static_cast<int64_t>(top_compute) - static_cast<int64_t>(MedianOf(peer_compute));
+  int64_t host_excess = static_cast<int64_t>(top_host) - static_cast<int64_t>(MedianOf(peer_host));
   const bool gpu_side = top.steps && compute_excess > 0 &&
                         static_cast<double>(compute_excess) >= 0.5 * static_cast<double>(top.cost_per_step_ns);
 
@@ -391,11 +401,10 @@ FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& o
                                        g ? g->gpu : "GPU", r.rank, FormatNs(r.mean_lag_ns), FormatNs(r.max_lag_ns),
                                        r.last, r.instances));
     }
-  f.evidence.push_back(fmt::format("per step on {}: compute {} (peers' median {}), host wait {} (peers' median {}), "
-                                   "in collectives {}",
-                                   n.machine, FormatNs(top.compute_ns), FormatNs(MedianOf(peer_compute)),
-                                   FormatNs(top.host_wait_ns), FormatNs(MedianOf(peer_host)),
-                                   FormatNs(top.collective_ns)));
+  f.evidence.push_back(fmt::format("per step, the worst of {}'s GPUs: compute {} (peers' GPUs, median {}), host wait "
+                                   "{} (peers' median {}); machine average in collectives {}",
+                                   n.machine, FormatNs(top_compute), FormatNs(MedianOf(peer_compute)),
+                                   FormatNs(top_host), FormatNs(MedianOf(peer_host)), FormatNs(top.collective_ns)));
   for (const Finding& c : fa.causes)
     f.evidence.push_back(fmt::format("cause on {}: [{}] {} (cost {})", n.machine, c.detector, c.title,
                                      FormatNs(c.cost_ns)));
