@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli_util.h"
@@ -15,6 +16,7 @@
 #include "export/perfetto/trace_compression.h"
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
+#include "record/privilege_drop.h"
 #include "record/start_at.h"
 #include "record/workload.h"
 
@@ -66,6 +68,7 @@ int RunRecord(int argc, char** argv) {
     }
   }
   std::string start_at_text;
+  std::string trace_group;
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
   std::string compress_text = "zlib";
@@ -111,6 +114,8 @@ int RunRecord(int argc, char** argv) {
       ("no-gpu-counters", po::bool_switch(&no_gpu_counters), "do not sample NVML")
       ("no-nvtx", po::bool_switch(&no_nvtx), "with -- CMD: leave NVTX alone (no NVTX ranges in the trace)")
       ("run-as-root", po::bool_switch(&run_as_root), "with -- CMD under sudo: run CMD as root instead of the sudo user")
+      ("group", po::value(&trace_group),
+       "make the trace 0640 and of this group (name or number) instead of 0600, for the people who read traces")
       ("redact", po::bool_switch(&redact),
        "processes' command lines in the trace keep only the program name (arguments often carry tokens)")
       ("verbose,v", po::bool_switch(&verbose), "show libbpf's messages");
@@ -152,6 +157,14 @@ int RunRecord(int argc, char** argv) {
       log::Info("recording starts at {} (REALTIME, in {:.3f} s)", record::FormatRealtime(*at),
                 static_cast<double>(*at - now_ns) / 1e9);
     options.start_at_realtime_ns = *at;
+  }
+  if (!trace_group.empty()) {
+    auto gid = record::LookUpGroup(trace_group);
+    if (!gid.ok()) {
+      std::fprintf(stderr, "usage: gpunoise record: %s\n", gid.error().message.c_str());
+      return 2;
+    }
+    options.trace_gid = static_cast<int>(*gid);
   }
   if (!duration_text.empty()) {
     auto d = ParseDuration(duration_text);
@@ -272,7 +285,7 @@ int RunRecord(int argc, char** argv) {
   gpu_options.nvtx = !no_nvtx;
   record::WorkloadSpec workload_spec;
   if (!command.empty() && !run_as_root) {
-    if (auto invoker = record::SudoInvoker()) workload_spec = *invoker;
+    if (auto invoker = record::InvokingUser()) workload_spec = *invoker;
     gpu_options.owner_uid = workload_spec.uid;
     gpu_options.owner_gid = workload_spec.gid;
   }
@@ -299,6 +312,17 @@ int RunRecord(int argc, char** argv) {
       return "command " + workload->DescribeExit();
     };
   }
+
+  // Once attached (and the command started with the invoking user's own
+  // rights), only what the rest of the recording needs stays.
+  options.after_attach = [&]() -> Status {
+    record::RecordNeeds needs;
+    needs.output_path = options.output_path;
+    if (!gpu_dir.empty() || !(*gpu)->workload_env().empty()) needs.gpu_dir = (*gpu)->fragment_dir();
+    std::vector<std::string> reasons;
+    CapMask keep = record::RecordKeeps(needs, &reasons);
+    return record::DropPrivilegesAfterAttach("record", keep, reasons);
+  };
 
   UniqueFd signal_fd = BlockStopSignals();
   options.stop_fd = signal_fd.get();
@@ -338,12 +362,21 @@ int RunRecord(int argc, char** argv) {
     std::printf("gpunoise: %s (pid %d) %s\n", command[0].c_str(), workload->pid(),
                 workload_running ? "is still running" : workload->DescribeExit().c_str());
   std::fflush(stdout);
+  int status = 0;
   if (result->late_error) {
     log::Error("{}", result->late_error->message);
-    return 1;
+    status = 1;
+  } else {
+    // Like `time` and `perf record`: a failing command fails the whole line.
+    status = workload && !workload_running ? workload->ShellStatus() : 0;
   }
-  // Like `time` and `perf record`: a failing command fails the whole line.
-  return workload && !workload_running ? workload->ShellStatus() : 0;
+  // A second Ctrl-C during the detach: the trace is complete; leave at once
+  // (no destructors: a thread is still detaching the programs).
+  if (result->detach_abandoned) {
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
+  return status;
 }
 
 }  // namespace gpunoise::cli

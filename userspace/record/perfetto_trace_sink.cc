@@ -22,10 +22,10 @@ uint64_t RandomSalt() {
 }  // namespace
 
 Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(
-    const std::string& path, perfetto::TraceCompression compression) {
+    const std::string& path, perfetto::TraceCompression compression, int share_gid) {
   GN_ASSIGN_OR_RETURN(perfetto::TraceFileWriter writer,
                       perfetto::TraceFileWriter::Create(
-                          path, perfetto::TraceFileWriter::kDefaultReserveBytes, compression));
+                          path, perfetto::TraceFileWriter::kDefaultReserveBytes, compression, share_gid));
   return std::unique_ptr<PerfettoTraceSink>(new PerfettoTraceSink(std::move(writer)));
 }
 

@@ -35,7 +35,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   using IrqNameFallback = std::function<std::optional<std::string>(int32_t irq)>;
 
   static Result<std::unique_ptr<PerfettoTraceSink>> Create(
-      const std::string& path, perfetto::TraceCompression compression = perfetto::TraceCompression::kNone);
+      const std::string& path, perfetto::TraceCompression compression = perfetto::TraceCompression::kNone,
+      int share_gid = -1);  // >= 0: 0640 and of that group (TraceFileWriter::Create)
   ~PerfettoTraceSink() override;
 
   void set_irq_table(model::IrqTable irqs) { irqs_ = std::move(irqs); }

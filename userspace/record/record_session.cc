@@ -2,6 +2,8 @@
 #include "record/start_at.h"
 #include "collect/rdma_counters.h"
 
+#include "record/background_detach.h"
+
 #include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -75,7 +77,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       return MakeError("CPU {} is not online (online: {})", cpu, FormatCpuList(online));
 
   GN_ASSIGN_OR_RETURN(std::unique_ptr<PerfettoTraceSink> sink,
-                      PerfettoTraceSink::Create(options.output_path, options.compression));
+                      PerfettoTraceSink::Create(options.output_path, options.compression, options.trace_gid));
 
   RecordResult result;
   model::SessionInfo& session = result.session;
@@ -176,6 +178,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (options.start_workload) {
     GN_ASSIGN_OR_RETURN(workload_fd, options.start_workload());
   }
+  if (options.after_attach) GN_RETURN_IF_ERROR(options.after_attach());
 
   UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
   {
@@ -327,7 +330,11 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   } else {
     log::Warning("{}; the collectors stop as they detach", closed.error().message);
   }
-  collect::StopCollectors(collectors);
+  // A stop signal during the detach (Ctrl-C again) finishes the trace at
+  // once; the kernel detaches the rest as the process ends.
+  result.detach_abandoned = !DetachUnlessStopped(collectors, options.stop_fd);
+  if (result.detach_abandoned)
+    log::Warning("stop signal while detaching: finishing the trace now; the kernel detaches the programs as gpunoise exits");
   if (!closed.ok()) session.end_ts = BoottimeNs();
   // The programs are detached, so the rings only empty from here. After a
   // write error they are still read to the end, to count what they held.
@@ -440,6 +447,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   result.bytes_written = sink->bytes_written();
   result.packet_bytes = sink->packet_bytes();
   result.compression = options.compression;
+  if (result.detach_abandoned) LeaveToDetacher(collectors);
   return result;
 }
 

@@ -66,6 +66,11 @@ struct RecordOptions {
   // returns a descriptor that becomes readable when it has exited (a
   // pidfd), which ends the recording. An error aborts the recording.
   std::function<Result<int>()> start_workload;
+  // Runs once everything is attached and the workload started: where the
+  // capabilities no longer needed are dropped (record/privilege_drop.h).
+  std::function<Status()> after_attach;
+  // >= 0: the trace is 0640 and of this group (--group), not 0600.
+  int trace_gid = -1;
   // Why the workload ended, for the summary ("command exited with status 0").
   std::function<std::string()> workload_end_reason;
   // On a stop signal, how long to keep recording while the workload is
@@ -91,6 +96,10 @@ struct RecordResult {
   // captured (disk full): the file holds what was captured, and the command
   // exits non-zero with this message.
   std::optional<Error> late_error;
+  // A stop signal came while the programs were detaching: the trace is
+  // complete, the detach goes on in a thread, and the caller should exit
+  // without freeing what it used (std::_Exit after its last output).
+  bool detach_abandoned = false;
 };
 
 // Errors before anything was captured (no privileges, no BTF, bad output
