@@ -1,6 +1,8 @@
 // gpunoise record: an on-demand Perfetto trace of this node.
 #include <boost/program_options.hpp>
 
+#include <time.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -15,6 +17,7 @@
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
 #include "record/privilege_drop.h"
+#include "record/start_at.h"
 #include "record/workload.h"
 
 namespace po = boost::program_options;
@@ -64,6 +67,7 @@ int RunRecord(int argc, char** argv) {
       break;
     }
   }
+  std::string start_at_text;
   std::string trace_group;
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
@@ -78,6 +82,9 @@ int RunRecord(int argc, char** argv) {
   opts.add_options()
       ("help,h", "show this help")
       ("duration,d", po::value(&duration_text), "how long to record (seconds, or 500ms, 2m); default: until Ctrl-C")
+      ("start-at", po::value(&start_at_text),
+       "open the gate at this wall-clock (REALTIME) instant: +5s, or an ISO time 2026-12-01T12:40:00Z (no zone: "
+       "UTC); collectors attach first, the duration counts from then")
       ("output,o", po::value(&output), "trace file to write (default: gpunoise-HOST-DATE.pftrace)")
       ("machine-name", po::value(&machine_name),
        "the name this machine has when traces of several are merged (default: the hostname)")
@@ -137,6 +144,23 @@ int RunRecord(int argc, char** argv) {
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
   options.records_per_cpu_per_drain = drain_batch;
   options.redact = redact;
+  if (!start_at_text.empty()) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ns = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    auto at = record::ParseStartAt(start_at_text, now_ns);
+    if (!at.ok()) {
+      std::fprintf(stderr, "usage: gpunoise record: %s\n", at.error().message.c_str());
+      return 2;
+    }
+    if (*at < now_ns)
+      log::Warning("--start-at {} was {:.3f} s ago: the recording starts as soon as it is ready",
+                   record::FormatRealtime(*at), static_cast<double>(now_ns - *at) / 1e9);
+    else
+      log::Info("recording starts at {} (REALTIME, in {:.3f} s)", record::FormatRealtime(*at),
+                static_cast<double>(*at - now_ns) / 1e9);
+    options.start_at_realtime_ns = *at;
+  }
   if (!trace_group.empty()) {
     auto gid = record::LookUpGroup(trace_group);
     if (!gid.ok()) {

@@ -123,6 +123,10 @@ struct TrackSlice {
   uint32_t name = 0;  // index into TrackData::strings
   uint32_t category = 0;
   uint64_t correlation_id = 0;
+  // An integer arg named "payload": the scalar NVTX payload the CUPTI
+  // library writes on a range (a communicator's hash on a collective's).
+  uint64_t payload = 0;
+  bool has_payload = false;
 };
 
 struct TrackFlow {
@@ -181,6 +185,9 @@ class Timeline {
   std::vector<MetaInstant> node_metadata;
   std::optional<model::SessionInfo> session;
   std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
+  // Rank of each GPU process in its job (pid -> rank), from the CUPTI
+  // library's capture summary (its RANK / SLURM_PROCID).
+  std::map<int32_t, int32_t> gpu_ranks;
   model::HostInfo host;
   // What the trace says of its losses in Perfetto's own fields (a trace from
   // Perfetto's recorder has nothing else): the latest ftrace_stats END with

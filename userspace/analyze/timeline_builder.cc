@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "import/gpu_summary_reader.h"
+#include "model/gpu_capture.h"
 #include "import/session_summary_reader.h"
 
 namespace gpunoise::analyze {
@@ -284,6 +285,13 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
     if (t_.host.hostname.empty()) t_.host.hostname = t_.session->hostname;
     return;
   }
+  if (e.type == model::TrackEventType::kInstant && e.name == model::kCuptiCaptureSummaryEvent) {
+    int64_t pid = 0, rank = -1;
+    const model::TrackArg* p = e.FindArg("pid");
+    const model::TrackArg* r = e.FindArg("rank");
+    if (p && r && p->AsInt64(&pid) && r->AsInt64(&rank) && pid > 0 && rank >= 0)
+      t_.gpu_ranks[static_cast<int32_t>(pid)] = static_cast<int32_t>(rank);
+  }
   uint64_t correlation = e.correlation_id;
   if (!correlation) {
     for (std::string_view key : {"correlation_id", "correlation id", "correlationId", "correlation"}) {
@@ -302,9 +310,17 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       t_.tracks.counters[e.track_uuid].push_back({e.ts, e.counter_value});
       break;
     case model::TrackEventType::kSliceBegin:
-      open_slices_[e.track_uuid].push_back({e.ts, TrackString(e.name), TrackString(e.category),
-                                            correlation, e.flow_ids, e.terminating_flow_ids});
+    {
+      OpenSlice open{e.ts, TrackString(e.name), TrackString(e.category), correlation, e.flow_ids,
+                     e.terminating_flow_ids};
+      int64_t payload = 0;
+      if (const model::TrackArg* a = e.FindArg("payload"); a && a->AsInt64(&payload)) {
+        open.payload = static_cast<uint64_t>(payload);
+        open.has_payload = true;
+      }
+      open_slices_[e.track_uuid].push_back(std::move(open));
       break;
+    }
     case model::TrackEventType::kSliceEnd: {
       auto it = open_slices_.find(e.track_uuid);
       if (it == open_slices_.end() || it->second.empty()) break;
@@ -312,7 +328,7 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       it->second.pop_back();
       uint32_t index = static_cast<uint32_t>(t_.tracks.slices.size());
       t_.tracks.slices.push_back({s.start, std::max(e.ts, s.start), e.track_uuid, s.name, s.category,
-                                  s.correlation_id});
+                                  s.correlation_id, s.payload, s.has_payload});
       add_flows(index, s.flows, false);
       add_flows(index, s.terminating_flows, true);
       add_flows(index, e.flow_ids, false);

@@ -73,6 +73,9 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
                         const model::NetNames& names) {
     return net_tracks_.WriteTotals(baseline, final, names);
   }
+  Status WriteRdmaPorts(uint64_t ts, const std::vector<model::RdmaPort>& deltas) {
+    return net_tracks_.WriteRdmaPorts(ts, deltas);
+  }
   Status WriteNicStatus(uint64_t ts, const model::CollectorReport& nic) {
     return net_tracks_.WriteNicStatus(ts, nic);
   }

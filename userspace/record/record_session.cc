@@ -1,4 +1,6 @@
 #include "record/record_session.h"
+#include "record/start_at.h"
+#include "collect/rdma_counters.h"
 
 #include "record/background_detach.h"
 
@@ -149,9 +151,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     for (auto& c : collectors) why += fmt::format("{}: {}; ", c->name(), c->report().reason);
     return MakeError("no collector could start ({})", Trim(why));
   }
+  // --start-at: the gate stays closed until that wall-clock instant (a stop
+  // signal opens it at once; the loop below then ends the recording).
+  if (options.start_at_realtime_ns) WaitUntilRealtime(options.start_at_realtime_ns, options.stop_fd);
   session.start_ts = BoottimeNs();
   sink->set_data_start(session.start_ts);
   GN_RETURN_IF_ERROR(transport->Resume());
+  // RDMA traffic bypasses the kernel's stack: its ports' own counters, read
+  // now and at the end, say what it went through (nothing without RDMA).
+  const std::vector<model::RdmaPort> rdma_start = collect::ReadRdmaCounters();
 
   model::IrqTable irqs = collect::ScanIrqs();
   collect::MapNicIrqs(&irqs);
@@ -424,6 +432,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     report.lost = collector_lost[i];
     session.collectors.push_back(std::move(report));
     collectors[i]->AddMapFull(session.map_full);
+  }
+  if (!rdma_start.empty()) {
+    Status st = sink->WriteRdmaPorts(session.end_ts, model::RdmaDelta(rdma_start, collect::ReadRdmaCounters()));
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
   }
   if (net) {
     // The network totals are written even after a disk-full error, like the

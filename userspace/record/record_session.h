@@ -31,6 +31,10 @@ inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net,n
 struct RecordOptions {
   std::string output_path;
   uint64_t duration_ns = 0;  // 0: until stop_fd becomes readable
+  // --start-at: the gate opens (data starts) at this REALTIME instant, once
+  // every collector is attached; 0: as soon as they are. The duration counts
+  // from then.
+  int64_t start_at_realtime_ns = 0;
   std::set<std::string> event_groups = {"sched", "irq", "softirq", "net", "node"};
   collect::FilterOptions filters;
   // --net-dev, --nic-tracepoints (NetOptions::packets follows "net-packets").

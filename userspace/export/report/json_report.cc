@@ -2,6 +2,7 @@
 
 #include "export/report/json_writer.h"
 #include "export/report/loss_lines.h"
+#include "export/report/node_json.h"
 #include "model/session_info.h"
 
 namespace gpunoise::report_export {
@@ -175,7 +176,9 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   w.EndObject();
 }
 
-void Finding(JsonWriter& w, const analyze::Finding& f, int rank) {
+}  // namespace
+
+void WriteFinding(JsonWriter& w, const analyze::Finding& f, int rank) {
   w.BeginObject();
   w.Field("rank", rank);
   w.Field("detector", f.detector);
@@ -214,8 +217,6 @@ void Finding(JsonWriter& w, const analyze::Finding& f, int rank) {
   Array(w, "evidence", f.evidence);
   w.EndObject();
 }
-
-}  // namespace
 
 std::string FormatJsonReport(const ReportInput& in) {
   const analyze::Analysis& a = *in.analysis;
@@ -283,7 +284,7 @@ std::string FormatJsonReport(const ReportInput& in) {
   w.Key("findings");
   w.BeginArray();
   int rank = 0;
-  for (const auto& f : a.findings) Finding(w, f, ++rank);
+  for (const auto& f : a.findings) WriteFinding(w, f, ++rank);
   w.EndArray();
 
   w.Key("cpus");
@@ -374,6 +375,9 @@ std::string FormatJsonReport(const ReportInput& in) {
   w.EndArray();
 
   LostEvents(w, a.loss);
+
+  // What the cross-node report reads back from each node (docs/fleet.md).
+  if (in.node) WriteNodeSummary(w, *in.node);
 
   w.Key("thresholds");
   w.BeginObject();
