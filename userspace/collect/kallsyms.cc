@@ -1,5 +1,9 @@
 #include "collect/kallsyms.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +17,23 @@ namespace gpunoise::collect {
 KernelSymbols KernelSymbols::Load(const std::string& path) {
   KernelSymbols out;
   if (auto text = ReadFileToString(path); text.ok()) out.Parse(*text);
+  return out;
+}
+
+KernelSymbols KernelSymbols::LoadFromFd(int fd) {
+  KernelSymbols out;
+  if (fd < 0) return out;
+  std::string text;
+  char buf[1 << 16];
+  off_t offset = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buf, sizeof(buf), offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    offset += n;
+  }
+  out.Parse(text);
   return out;
 }
 

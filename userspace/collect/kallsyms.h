@@ -13,6 +13,11 @@ class KernelSymbols {
  public:
   // Reads `path` once; an unreadable file gives an empty table.
   static KernelSymbols Load(const std::string& path = "/proc/kallsyms");
+  // Reads an already open /proc/kallsyms. The kernel decides whether to show
+  // addresses from the credentials of whoever opened it, so a recorder that
+  // drops its capabilities after attaching opens it before and reads it at
+  // the end.
+  static KernelSymbols LoadFromFd(int fd);
   static KernelSymbols FromTextForTesting(const std::string& text);
 
   // "udp_queue_rcv_one_skb+0x3c", or "0xffffffff81234567" when unknown.

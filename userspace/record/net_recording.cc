@@ -1,5 +1,7 @@
 #include "record/net_recording.h"
 
+#include <fcntl.h>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -57,6 +59,9 @@ void NetRecording::Begin(PerfettoTraceSink& sink) {
   });
   names_.nic_events = nic_->event_names();
   sink.set_nic_event_names(names_.nic_events);
+  // Opened now, while the recorder still holds its capabilities: drop
+  // locations are named at the end, after it has dropped them.
+  if (active_) kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
   baseline_ = Read();
   previous_ = baseline_;
   if (Status st = nic_counters_.Begin(sink); !st.ok()) log::Warning("nic counters: {}", st.error().message);
@@ -101,7 +106,7 @@ Status NetRecording::Finish(PerfettoTraceSink& sink) {
   keep(sink.WriteNetRates(previous_, final_, names_));
   keep(sink.CloseNetRates(final_.ts));
   if (!final_.drops.empty()) {
-    collect::KernelSymbols symbols = collect::KernelSymbols::Load();
+    collect::KernelSymbols symbols = collect::KernelSymbols::LoadFromFd(kallsyms_fd_.get());
     for (const auto& d : final_.drops)
       names_.drop_locations.emplace(d.location, symbols.Symbolize(d.location));
   }

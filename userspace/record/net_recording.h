@@ -11,6 +11,7 @@
 #include "collect/collector.h"
 #include "collect/net_collector.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "model/net_counters.h"
 #include "record/nic_recording.h"
 
@@ -49,6 +50,7 @@ class NetRecording {
   std::string Summary() const;
 
  private:
+  UniqueFd kallsyms_fd_;
   model::NetSnapshot Read() const;
   void RefreshNames(const model::NetSnapshot& snapshot);
 
