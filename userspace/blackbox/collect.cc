@@ -108,6 +108,9 @@ Result<CollectResult> Collect(const CollectOptions& options) {
   const EventFormat* print = current.FindByName("ftrace", "print");
   if (!print) return MakeError("no format file for ftrace/print under {}: cannot read the markers", events_dir);
 
+  // A live instance is stopped first, so that the read ends and what it
+  // reads is what the per-CPU stats counted.
+  if (options.live) GN_RETURN_IF_ERROR(Instance(instance_dir).SetTracingOn(false));
   GN_ASSIGN_OR_RETURN(std::vector<CpuPages> cpus, ReadInstancePages(instance_dir, layout));
 
   // Pass 1: the markers.
