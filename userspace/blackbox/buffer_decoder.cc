@@ -1,6 +1,13 @@
 #include "blackbox/buffer_decoder.h"
 
+#include <algorithm>
+
 namespace gpunoise::blackbox {
+
+uint64_t LostRecords(const CpuDecodeStats& decoded, const CpuBufferStats& kernel) {
+  uint64_t counted = kernel.overrun + kernel.commit_overrun + kernel.dropped_events;
+  return std::max(decoded.loss(), counted);
+}
 
 CpuDecodeStats DecodeCpuPages(uint32_t cpu, std::span<const std::vector<uint8_t>> pages,
                               const PageLayout& layout, const EventTable& table,

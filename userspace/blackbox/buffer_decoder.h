@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "blackbox/event_formats.h"
+#include "blackbox/instance_reader.h"
 #include "blackbox/record_convert.h"
 #include "blackbox/ring_page.h"
 
@@ -41,6 +42,12 @@ struct DecodeCallbacks {
   std::function<void(const GenericRecord& record)> on_generic;
   std::function<void(int32_t irq, std::string_view name)> on_irq_name;
 };
+
+// Records a CPU lost, by the best count there is: the counts the kernel
+// stored on flagged pages, or, where a full page had no room for one, the
+// buffer's own overrun/commit-overrun/dropped counters (`kernel`, read
+// before the pages; a buffer of an earlier boot may have zeros there).
+uint64_t LostRecords(const CpuDecodeStats& decoded, const CpuBufferStats& kernel);
 
 CpuDecodeStats DecodeCpuPages(uint32_t cpu, std::span<const std::vector<uint8_t>> pages,
                               const PageLayout& layout, const EventTable& table,

@@ -224,17 +224,17 @@ Result<CollectResult> Collect(const CollectOptions& options) {
     model::CpuLoss loss;
     loss.cpu = c.cpu;
     loss.events = s.records;
-    loss.lost = s.loss();
+    loss.lost = LostRecords(s, c.stats_before);
     if (loss.lost) loss.lost_by_kind["unknown (ring buffer overwritten)"] = loss.lost;
     loss.decode_errors = s.damaged_pages + s.unknown_ids;
     session.cpus.push_back(loss);
     if (s.first_ts && (!session.start_ts || s.first_ts < session.start_ts)) session.start_ts = s.first_ts;
     session.end_ts = std::max(session.end_ts, s.last_ts);
     collector.events += s.records;
-    collector.lost += s.loss();
+    collector.lost += loss.lost;
     result.events += s.events;
     result.generic += s.generic;
-    result.lost += s.loss();
+    result.lost += loss.lost;
     result.cpus.push_back(s);
     result.buffer_stats.push_back(c.stats_before);
   }
@@ -263,7 +263,8 @@ std::string FormatCollectSummary(const CollectResult& r) {
     const CpuDecodeStats& s = r.cpus[i];
     double span_s = s.last_ts > s.first_ts ? (s.last_ts - s.first_ts) / 1e9 : 0.0;
     out += fmt::format("  cpu {}: {} pages, {} records over the last {:.3f} s, {} lost ({} pages flagged)",
-                       s.cpu, s.pages, s.records, span_s, s.loss(), s.pages_with_loss);
+                       s.cpu, s.pages, s.records, span_s,
+                       i < r.buffer_stats.size() ? LostRecords(s, r.buffer_stats[i]) : s.loss(), s.pages_with_loss);
     if (s.damaged_pages) out += fmt::format(", {} damaged pages", s.damaged_pages);
     if (s.unknown_ids) out += fmt::format(", {} records of unknown ids", s.unknown_ids);
     if (s.backwards) out += fmt::format(", {} records out of time order", s.backwards);
