@@ -15,7 +15,10 @@
 #include "blackbox/event_set.h"
 #include "blackbox/instance_reader.h"
 #include "blackbox/markers.h"
+#include "collect/tracefs_format.h"
+#include <fmt/format.h>
 #include "common/files.h"
+#include "report/report_session.h"
 #include "common/strings.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
@@ -95,12 +98,37 @@ Decoded DecodeInstance(const std::string& dir) {
   return d;
 }
 
+// Linux shares CPU time between sessions (autogroups) before threads: on a
+// machine shared with builds the flood would get a fraction of a CPU. This
+// gives the test's session the weight of nice -19 while it lives (as the
+// report's storm test does).
+class BoostedSession {
+ public:
+  BoostedSession() {
+    std::ifstream in("/proc/self/autogroup");
+    std::string group, word;
+    in >> group >> word >> old_nice_;
+    std::ofstream("/proc/self/autogroup") << "-19";
+  }
+  ~BoostedSession() { std::ofstream("/proc/self/autogroup") << old_nice_; }
+
+ private:
+  int old_nice_ = 0;
+};
+
+// Without threaded NAPI veth runs the receiver's NAPI and its receive
+// processing in NET_RX on the sending CPU (support/veth_pair.h).
+constexpr int kSenderCpu = 1;
+
 void Flood(std::chrono::milliseconds duration) {
   std::string error;
   auto pair = VethPair::Create({}, &error);
   ASSERT_TRUE(pair) << error;
+  BoostedSession boost;
   ::gpunoise::testing::UdpFloodOptions flood;
   flood.duration = duration;
+  flood.sender_cpu = kSenderCpu;
+  flood.receiver_cpu = 0;
   auto r = ::gpunoise::testing::RunUdpFlood(*pair, flood);
   ASSERT_GT(r.sent, 1000u);
 }
@@ -183,6 +211,107 @@ TEST(BlackboxLive, ATinyBufferThatOverflowsShowsItsLossCounted) {
   std::printf("tiny buffer: overrun %llu, flagged pages %llu, stored counts %llu\n",
               static_cast<unsigned long long>(overrun), static_cast<unsigned long long>(flagged),
               static_cast<unsigned long long>(stored));
+}
+
+// The rows of one trace-processor statement, without the header.
+std::vector<std::string> Rows(const std::string& tp, const std::string& trace, const std::string& sql) {
+  std::string dir = ::gpunoise::testing::MakeTempDir();
+  std::ofstream(dir + "/q.sql") << sql;
+  ChildProcess proc({tp, "-q", dir + "/q.sql", trace});
+  EXPECT_EQ(proc.Wait(120s), 0) << proc.stderr_text();
+  std::vector<std::string> rows;
+  std::istringstream lines(proc.stdout_text());
+  std::string line;
+  bool header = true;
+  while (std::getline(lines, line)) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (!line.empty()) rows.push_back(line);
+  }
+  return rows;
+}
+
+long long Count(const std::string& tp, const std::string& trace, const std::string& sql) {
+  auto rows = Rows(tp, trace, sql);
+  if (rows.size() != 1) return -1;
+  return ParseInt64(Trim(rows[0])).value_or(-1);
+}
+
+TEST(BlackboxLive, CollectOfAnArmedInstanceWritesATraceTheTraceProcessorDrawsAndTheReportFindsTheStorm) {
+  GN_REQUIRE_TRACEFS_ROOT();
+  std::string tp = ::gpunoise::testing::FindTraceProcessor();
+  if (tp.empty()) GN_SKIP_NOT_PACKAGED(::gpunoise::testing::kNoTraceProcessor);
+  ScopedInstance instance("collect");  // arm uses it as it is (it exists)
+  ASSERT_TRUE(instance.created());
+  std::string dir = ::gpunoise::testing::MakeTempDir();
+  std::string state = dir + "/state", trace = dir + "/box.pftrace";
+  std::string bin = ::gpunoise::testing::GpunoiseBinary();
+  {
+    ChildProcess arm({bin, "blackbox", "arm", "--live-instance", instance.name(), "--buffer-kb", "16384",
+                      "--measure", "200ms", "--state-dir", state});
+    ASSERT_EQ(arm.Wait(60s), 0) << arm.stderr_text();
+    EXPECT_NE(arm.stdout_text().find("black box armed"), std::string::npos) << arm.stdout_text();
+    EXPECT_NE(arm.stdout_text().find("holds the last"), std::string::npos) << arm.stdout_text();
+  }
+  Flood(2s);
+  ChildProcess collect({bin, "blackbox", "collect", "--live-instance", instance.name(), "-o", trace,
+                        "--state-dir", state});
+  ASSERT_EQ(collect.Wait(120s), 0) << collect.stderr_text();
+  std::string out = collect.stdout_text();
+  EXPECT_NE(out.find("black box: "), std::string::npos) << out;
+  EXPECT_NE(out.find("gpunoise report: "), std::string::npos) << out;
+  struct stat st {};
+  ASSERT_EQ(::stat(trace.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  // The UI's CPU, irq and softirq tracks come from the native messages.
+  EXPECT_GT(Count(tp, trace, "select count(*) from sched"), 100);
+  EXPECT_GT(Count(tp, trace,
+                  "select count(*) from slice s join track t on s.track_id = t.id where t.name like 'SoftIrq Cpu %'"),
+            1000);
+  EXPECT_GT(Count(tp, trace,
+                  "select count(*) from slice s join track t on s.track_id = t.id where t.name like 'Irq Cpu %'"),
+            0);
+  EXPECT_GT(Count(tp, trace, "select count(*) from ftrace_event where name = 'napi_poll'"), 100);
+  EXPECT_GT(Count(tp, trace, "select count(*) from ftrace_event where name = 'netif_receive_skb'"), 100);
+
+  // The storm: NET_RX on the sending CPU, as the report of a recording finds it.
+  report::ReportOptions options;
+  options.trace_path = trace;
+  auto result = report::RunReport(options);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const analyze::Finding* storm = nullptr;
+  for (const auto& f : result->analysis.findings)
+    if (f.detector == "softirq_storm" && f.cpus == std::vector<uint32_t>{kSenderCpu} && !storm) storm = &f;
+  ASSERT_NE(storm, nullptr) << result->output;
+  EXPECT_EQ(storm->Metric("vector"), 3) << "NET_RX\n" << result->output;
+  std::printf("%s\n", storm->title.c_str());
+}
+
+TEST(BlackboxLive, CollectRefusesAMarkerTableThatDisagreesWithTheFormatFiles) {
+  GN_REQUIRE_TRACEFS_ROOT();
+  ScopedInstance instance("mismatch");
+  ASSERT_TRUE(instance.created());
+  Instance inst(instance.dir());
+  ASSERT_TRUE(inst.SetClock("boot").ok());
+  ASSERT_TRUE(inst.EnableEvents({"sched/sched_switch"}, nullptr).ok());
+  ASSERT_TRUE(inst.SetTracingOn(true).ok());
+  // sched_switch's real id, with a layout this kernel's format does not have
+  // (as a table written by another kernel would say).
+  auto format = collect::ParseTraceFormat(*ReadFileToString(std::string(kTracefs) + "/events/sched/sched_switch/format"));
+  ASSERT_TRUE(format.ok());
+  ASSERT_TRUE(inst.WriteMarker(fmt::format("gpunoise-blackbox id={} event=sched/sched_switch layout=00000000deadbeef",
+                                           format->id)).ok());
+  std::this_thread::sleep_for(50ms);
+  std::string dir = ::gpunoise::testing::MakeTempDir();
+  ChildProcess collect({::gpunoise::testing::GpunoiseBinary(), "blackbox", "collect", "--live-instance",
+                        instance.name(), "-o", dir + "/t.pftrace", "--state-dir", ""});
+  EXPECT_EQ(collect.Wait(60s), 1);
+  EXPECT_NE(collect.stderr_text().find("layout 00000000deadbeef"), std::string::npos) << collect.stderr_text();
+  EXPECT_NE(collect.stderr_text().find("a different kernel"), std::string::npos) << collect.stderr_text();
+  EXPECT_FALSE(PathExists(dir + "/t.pftrace"));  // no trace that pretends
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "blackbox/boot_plan.h"
 #include "blackbox/collect.h"
 #include "blackbox/event_set.h"
+#include "blackbox/saved_table.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "common/files.h"
@@ -54,6 +55,7 @@ constexpr const char* kExamples =
 
 struct Common {
   std::string tracefs = "/sys/kernel/tracing";
+  std::string state_dir = std::string(blackbox::kDefaultStateDir);
   std::string instance = std::string(blackbox::kDefaultInstance);
   std::string live_instance;
 };
@@ -62,6 +64,8 @@ void AddCommon(po::options_description& opts, Common* c) {
   opts.add_options()
       ("tracefs", po::value(&c->tracefs)->default_value(c->tracefs), "where tracefs is mounted")
       ("instance", po::value(&c->instance)->default_value(c->instance), "the persistent instance's name")
+      ("state-dir", po::value(&c->state_dir)->default_value(c->state_dir),
+       "where arm saves (and collect finds) the event-id table on disk")
       ("live-instance", po::value(&c->live_instance),
        "use this plain instance of the running boot instead (drills and tests; created by arm if missing)");
 }
@@ -179,6 +183,7 @@ int RunArm(int argc, char** argv) {
   options.live = !common.live_instance.empty();
   options.force = force;
   options.buffer_kb = buffer_kb;
+  options.state_dir = common.state_dir;
   auto m = ParseDuration(measure);
   if (!m.ok()) {
     std::fprintf(stderr, "usage: gpunoise blackbox arm: --measure: %s\n", m.error().message.c_str());
@@ -247,6 +252,7 @@ int RunCollect(int argc, char** argv) {
   options.live = !common.live_instance.empty();
   options.output = output;
   options.pstore_dir = vm["pstore"].as<std::string>();
+  options.state_dir = common.state_dir;
   options.tool_version = GPUNOISE_VERSION;
   options.command_line = JoinArgs(argc, argv);
   auto result = blackbox::Collect(options);

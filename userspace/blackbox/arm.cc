@@ -1,5 +1,6 @@
 #include "blackbox/arm.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include "blackbox/event_formats.h"
 #include "blackbox/event_set.h"
 #include "blackbox/markers.h"
+#include "blackbox/saved_table.h"
 #include "common/files.h"
 #include "common/strings.h"
 
@@ -139,19 +141,41 @@ std::optional<double> SecondsHeld(uint64_t bytes_per_cpu, const std::vector<CpuR
   return static_cast<double>(bytes_per_cpu) / busiest->bytes_per_s;
 }
 
+std::vector<std::string> MarkerLines(const std::string& events_dir, const std::vector<std::string>& events) {
+  EventTable table = LoadEventTable(events_dir, events, nullptr);
+  return HeaderAndIdMarkers(MarkerHeader{BootId(), Release(), "boot"}, table);
+}
+
 Result<size_t> WriteMarkers(const std::string& instance_dir, const std::string& events_dir,
                             const std::vector<std::string>& events) {
-  EventTable table = LoadEventTable(events_dir, events, nullptr);
-  MarkerHeader header{BootId(), Release(), "boot"};
+  std::vector<std::string> lines = MarkerLines(events_dir, events);
   Instance inst(instance_dir);
+  // A marker lands in the buffer of the CPU the writer runs on, and each
+  // CPU's ring wraps at its own pace: every CPU gets its own copy, so the
+  // table survives in whichever CPU's history reaches back the furthest.
+  cpu_set_t saved;
+  bool have_saved = ::sched_getaffinity(0, sizeof(saved), &saved) == 0;
+  GN_ASSIGN_OR_RETURN(auto cpus, InstanceCpus(instance_dir));
   size_t n = 0;
-  for (const std::string& line : HeaderAndIdMarkers(header, table)) {
-    GN_RETURN_IF_ERROR(inst.WriteMarker(line));
+  Status status = OkStatus();
+  for (uint32_t cpu : cpus) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (::sched_setaffinity(0, sizeof(one), &one) != 0) continue;  // offline, or not ours
+    for (const std::string& line : lines) {
+      if (status = inst.WriteMarker(line); !status.ok()) break;
+      ++n;
+    }
+    if (status.ok())
+      status = inst.WriteMarker(
+          AnchorMarker(ClockNs(CLOCK_BOOTTIME), ClockNs(CLOCK_MONOTONIC), ClockNs(CLOCK_REALTIME)));
+    if (!status.ok()) break;
     ++n;
   }
-  GN_RETURN_IF_ERROR(inst.WriteMarker(
-      AnchorMarker(ClockNs(CLOCK_BOOTTIME), ClockNs(CLOCK_MONOTONIC), ClockNs(CLOCK_REALTIME))));
-  return n + 1;
+  if (have_saved) ::sched_setaffinity(0, sizeof(saved), &saved);
+  GN_RETURN_IF_ERROR(status);
+  return n;
 }
 
 Result<ArmResult> Arm(const ArmOptions& options) {
@@ -190,6 +214,10 @@ Result<ArmResult> Arm(const ArmOptions& options) {
   std::vector<std::string> table_events = r.enabled;
   table_events.push_back("ftrace/print");
   GN_ASSIGN_OR_RETURN(r.markers_written, WriteMarkers(state.instance_dir, events_dir, table_events));
+  if (!options.state_dir.empty()) {
+    GN_RETURN_IF_ERROR(SaveMarkerLines(options.state_dir, BootId(), MarkerLines(events_dir, table_events)));
+    r.saved_table = options.state_dir + "/ids-" + BootId();
+  }
 
   auto kb = ReadFileToString(state.instance_dir + "/buffer_size_kb");
   r.buffer_bytes_per_cpu = kb.ok() ? ParseUint64(Trim(*kb)).value_or(0) * 1024 : 0;
@@ -213,6 +241,7 @@ Result<ArmResult> Arm(const ArmOptions& options) {
 std::string FormatArmResult(const ArmResult& r) {
   std::string out = fmt::format("black box armed: {} events enabled, {} marker lines written\n",
                                 r.enabled.size(), r.markers_written);
+  if (!r.saved_table.empty()) out += fmt::format("  event-id table also saved to {}\n", r.saved_table);
   if (!r.missing.empty()) {
     out += "  not on this kernel:";
     for (const std::string& m : r.missing) out += " " + m;

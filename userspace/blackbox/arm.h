@@ -47,6 +47,7 @@ struct ArmOptions {
   bool force = false;  // discard uncollected previous-boot data
   uint64_t buffer_kb = 0;  // live instances only: per-CPU size (0: leave)
   std::chrono::milliseconds measure{1000};  // how long to watch the event rate
+  std::string state_dir = "/var/lib/gpunoise/blackbox";  // where the id table is saved ("": nowhere)
 };
 
 struct CpuRate {
@@ -59,6 +60,7 @@ struct ArmResult {
   std::vector<std::string> enabled;
   std::vector<std::string> missing;
   size_t markers_written = 0;
+  std::string saved_table;  // the on-disk copy of the markers
   std::vector<CpuRate> rates;
   uint64_t buffer_bytes_per_cpu = 0;
   // Seconds of history the busiest CPU's ring holds at the measured rate
@@ -71,8 +73,8 @@ Result<ArmResult> Arm(const ArmOptions& options);
 std::string FormatArmResult(const ArmResult& result);
 
 // Writes the id table and one wall-clock anchor into the instance's
-// trace_marker again (what a periodic anchor does, so the newest pages
-// always carry them). Returns the number of marker lines written.
+// trace_marker, once from every CPU (what a periodic anchor does too, so
+// the newest pages carry them). Returns the number of marker lines written.
 Result<size_t> WriteMarkers(const std::string& instance_dir, const std::string& events_dir,
                             const std::vector<std::string>& events);
 

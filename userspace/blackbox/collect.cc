@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "blackbox/event_set.h"
+#include "blackbox/saved_table.h"
 #include "collect/host_info.h"
 #include "collect/kallsyms.h"
 #include "common/files.h"
@@ -122,6 +123,20 @@ Result<CollectResult> Collect(const CollectOptions& options) {
       if (f.name == "buf") AddMarker(f.text, g.ts, &result.markers);
   };
   for (const CpuPages& c : cpus) DecodeCpuPages(c.cpu, c.pages, layout, print_only, marker_cb);
+  result.table_source = "the buffer's own markers";
+  if (result.markers.ids.empty() && !options.state_dir.empty()) {
+    // Overwritten: the copy arm saved. For a live instance that is this
+    // boot's; else the newest boot's other than this one.
+    std::string this_boot = collect::ReadHostInfo().boot_id;
+    std::string path;
+    auto saved = LoadSavedMarkers(options.state_dir, options.live ? this_boot : std::string(), this_boot, &path);
+    if (saved.ok()) {
+      result.markers.ids = saved->ids;
+      result.markers.conflicting_ids = saved->conflicting_ids;
+      if (result.markers.headers.empty()) result.markers.headers = saved->headers;
+      result.table_source = path + " (the buffer's own markers were overwritten)";
+    }
+  }
   GN_ASSIGN_OR_RETURN(EventTable table, TableFromMarkers(result.markers, current));
   std::sort(result.markers.anchors.begin(), result.markers.anchors.end(),
             [](const MarkerAnchor& a, const MarkerAnchor& b) { return a.record_ts < b.record_ts; });
@@ -254,6 +269,7 @@ std::string FormatCollectSummary(const CollectResult& r) {
                      "before the end\n",
                      r.events + r.generic, r.events, r.generic, r.lost);
   if (!r.boot_id.empty()) out += fmt::format("  written by boot {}\n", r.boot_id);
+  out += fmt::format("  event-id table: {}\n", r.table_source);
   if (!r.markers.anchors.empty()) {
     const MarkerAnchor& a = r.markers.anchors.back();
     out += fmt::format("  last wall-clock anchor: realtime {}.{:09d} s at trace time {} ns\n",

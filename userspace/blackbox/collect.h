@@ -27,6 +27,9 @@ struct CollectOptions {
   std::string output;
   std::string pstore_dir = "/sys/fs/pstore";
   std::string kallsyms = "/proc/kallsyms";
+  // Where arm saved the id table (used when the buffer's own markers were
+  // overwritten); "" for none.
+  std::string state_dir = "/var/lib/gpunoise/blackbox";
   std::string tool_version;
   std::string command_line;
 };
@@ -41,6 +44,7 @@ struct CollectResult {
   std::vector<CpuDecodeStats> cpus;
   std::vector<CpuBufferStats> buffer_stats;  // per CPU, as read before the pages
   MarkerSet markers;
+  std::string table_source;  // "the buffer's markers" or the saved file's path
   std::optional<LastBootInfo> last_boot;
   std::optional<int64_t> text_delta;  // previous boot -> this boot kernel addresses
   uint64_t symbolized = 0;            // addresses given a symbol name
