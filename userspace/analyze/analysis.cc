@@ -9,6 +9,7 @@
 #include "analyze/interference_detector.h"
 #include "analyze/nic_irqs.h"
 #include "analyze/nic_trouble_detector.h"
+#include "analyze/kernel_log_findings.h"
 #include "analyze/softirq_storm_detector.h"
 #include "model/events.h"
 #include "model/net_trace_event.h"
@@ -291,6 +292,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectSoftirqStorms(ctx));
   add(DetectNicTrouble(ctx));
   add(DetectGpuIdleGaps(ctx));
+  add(DetectKernelLogTrouble(ctx));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

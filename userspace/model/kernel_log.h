@@ -60,6 +60,21 @@ struct KernelLogMatch {
   explicit operator bool() const { return cls != KernelLogClass::kNone; }
 };
 
+// One kernel log record, as /dev/kmsg gives it (include/linux/printk.h,
+// Documentation/ABI/testing/dev-kmsg), placed on the trace clock.
+struct KernelLogEntry {
+  uint64_t ts = 0;          // CLOCK_BOOTTIME ns (estimated from the record's local-clock usec)
+  uint64_t seq = 0;
+  uint64_t usec = 0;        // the kernel's own timestamp: local clock, not BOOTTIME
+  uint8_t level = 6;        // 0 emerg .. 7 debug
+  uint8_t facility = 0;     // 0 kernel; user writes to /dev/kmsg are 1
+  std::string text;
+  std::string subsystem;    // SUBSYSTEM= ("pci", "net")
+  std::string device;       // DEVICE= ("+pci:0000:3b:00.0", "n3" for ifindex 3, "b8:0", "c1:3")
+  KernelLogClass cls = KernelLogClass::kNone;
+  std::string about;        // the device the message names (DEVICE= or its text)
+};
+
 // The first pattern that matches `text` (the message without the
 // "PRIO,SEQ,USEC,FLAGS;" prefix), in table order.
 KernelLogMatch ClassifyKernelLog(std::string_view text);
