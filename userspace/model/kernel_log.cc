@@ -31,7 +31,7 @@ constexpr KernelLogPattern kPatterns[] = {
     {C::kLinkDown, "link_down", "NicLinkDown", S::kWarning,
      R"(.*\S+ ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d): Device link is down\.?$)", 1, 0, 0},
     // bridge ports (net/bridge/br_stp.c): "br0: port 1(veth0) entered disabled state"
-    {C::kLinkDown, "link_down", "BridgePortDown", S::kInfo,
+    {C::kLinkDown, "link_down", "BridgePortDown", S::kWarning,
      R"(.*\S+: port \d+\((\S+)\) entered disabled state$)", 1, 0, 0},
     // "mlx5_core 0000:3b:00.0 eth0: Link up", "ice 0000:af:00.0 eth1: NIC Link is up 100 Gbps Full Duplex, ...",
     // "i40e 0000:3b:00.0 eth0: NIC Link is Up, 40 Gbps Full Duplex, Flow Control: None"
