@@ -255,9 +255,18 @@ TEST(BlackboxLive, CollectOfAnArmedInstanceWritesATraceTheTraceProcessorDrawsAnd
     EXPECT_NE(arm.stdout_text().find("black box armed"), std::string::npos) << arm.stdout_text();
     EXPECT_NE(arm.stdout_text().find("holds the last"), std::string::npos) << arm.stdout_text();
   }
+  // A crashed kernel's pstore record.
+  std::string pstore = dir + "/pstore";
+  ::mkdir(pstore.c_str(), 0700);
+  std::ofstream(pstore + "/dmesg-ramoops-0")
+      << "<0>[  812.100000] NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 7 timed out 5120 ms\n";
   Flood(2s);
+  // After the flood (which overwrites all but the last fraction of a second
+  // of the CPU it runs on), as a dying kernel's last line would be.
+  std::ofstream("/dev/kmsg") << "<4>gpunoise-blackbox-test: watchdog: BUG: soft lockup - CPU#1 stuck for 23s! [python3:4242]\n";
+  std::this_thread::sleep_for(50ms);
   ChildProcess collect({bin, "blackbox", "collect", "--live-instance", instance.name(), "-o", trace,
-                        "--state-dir", state});
+                        "--state-dir", state, "--pstore", pstore});
   ASSERT_EQ(collect.Wait(120s), 0) << collect.stderr_text();
   std::string out = collect.stdout_text();
   EXPECT_NE(out.find("black box: "), std::string::npos) << out;
@@ -287,6 +296,19 @@ TEST(BlackboxLive, CollectOfAnArmedInstanceWritesATraceTheTraceProcessorDrawsAnd
     if (f.detector == "softirq_storm" && f.cpus == std::vector<uint32_t>{kSenderCpu} && !storm) storm = &f;
   ASSERT_NE(storm, nullptr) << result->output;
   EXPECT_EQ(storm->Metric("vector"), 3) << "NET_RX\n" << result->output;
+  // The log: the lockup names its CPU and task; the pstore line its device.
+  bool lockup = false, watchdog = false;
+  for (const auto& f : result->analysis.findings) {
+    if (f.detector != "kernel_log") continue;
+    if (f.kind == "soft_lockup" && f.cpus == std::vector<uint32_t>{1} && f.title.find("python3") != std::string::npos)
+      lockup = true;
+    if (f.kind == "tx_timeout" && f.device == "eth0" && !f.evidence.empty() &&
+        f.evidence[0].find("transmit queue 7 timed out") != std::string::npos)
+      watchdog = true;
+  }
+  EXPECT_TRUE(lockup) << result->output;
+  EXPECT_TRUE(watchdog) << result->output;
+  EXPECT_NE(out.find("pstore dmesg-ramoops-0"), std::string::npos) << out;
   std::printf("%s\n", storm->title.c_str());
 }
 

@@ -14,6 +14,8 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "export/perfetto/generic_ftrace_bundle.h"
+#include "export/perfetto/kernel_log_packets.h"
+#include "export/perfetto/metadata_packets.h"
 #include "record/perfetto_trace_sink.h"
 
 namespace gpunoise::blackbox {
@@ -21,6 +23,8 @@ namespace {
 
 // Field names that hold a kernel code address in the tracepoints of the
 // event set (workqueue's function, kfree_skb's location, print's ip).
+constexpr uint32_t kLogSequenceId = 7;  // as record's kernel log
+
 bool IsCodeAddressField(std::string_view name) {
   return name == "function" || name == "location" || name == "ip" || name == "call_site" ||
          name == "func";
@@ -183,6 +187,7 @@ Result<CollectResult> Collect(const CollectOptions& options) {
   GN_RETURN_IF_ERROR(sink->WriteHeader(host, no_processes, session));
 
   model::IrqTable irqs;
+  std::vector<model::KernelLogEntry> log;
   std::deque<std::string> strings;  // backing store of one page's generic fields
   std::vector<perfetto::GenericFtraceField> fields;
   std::vector<perfetto::GenericFtraceRecord> records;
@@ -195,7 +200,22 @@ Result<CollectResult> Collect(const CollectOptions& options) {
     cb.on_events = [&](uint32_t cpu, std::span<const model::Event> events, bool lost) {
       if (Status st = sink->WriteCpuBatch(cpu, events, lost); !st.ok() && write_status.ok()) write_status = st;
     };
-    cb.on_generic = [&](const GenericRecord& g) { generic.push_back(g); };
+    cb.on_generic = [&](const GenericRecord& g) {
+      // printk:console: the kernel log line at printk time, in the
+      // caller's context, on the trace clock: also a log record.
+      if (g.group == "printk" && g.event == "console")
+        for (const GenericField& f : g.fields)
+          if (f.name == "msg") {
+            model::KernelLogEntry e;
+            e.ts = g.ts;
+            e.text = f.text;
+            model::KernelLogMatch m = model::ClassifyKernelLog(e.text);
+            e.cls = m.cls;
+            e.about = m.device;
+            log.push_back(std::move(e));
+          }
+      generic.push_back(g);
+    };
     cb.on_irq_name = [&](int32_t irq, std::string_view name) {
       if (irqs[irq].name.empty()) irqs[irq].name = std::string(name);
     };
@@ -254,12 +274,40 @@ Result<CollectResult> Collect(const CollectOptions& options) {
     result.buffer_stats.push_back(c.stats_before);
   }
   session.collectors.push_back(collector);
+  result.pstore = ReadPstore(options.pstore_dir);
+  // The crashed kernel's own last words (pstore) go after the buffer's end:
+  // pstore keeps the kernel's local-clock times, which cannot be placed.
+  for (const PstoreFile& p : result.pstore)
+    for (std::string_view line : Split(p.text, '\n')) {
+      if (Trim(line).empty()) continue;
+      model::KernelLogEntry e;
+      e.ts = session.end_ts;
+      e.text = fmt::format("{}: {}", p.name, line);
+      e.level = 3;
+      model::KernelLogMatch m = model::ClassifyKernelLog(line);
+      e.cls = m.cls;
+      e.about = m.device;
+      log.push_back(std::move(e));
+    }
+  result.log_records = log.size();
+  if (!log.empty()) {
+    int64_t realtime_minus_boottime = 0;
+    if (!options.live && !result.markers.anchors.empty()) {
+      const MarkerAnchor& a = result.markers.anchors.back();
+      realtime_minus_boottime = static_cast<int64_t>(a.realtime_ns) - static_cast<int64_t>(a.boottime_ns);
+    } else {
+      perfetto::ClockReadings now = perfetto::ReadClocks();
+      realtime_minus_boottime = static_cast<int64_t>(now.realtime) - static_cast<int64_t>(now.boottime);
+    }
+    packet.clear();
+    perfetto::EncodeKernelLogPacket(log, realtime_minus_boottime, 0, kLogSequenceId, &packet);
+    GN_RETURN_IF_ERROR(sink->writer().WriteSerializedPacket(packet));
+  }
   sink->set_irq_table(irqs);
   GN_RETURN_IF_ERROR(write_status);
   GN_RETURN_IF_ERROR(sink->WriteFooter(no_processes, session));
   GN_RETURN_IF_ERROR(sink->Commit());
   result.output = options.output;
-  result.pstore = ReadPstore(options.pstore_dir);
   return result;
 }
 
@@ -287,6 +335,7 @@ std::string FormatCollectSummary(const CollectResult& r) {
     out += "\n";
   }
   if (r.text_delta && *r.text_delta) out += fmt::format("  kernel text moved by {:+#x} since that boot (KASLR)\n", *r.text_delta);
+  if (r.log_records) out += fmt::format("  {} kernel log records (printk:console, pstore) in the trace's log\n", r.log_records);
   if (r.symbolized) out += fmt::format("  {} code addresses symbolized\n", r.symbolized);
   if (r.pstore.empty()) {
     out += "  pstore: no records (no ramoops/efi-pstore log of the crashed kernel)\n";

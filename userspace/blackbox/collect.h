@@ -47,7 +47,8 @@ struct CollectResult {
   std::string table_source;  // "the buffer's markers" or the saved file's path
   std::optional<LastBootInfo> last_boot;
   std::optional<int64_t> text_delta;  // previous boot -> this boot kernel addresses
-  uint64_t symbolized = 0;            // addresses given a symbol name
+  uint64_t symbolized = 0;
+  uint64_t log_records = 0;           // printk:console records and pstore lines written as log            // addresses given a symbol name
   std::vector<PstoreFile> pstore;
   std::string boot_id;                // of the boot that wrote the buffer
   uint64_t events = 0, generic = 0, lost = 0;
