@@ -170,9 +170,9 @@ int RunArm(int argc, char** argv) {
       std::printf("wrote %s: run update-grub (Debian, Ubuntu) or grub2-mkconfig -o /boot/grub2/grub.cfg, then "
                   "reboot\n",
                   path.c_str());
-    } else if (!booted_with) {
-      std::printf("this boot was not started with it: 'gpunoise blackbox arm --install' writes a GRUB "
-                  "drop-in, then reboot and run 'gpunoise blackbox arm' again\n");
+    } else if (!booted_with && !print) {
+      log::Error("this boot was not started with that command line: 'gpunoise blackbox arm --install' writes a "
+                 "GRUB drop-in; reboot, then run 'gpunoise blackbox arm' again");
     }
     if (print || install || !booted_with) return print || install ? 0 : 1;
   }
