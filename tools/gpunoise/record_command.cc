@@ -2,6 +2,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli_util.h"
@@ -15,6 +16,7 @@
 #include "export/perfetto/trace_compression.h"
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
+#include "record/privilege_drop.h"
 #include "record/workload.h"
 
 namespace po = boost::program_options;
@@ -64,6 +66,7 @@ int RunRecord(int argc, char** argv) {
       break;
     }
   }
+  std::string trace_group;
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
   std::string compress_text = "zlib";
@@ -85,13 +88,16 @@ int RunRecord(int argc, char** argv) {
       ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
        "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
-       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates)")
+       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates), "
+       "node (steal, CPU-quota throttling, affinity, reclaim and dirty-page stalls)")
       ("net-dev", po::value(&net_devs)->multitoken(),
        "with net-packets: records only for these devices (up to 4; counters cover all devices)")
       ("nic-tracepoints", po::value(&nic_categories)->multitoken(),
-       "tracefs categories of NIC-driver tracepoints to count (default: mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
+       "tracefs categories of NIC-driver tracepoints to count (default: the event systems of the NIC drivers' "
+       "modules, else mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
       ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
-       "how often the network counters are sampled into counter tracks")
+       "how often the network counters and the NICs' own counters (ethtool -S, link state) are sampled into "
+       "counter tracks")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
@@ -106,6 +112,8 @@ int RunRecord(int argc, char** argv) {
       ("no-gpu-counters", po::bool_switch(&no_gpu_counters), "do not sample NVML")
       ("no-nvtx", po::bool_switch(&no_nvtx), "with -- CMD: leave NVTX alone (no NVTX ranges in the trace)")
       ("run-as-root", po::bool_switch(&run_as_root), "with -- CMD under sudo: run CMD as root instead of the sudo user")
+      ("group", po::value(&trace_group),
+       "make the trace 0640 and of this group (name or number) instead of 0600, for the people who read traces")
       ("redact", po::bool_switch(&redact),
        "processes' command lines in the trace keep only the program name (arguments often carry tokens)")
       ("verbose,v", po::bool_switch(&verbose), "show libbpf's messages");
@@ -131,6 +139,14 @@ int RunRecord(int argc, char** argv) {
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
   options.records_per_cpu_per_drain = drain_batch;
   options.redact = redact;
+  if (!trace_group.empty()) {
+    auto gid = record::LookUpGroup(trace_group);
+    if (!gid.ok()) {
+      std::fprintf(stderr, "usage: gpunoise record: %s\n", gid.error().message.c_str());
+      return 2;
+    }
+    options.trace_gid = static_cast<int>(*gid);
+  }
   if (!duration_text.empty()) {
     auto d = ParseDuration(duration_text);
     if (!d.ok() || *d == 0) {
@@ -162,7 +178,7 @@ int RunRecord(int argc, char** argv) {
     bool known = false;
     for (std::string_view k : record::kEventGroups) known |= (k == g);
     if (!known) {
-      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets)\n",
+      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets, node)\n",
                    static_cast<int>(g.size()), g.data());
       return 2;
     }
@@ -250,7 +266,7 @@ int RunRecord(int argc, char** argv) {
   gpu_options.nvtx = !no_nvtx;
   record::WorkloadSpec workload_spec;
   if (!command.empty() && !run_as_root) {
-    if (auto invoker = record::SudoInvoker()) workload_spec = *invoker;
+    if (auto invoker = record::InvokingUser()) workload_spec = *invoker;
     gpu_options.owner_uid = workload_spec.uid;
     gpu_options.owner_gid = workload_spec.gid;
   }
@@ -283,6 +299,17 @@ int RunRecord(int argc, char** argv) {
       return "command " + workload->DescribeExit();
     };
   }
+
+  // Once attached (and the command started with the invoking user's own
+  // rights), only what the rest of the recording needs stays.
+  options.after_attach = [&]() -> Status {
+    record::RecordNeeds needs;
+    needs.output_path = options.output_path;
+    if (!gpu_dir.empty() || !(*gpu)->workload_env().empty()) needs.gpu_dir = (*gpu)->fragment_dir();
+    std::vector<std::string> reasons;
+    CapMask keep = record::RecordKeeps(needs, &reasons);
+    return record::DropPrivilegesAfterAttach("record", keep, reasons);
+  };
 
   UniqueFd signal_fd = BlockStopSignals();
   options.stop_fd = signal_fd.get();
@@ -324,12 +351,21 @@ int RunRecord(int argc, char** argv) {
     std::printf("gpunoise: %s (pid %d) %s\n", command[0].c_str(), workload->pid(),
                 workload_running ? "is still running" : workload->DescribeExit().c_str());
   std::fflush(stdout);
+  int status = 0;
   if (result->late_error) {
     log::Error("{}", result->late_error->message);
-    return 1;
+    status = 1;
+  } else {
+    // Like `time` and `perf record`: a failing command fails the whole line.
+    status = workload && !workload_running ? workload->ShellStatus() : 0;
   }
-  // Like `time` and `perf record`: a failing command fails the whole line.
-  return workload && !workload_running ? workload->ShellStatus() : 0;
+  // A second Ctrl-C during the detach: the trace is complete; leave at once
+  // (no destructors: a thread is still detaching the programs).
+  if (result->detach_abandoned) {
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
+  return status;
 }
 
 }  // namespace gpunoise::cli

@@ -55,6 +55,11 @@ struct Wakeup {
   int32_t tid = 0;
   int16_t target_cpu = -1;
   uint16_t waker_cpu = 0;
+  // The task current on waker_cpu (0: unknown or idle) and the context the
+  // wakeup fired in (model::kFlag*): from a softirq or hard IRQ the waker
+  // is the interrupt, not the task it interrupted.
+  int32_t waker_tid = 0;
+  uint16_t flags = 0;
 };
 
 struct Migration {
@@ -107,7 +112,9 @@ struct NetRecord {
 struct NetData {
   std::vector<std::string> names = {""};  // devices and drop reasons
   std::vector<NetRecord> events;
-  std::string_view Name(uint16_t id) const { return id < names.size() ? names[id] : ""; }
+  // Both branches string_view: a ternary of std::string and "" would make a
+  // temporary std::string and return a view of it.
+  std::string_view Name(uint16_t id) const { return id < names.size() ? std::string_view(names[id]) : std::string_view(); }
 };
 
 struct TrackSlice {
@@ -136,7 +143,9 @@ struct TrackData {
   std::vector<TrackSlice> slices;  // completed slices, in end order
   std::vector<TrackFlow> flows;
   std::unordered_map<uint64_t, std::vector<CounterSample>> counters;
-  std::string_view String(uint32_t id) const { return id < strings.size() ? strings[id] : ""; }
+  std::string_view String(uint32_t id) const {
+    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();  // see NetData::Name
+  }
   // The track's name, or its nearest named ancestor's.
   std::string TrackPath(uint64_t uuid) const;
 };
@@ -156,6 +165,10 @@ struct MetaInstant {
   }
 };
 
+// Instants on the "gpunoise node" track: CPU quotas and the processes they
+// apply to (analyze/node_metadata.h reads them).
+inline constexpr std::string_view kNodeMetadataTrack = "gpunoise node";
+
 class Timeline {
  public:
   std::vector<CpuTimeline> cpus;
@@ -166,6 +179,7 @@ class Timeline {
   NetData net;
   TrackData tracks;
   std::vector<MetaInstant> net_metadata;
+  std::vector<MetaInstant> node_metadata;
   std::optional<model::SessionInfo> session;
   std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
   model::HostInfo host;

@@ -29,6 +29,9 @@ void Append(PodVector<T>& v, const T& item, bool* unsorted) {
 
 // The network collectors' metadata instants (docs/network.md, "Trace format").
 bool IsNetMetadata(const TrackData& tracks, const model::TrackEventRecord& e) {
+  // Link events sit on their device's track, PCIe retrains on "PCIe"
+  // (export/perfetto/nic_tracks.h); they are read with the metadata.
+  if (e.category == "gpunoise.link") return true;
   auto it = tracks.tracks.find(e.track_uuid);
   return it != tracks.tracks.end() && it->second.name == kNetMetadataTrack;
 }
@@ -82,7 +85,8 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
           [&](const model::SchedSwitch& s) { OnSwitch(ev, s, c, o); },
           [&](const model::SchedWaking& w) {
             if (!t_.wakeups.empty() && ev.ts < t_.wakeups.back().ts) wakeups_unsorted_ = true;
-            t_.wakeups.push_back({ev.ts, w.tid, static_cast<int16_t>(w.target_cpu), static_cast<uint16_t>(ev.cpu)});
+            t_.wakeups.push_back({ev.ts, w.tid, static_cast<int16_t>(w.target_cpu), static_cast<uint16_t>(ev.cpu),
+                                  ev.tid, ev.common_flags});
             Name(w.tid, w.comm);
             if (w.tgid) SetTgid(w.tid, w.tgid);
           },
@@ -318,6 +322,11 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
     case model::TrackEventType::kInstant: {
       if (IsNetMetadata(t_.tracks, e)) {
         t_.net_metadata.push_back({e.ts, std::string(e.name), e.args});
+        break;
+      }
+      if (auto it = t_.tracks.tracks.find(e.track_uuid);
+          it != t_.tracks.tracks.end() && it->second.name == kNodeMetadataTrack) {
+        t_.node_metadata.push_back({e.ts, std::string(e.name), e.args});
         break;
       }
       // Instants with flows or a correlation id (a launch recorded as a

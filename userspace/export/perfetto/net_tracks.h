@@ -84,6 +84,12 @@ class NetTrackWriter {
   Status WriteTotals(const model::NetSnapshot& baseline, const model::NetSnapshot& final,
                      const model::NetNames& names);
 
+  // The track of a device under "Network" (created on first use), for
+  // other writers that put a device's data beside these (nic_tracks.h).
+  uint64_t DeviceTrackUuid(const std::string& label) { return DeviceTrack(label); }
+  // The "gpunoise network" track (created on first use).
+  uint64_t MetadataTrackUuid() { return MetadataTrack(); }
+
  private:
   uint64_t MetadataTrack();
   uint64_t DeviceTrack(const std::string& label);

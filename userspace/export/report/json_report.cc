@@ -302,6 +302,10 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.Field("focus_share", Share(c.focus_ns, c.observed_ns));
     w.Field("switches", c.switches);
     w.Field("loss_gaps", c.lost_spans);
+    w.Field("steal_recorded", c.steal_recorded);
+    w.Field("steal_ns", c.steal_ns);
+    w.Field("throttled_ns", c.throttled_ns);
+    w.Field("reclaim_ns", c.reclaim_ns);
     w.EndObject();
   }
   w.EndArray();
@@ -348,6 +352,20 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.EndObject();
     w.Field("tx_timeouts", d.tx_timeouts);
     w.Field("dql_stalls", d.dql_stalls);
+    if (d.nic_counters) {
+      w.Key("nic");
+      w.BeginObject();
+      w.Field("driver", d.driver);
+      w.Field("drops", d.nic_drops);
+      w.Field("pause_frames", d.pause_frames);
+      w.Field("carrier_changes", static_cast<uint64_t>(d.carrier_changes));
+      w.Field("link_down_events", static_cast<uint64_t>(d.link_downs));
+      w.Key("by_kind");
+      w.BeginObject();
+      for (const auto& [kind, n] : d.nic_by_kind) w.Field(kind, n);
+      w.EndObject();
+      w.EndObject();
+    }
     Array(w, "irqs", d.irqs);
     w.Field("irq_count", d.irq_count);
     w.Field("irq_ns", d.irq_ns);
