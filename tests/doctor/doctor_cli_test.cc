@@ -120,7 +120,10 @@ TEST_F(DoctorCli, JsonFollowsTheDocumentedSchema) {
 }
 
 TEST_F(DoctorCli, JsonEscapesKernelLogText) {
-  tree_.SetKernelLog({std::string("4,2,2000000,-;NETDEV WATCHDOG: gnfix0 \"q\\1\" \x01 \xff timed out")});
+  // The watchdog's own format (the classifier wants it whole), with a driver
+  // name full of what JSON must escape.
+  tree_.SetKernelLog(
+      {std::string("4,2,2000000,-;NETDEV WATCHDOG: gnfix0 (\"q\\1\" \x01 \xff): transmit queue 0 timed out 5000 ms")});
   CommandResult r = Doctor({"--json"});
   std::string json_path = tree_.root() + "/out.json";
   std::ofstream(json_path) << r.out;

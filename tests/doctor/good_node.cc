@@ -96,6 +96,15 @@ void BuildGoodNode(FixtureTree& t) {
 
   t.Write("/proc/sys/kernel/numa_balancing", "0\n");
   t.Write("/proc/sys/kernel/hung_task_detect_count", "0\n");
+  // Crashes end in a reboot with evidence (kernel.panic, kernel.evidence,
+  // kernel.blackbox).
+  t.Write("/proc/sys/kernel/panic", "10\n");
+  t.Write("/proc/sys/kernel/panic_on_oops", "1\n");
+  t.Write("/sys/module/pstore/parameters/backend", "ramoops\n");
+  t.Write("/sys/kernel/kexec_crash_loaded", "1\n");
+  t.Write("/sys/kernel/kexec_crash_size", "268435456\n");
+  t.Write("/sys/kernel/tracing/instances/gpunoise_blackbox/last_boot_info", "# Current\n");
+  t.Write("/sys/kernel/tracing/instances/gpunoise_blackbox/tracing_on", "1\n");
   t.Write("/proc/sys/kernel/hung_task_timeout_secs", "120\n");
   t.Write("/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
   t.Write("/sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never\n");

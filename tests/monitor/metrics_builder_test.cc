@@ -161,6 +161,22 @@ TEST(MetricsBuilder, FocusSamplerNetAndKernelSeries) {
   EXPECT_DOUBLE_EQ(Value(*Find(fs, "gpunoise_kernel_trouble_events"), {{"kind", "warn"}}), 3);
 }
 
+TEST(MetricsBuilder, KernelLogMessagesByClassAndDeviceWithEveryClassPresent) {
+  Fixture fx;
+  EXPECT_EQ(Find(BuildMetrics(fx.in), "gpunoise_kernel_log_messages"), nullptr);  // no kernel log read
+  fx.in.kernel_log_read = true;
+  fx.in.kernel_log[{"tx_timeout", "eth0"}] = 2;
+  fx.in.kernel_log[{"soft_lockup", ""}] = 1;
+  fx.in.kernel_log_lost = 4;
+  auto fs = BuildMetrics(fx.in);
+  const MetricFamily* log = Find(fs, "gpunoise_kernel_log_messages");
+  ASSERT_NE(log, nullptr);
+  EXPECT_DOUBLE_EQ(Value(*log, {{"class", "tx_timeout"}, {"device", "eth0"}}), 2);
+  EXPECT_DOUBLE_EQ(Value(*log, {{"class", "soft_lockup"}, {"device", ""}}), 1);
+  EXPECT_DOUBLE_EQ(Value(*log, {{"class", "rcu_stall"}, {"device", ""}}), 0);  // present before it happens
+  EXPECT_DOUBLE_EQ(Value(*Find(fs, "gpunoise_kernel_log_lost"), {}), 4);
+}
+
 TEST(MetricsBuilder, EveryDetectorHasAnActiveSeriesAndATotal) {
   Fixture fx;
   auto fs = BuildMetrics(fx.in);

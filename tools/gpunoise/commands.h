@@ -10,5 +10,6 @@ int RunDoctor(int argc, char** argv);
 int RunMerge(int argc, char** argv);
 int RunEnv(int argc, char** argv);
 int RunMonitor(int argc, char** argv);
+int RunBlackbox(int argc, char** argv);
 
 }  // namespace gpunoise::cli

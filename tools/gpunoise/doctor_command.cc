@@ -15,6 +15,7 @@
 #include "doctor/doctor.h"
 #include "doctor/nvml_library.h"
 #include "doctor/report.h"
+#include "model/kernel_log.h"
 
 namespace po = boost::program_options;
 
@@ -70,7 +71,7 @@ int RunDoctor(int argc, char** argv) {
   std::string focus_cpus_text, root = "/", interval_text = "1s", since_text, nvml = doctor::kDefaultNvmlLibrary;
   std::string skip_text, exit_codes = "status", problem_at = "fail";
   std::vector<int> focus_pids;
-  bool json = false, summary = false, verbose = false, strict = false, list_checks = false;
+  bool json = false, summary = false, verbose = false, strict = false, list_checks = false, print_npd = false;
 
   po::options_description opts("OPTIONS");
   opts.add_options()
@@ -81,6 +82,8 @@ int RunDoctor(int argc, char** argv) {
        "else isolcpus/nohz_full CPUs)")
       ("json", po::bool_switch(&json), "print JSON (schema gpunoise.doctor/1, see docs/doctor.md)")
       ("summary", po::bool_switch(&summary), "print one summary line (for drain reasons and NPD messages)")
+      ("print-npd-kernel-monitor", po::bool_switch(&print_npd),
+       "print node-problem-detector's kernel monitor config for gpunoise's kernel log classes and exit")
       ("verbose,v", po::bool_switch(&verbose), "text output: list each check's evidence below it")
       ("root", po::value(&root), "read /sys, /proc, /dev/kmsg and /etc under this directory (default: /)")
       ("sample-interval", po::value(&interval_text),
@@ -102,6 +105,10 @@ int RunDoctor(int argc, char** argv) {
   }
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << opts << kExamples;
+    return 0;
+  }
+  if (print_npd) {
+    std::fputs(model::RenderNpdKernelMonitorConfig().c_str(), stdout);
     return 0;
   }
   if (list_checks) {

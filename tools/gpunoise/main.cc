@@ -23,6 +23,7 @@ constexpr Command kCommands[] = {
     {"monitor", gpunoise::cli::RunMonitor, "watch this node continuously: OpenMetrics on /metrics, detectors, flight recorder"},
     {"doctor", gpunoise::cli::RunDoctor, "check that this node is configured to be quiet (exit 0 ok, 1 warn, 2 fail)"},
     {"merge", gpunoise::cli::RunMerge, "merge Perfetto traces (processes, nodes) into one file"},
+    {"blackbox", gpunoise::cli::RunBlackbox, "keep the last seconds before a crash across a warm reboot (arm, collect, status)"},
     {"env", gpunoise::cli::RunEnv, "print the environment that turns GPU capture on for jobs started elsewhere"},
 };
 

@@ -9,7 +9,9 @@
 
 #include "cli_util.h"
 #include "collect/cgroup.h"
+#include "collect/kmsg_reader.h"
 #include "commands.h"
+#include "record/kernel_log_recording.h"
 #include "common/cpu_list.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -301,8 +303,14 @@ int RunRecord(int argc, char** argv) {
   for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
   workload_spec.env = (*gpu)->workload_env();
   std::unique_ptr<record::Workload> workload;
-  options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) {
-    return (*gpu)->Append(out, session);
+  // The kernel log: /dev/kmsg from the start of the recording on, read at
+  // its end (the kernel's ring holds far more than a recording logs; what it
+  // overwrote shows as a sequence gap and is counted).
+  std::optional<collect::KmsgReader> kmsg;
+  options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) -> Status {
+    GN_RETURN_IF_ERROR((*gpu)->Append(out, session));
+    if (!kmsg) return OkStatus();
+    return record::AppendKernelLog(*kmsg, out);
   };
   if (!command.empty()) {
     options.start_workload = [&]() -> Result<int> {
@@ -332,6 +340,8 @@ int RunRecord(int argc, char** argv) {
   options.stop_reason = [&] { return "signal " + ReadSignalName(signal_fd.get()); };
 
   options.on_started = [&](const model::SessionInfo& session) {
+    if (auto reader = collect::KmsgReader::Open(); reader.ok()) kmsg = std::move(*reader);
+    else log::Warning("kernel log not recorded: {}", reader.error().message);
     (*gpu)->Begin();
     for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
     for (const auto& i : (*gpu)->TakeInfos()) log::Info("{}", i);

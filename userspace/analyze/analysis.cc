@@ -11,6 +11,7 @@
 #include "analyze/nic_health_detector.h"
 #include "analyze/nic_metadata.h"
 #include "analyze/nic_trouble_detector.h"
+#include "analyze/kernel_log_findings.h"
 #include "analyze/placement_detector.h"
 #include "analyze/reclaim_detector.h"
 #include "analyze/softirq_storm_detector.h"
@@ -319,6 +320,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectNicTrouble(ctx));
   add(DetectNicHealth(ctx));
   add(DetectGpuIdleGaps(ctx));
+  add(DetectKernelLogTrouble(ctx));
   add(DetectCpuThrottling(ctx, ctx.node));
   add(DetectPlacement(ctx, ctx.node));
   add(DetectWakeupChains(ctx));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyze/pod_vector.h"
+#include "model/kernel_log.h"
 #include "model/gpu_loss.h"
 #include "model/host_info.h"
 #include "model/perfetto_stats.h"
@@ -195,6 +196,9 @@ class Timeline {
   std::optional<model::FtraceStatsSummary> ftrace_stats;
   std::optional<model::TraceServiceStats> service_stats;
   model::PacketLoss packet_loss;
+  // The kernel log of the recording (time order) and the records it lost.
+  std::vector<model::KernelLogEntry> kernel_log;
+  uint64_t kernel_log_lost = 0;
   uint64_t start_ts = 0;  // first event
   uint64_t end_ts = 0;    // last event
 

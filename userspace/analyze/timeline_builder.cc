@@ -359,6 +359,8 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
 }
 
 Timeline TimelineBuilder::Finish() {
+  std::stable_sort(t_.kernel_log.begin(), t_.kernel_log.end(),
+                   [](const model::KernelLogEntry& a, const model::KernelLogEntry& b) { return a.ts < b.ts; });
   for (uint32_t cpu = 0; cpu < open_.size(); ++cpu) {
     OpenCpu& o = open_[cpu];
     // A task still on the CPU at the end ran until the data ends.

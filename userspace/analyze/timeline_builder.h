@@ -21,6 +21,8 @@ class TimelineBuilder : public model::TraceSink {
   void OnProcess(int32_t pid, int32_t ppid, std::string_view name, bool is_kthread) override;
   void OnThread(int32_t tid, int32_t tgid, std::string_view name) override;
   void OnIrqName(int32_t irq, std::string_view name) override;
+  void OnKernelLog(const model::KernelLogEntry& entry) override { t_.kernel_log.push_back(entry); }
+  void OnKernelLogLoss(uint64_t lost) override { t_.kernel_log_lost += lost; }
   void OnHostInfo(const model::HostInfo& host) override;
   void OnFtraceStats(const model::FtraceStatsSummary& stats) override;
   void OnTraceStats(const model::TraceServiceStats& stats) override;

@@ -12,6 +12,7 @@
 #include "doctor/gpu_checks.h"
 #include "doctor/irq_checks.h"
 #include "doctor/isolation_checks.h"
+#include "doctor/crash_checks.h"
 #include "doctor/kernel_checks.h"
 #include "doctor/locality_checks.h"
 #include "doctor/nic_checks.h"
@@ -62,6 +63,9 @@ const std::vector<Check>& Checks() {
       {"kernel.counters", CheckKernelCounters},
       {"kernel.hung_tasks", CheckHungTasks},
       {"kernel.log", CheckKernelLog},
+      {"kernel.panic", CheckPanicSettings},
+      {"kernel.evidence", CheckCrashEvidence},
+      {"kernel.blackbox", CheckBlackBox},
       {"gpu.persistence", CheckPersistence},
       {"gpu.throttle", CheckThrottle},
       {"gpu.ecc", CheckEcc},

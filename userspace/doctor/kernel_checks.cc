@@ -8,6 +8,7 @@
 
 #include "common/strings.h"
 #include "doctor/check_util.h"
+#include "model/kernel_log.h"
 
 namespace gpunoise::doctor {
 namespace {
@@ -62,33 +63,28 @@ std::optional<KmsgRecord> ParseKmsgRecord(std::string_view line) {
 }
 
 LogFinding ClassifyKernelLogLine(std::string_view text) {
-  LogFinding f;
-  // "NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms"
-  if (text.find("NETDEV WATCHDOG") != std::string_view::npos) return {LogTrouble::kTxTimeout, -1, Verdict::kWarn};
-  // "NVRM: Xid (PCI:0000:17:00): 79, pid=..., GPU has fallen off the bus."
-  if (auto pos = text.find("Xid"); pos != std::string_view::npos && text.find("NVRM") != std::string_view::npos) {
-    auto colon = text.find("):", pos);
-    int xid = -1;
-    if (colon != std::string_view::npos) {
-      std::string_view rest = Trim(text.substr(colon + 2));
-      size_t digits = 0;
-      while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
-      if (auto n = ParseInt64(rest.substr(0, digits))) xid = static_cast<int>(*n);
+  // The one table of kernel log patterns (model/kernel_log.h), shared with
+  // the report, the monitor and the node-problem-detector config.
+  model::KernelLogMatch m = model::ClassifyKernelLog(text);
+  switch (m.cls) {
+    case model::KernelLogClass::kTxTimeout: return {LogTrouble::kTxTimeout, -1, Verdict::kWarn};
+    case model::KernelLogClass::kRcuStall: return {LogTrouble::kRcuStall, -1, Verdict::kWarn};
+    case model::KernelLogClass::kSoftLockup: return {LogTrouble::kSoftLockup, -1, Verdict::kWarn};
+    case model::KernelLogClass::kHardLockup: return {LogTrouble::kHardLockup, -1, Verdict::kFail};
+    case model::KernelLogClass::kHungTask: return {LogTrouble::kHungTask, -1, Verdict::kWarn};
+    case model::KernelLogClass::kGpuXid: {
+      // "NVRM: Xid (PCI:0000:17:00): 79, pid=...": the code after the "): ".
+      int xid = -1;
+      if (auto colon = text.find("): ", text.find("Xid")); colon != std::string_view::npos) {
+        std::string_view rest = text.substr(colon + 3);
+        size_t digits = 0;
+        while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+        if (auto n = ParseInt64(rest.substr(0, digits))) xid = static_cast<int>(*n);
+      }
+      return {LogTrouble::kXid, xid, IsHardwareXid(xid) ? Verdict::kFail : Verdict::kWarn};
     }
-    return {LogTrouble::kXid, xid, IsHardwareXid(xid) ? Verdict::kFail : Verdict::kWarn};
+    default: return {};
   }
-  // "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
-  // "rcu: INFO: rcu_sched self-detected stall on CPU"
-  if (text.find("detected stall") != std::string_view::npos ||
-      text.find("detected expedited stalls") != std::string_view::npos)
-    return {LogTrouble::kRcuStall, -1, Verdict::kWarn};
-  // "watchdog: BUG: soft lockup - CPU#3 stuck for 23s!"
-  if (text.find("soft lockup") != std::string_view::npos) return {LogTrouble::kSoftLockup, -1, Verdict::kWarn};
-  // "watchdog: CPU5: Watchdog detected hard LOCKUP on cpu 5"
-  if (text.find("hard LOCKUP") != std::string_view::npos) return {LogTrouble::kHardLockup, -1, Verdict::kFail};
-  // "INFO: task kworker/3:1:123 blocked for more than 122 seconds."
-  if (text.find("blocked for more than") != std::string_view::npos) return {LogTrouble::kHungTask, -1, Verdict::kWarn};
-  return f;
 }
 
 CheckResult CheckKernelCounters(const DoctorInputs& in) {

@@ -23,6 +23,7 @@ inline constexpr uint32_t kTrackEvent = 11;
 inline constexpr uint32_t kInternedData = 12;
 inline constexpr uint32_t kSequenceFlags = 13;
 inline constexpr uint32_t kFtraceStats = 34;
+inline constexpr uint32_t kAndroidLog = 39;
 inline constexpr uint32_t kTraceStats = 35;
 inline constexpr uint32_t kIncrementalStateCleared = 41;
 inline constexpr uint32_t kPreviousPacketDropped = 42;  // DataLossReason bits; 0: none
@@ -36,6 +37,22 @@ inline constexpr uint32_t kInterruptInfo = 130;
 inline constexpr uint32_t kZstdCompressedPackets = 133;
 inline constexpr uint32_t kSeqIncrementalStateCleared = 1;  // SequenceFlags bit
 }  // namespace packet
+
+// AndroidLogPacket (protos/perfetto/trace/android/android_log.proto).
+namespace android_log {
+inline constexpr uint32_t kEvents = 1;
+inline constexpr uint32_t kStats = 2;
+inline constexpr uint32_t kLogId = 1;
+inline constexpr uint32_t kTag = 6;
+inline constexpr uint32_t kPrio = 7;
+inline constexpr uint32_t kMessage = 8;
+inline constexpr uint32_t kArgs = 9;
+inline constexpr uint32_t kArgName = 1;
+inline constexpr uint32_t kArgInt = 2;
+inline constexpr uint32_t kArgString = 4;
+inline constexpr uint32_t kStatsFailed = 2;
+inline constexpr uint32_t kLidKernel = 7;
+}  // namespace android_log
 
 namespace packet_defaults {
 inline constexpr uint32_t kTrackEventDefaults = 11;

@@ -9,6 +9,7 @@
 
 #include "common/unique_fd.h"
 #include "compression/inflate.h"
+#include "import/kernel_log_reader.h"
 #include "import/metadata_reader.h"
 #include "import/perfetto_fields.h"
 #include "import/trace_stats_reader.h"
@@ -209,6 +210,7 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
       case f::packet::kSystemInfo:
       case f::packet::kTrackDescriptor:
       case f::packet::kInterruptInfo:
+      case f::packet::kAndroidLog:
       case f::packet::kCompressedPackets:
       case f::packet::kZstdCompressedPackets:
         if (field.type == WireType::kLengthDelimited) {
@@ -263,6 +265,7 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
         break;
       case f::packet::kProcessTree: ok = DecodeProcessTree(payload, sink_, &error); break;
       case f::packet::kInterruptInfo: ok = DecodeInterruptInfo(payload, sink_, &error); break;
+      case f::packet::kAndroidLog: ok = DecodeKernelLog(payload, sink_, &error); break;
       case f::packet::kSystemInfo: ok = DecodeSystemInfo(payload, sink_, &error); break;
       case f::packet::kFtraceStats: ok = ftrace_stats_.Decode(payload, sink_, &error); break;
       case f::packet::kTraceStats: ok = DecodeTraceStats(payload, sink_, &error); break;

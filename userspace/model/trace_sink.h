@@ -9,6 +9,7 @@
 
 #include "model/events.h"
 #include "model/host_info.h"
+#include "model/kernel_log.h"
 #include "model/net_trace_event.h"
 #include "model/perfetto_stats.h"
 #include "model/session_info.h"
@@ -40,6 +41,11 @@ class TraceSink {
   // A packet flagged previous_packet_dropped (not the first of its sequence):
   // its writer lost packets before it. `reasons`: DataLossReason bits.
   virtual void OnPacketLoss(uint32_t /*sequence_id*/, uint32_t /*reasons*/) {}
+
+  // A kernel log record (a log packet of log_id LID_KERNEL), and the
+  // records the recorder knows it lost (sequence gaps).
+  virtual void OnKernelLog(const KernelLogEntry& /*entry*/) {}
+  virtual void OnKernelLogLoss(uint64_t /*lost*/) {}
 
   virtual void OnTrack(const TrackInfo& /*track*/) {}
   virtual void OnTrackEvent(const TrackEventRecord& /*event*/) {}

@@ -1,5 +1,9 @@
 #include "monitor/metrics_builder.h"
 
+#include <set>
+
+#include "model/kernel_log.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -280,6 +284,25 @@ void AddKernelFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {
     k.samples.push_back({{{"kind", kind}}, static_cast<double>(value)});
   }
   out.push_back(std::move(k));
+  if (!in.kernel_log_read) return;
+  // The classes of docs/record.md's kernel log, every one present (0 until
+  // seen), so an alert rule can use rate() from the first scrape.
+  auto log = Family("gpunoise_kernel_log_messages", MetricType::kCounter, "",
+                    "Kernel log messages of a known class since the monitor started (tx_timeout, link_down, "
+                    "nic_reset, soft_lockup, rcu_stall, hung_task, pcie_aer, ...), by class and the device they name.");
+  std::set<std::string> seen;
+  for (const auto& [key, n] : in.kernel_log) {
+    log.samples.push_back({{{"class", key.first}, {"device", key.second}}, static_cast<double>(n)});
+    seen.insert(key.first);
+  }
+  for (const auto& p : model::KernelLogPatterns())
+    if (seen.insert(std::string(p.name)).second)
+      log.samples.push_back({{{"class", std::string(p.name)}, {"device", ""}}, 0.0});
+  out.push_back(std::move(log));
+  auto lost = Family("gpunoise_kernel_log_lost", MetricType::kCounter, "",
+                     "Kernel log records overwritten in the kernel's ring before the monitor read them.");
+  lost.samples.push_back({{}, static_cast<double>(in.kernel_log_lost)});
+  out.push_back(std::move(lost));
 }
 
 void AddFindingFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {

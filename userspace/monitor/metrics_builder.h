@@ -60,6 +60,11 @@ struct MetricsInput {
   SelfStats self;
   uint64_t focus_processes = 0;
   uint64_t dql_stalls = 0;  // napi:dql_stall_detected records seen
+  // Kernel log messages of a known class since the monitor started, by
+  // (class, device), and the records /dev/kmsg lost before they were read.
+  bool kernel_log_read = false;
+  std::map<std::pair<std::string, std::string>, uint64_t> kernel_log;
+  uint64_t kernel_log_lost = 0;
   int sample_hz = 0;
   std::vector<int> sampler_cpus;
   double interval_seconds = 0;

@@ -1,3 +1,4 @@
+#include "collect/kmsg_reader.h"
 #include "monitor/monitor_session.h"
 
 #include "record/privilege_drop.h"
@@ -159,6 +160,10 @@ class Monitor {
   std::map<model::NetDeviceKey, uint64_t> device_active_;
   std::vector<int> sampler_cpus_;
   uint64_t dql_stalls_ = 0;
+  // The kernel log since the monitor started, counted by class and device
+  // (model/kernel_log.h), read on each publish.
+  std::optional<collect::KmsgReader> kmsg_;
+  std::map<std::pair<std::string, std::string>, uint64_t> kernel_log_counts_;
   uint64_t focus_processes_ = 0;
   uint64_t next_focus_refresh_ = 0;
   uint64_t next_irq_scan_ = 0;
@@ -263,6 +268,8 @@ Status Monitor::Start(MonitorOptions options) {
   RefreshNames(previous_);
   next_prune_ = now + kPruneEveryNs;
   OpenNvml();
+  if (auto kmsg = collect::KmsgReader::Open("/dev/kmsg", /*anchor=*/false); kmsg.ok()) kmsg_ = std::move(*kmsg);
+  else log::Info("monitor: no kernel log metrics: {}", kmsg.error().message);
   Publish(now);
 
   timer_fd_ = UniqueFd(::timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK));
@@ -567,6 +574,16 @@ void Monitor::Publish(uint64_t now) {
   in.interval_seconds = static_cast<double>(options_.interval_ns) / 1e9;
   in.intervals = intervals_;
   in.dql_stalls = dql_stalls_;
+  if (kmsg_) {
+    std::vector<model::KernelLogEntry> entries;
+    if (Status st = kmsg_->ReadAvailable(&entries); !st.ok()) log::Warning("monitor: {}", st.error().message);
+    for (const auto& e : entries)
+      if (e.cls != model::KernelLogClass::kNone)
+        ++kernel_log_counts_[{std::string(model::KernelLogClassName(e.cls)), e.about}];
+    in.kernel_log = kernel_log_counts_;
+    in.kernel_log_lost = kmsg_->lost();
+    in.kernel_log_read = true;
+  }
   in.version = GPUNOISE_VERSION;
   in.nic = &nic_.metrics();
   http_->Publish(std::make_shared<const HttpEndpoint::Families>(BuildMetrics(in)), now);

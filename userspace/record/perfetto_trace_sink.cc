@@ -65,7 +65,7 @@ std::string_view PerfettoTraceSink::IrqName(int32_t irq) {
 Status PerfettoTraceSink::WriteHeader(const model::HostInfo& host,
                                       const model::ProcessSnapshot& processes,
                                       const model::SessionInfo& session) {
-  perfetto::FillClockSnapshot(packet_.get(), perfetto::ReadClocks());
+  perfetto::FillClockSnapshot(packet_.get(), clock_override_.value_or(perfetto::ReadClocks()));
   GN_RETURN_IF_ERROR(Write(*packet_));
   perfetto::FillSystemInfo(packet_.get(), host, session.tool_version);
   GN_RETURN_IF_ERROR(Write(*packet_));
@@ -164,7 +164,7 @@ Status PerfettoTraceSink::WriteFooter(const model::ProcessSnapshot& processes,
   perfetto::FillFtraceStats(packet_.get(), perfetto::StatsPhase::kEnd, session);
   keep(writer_.WritePacket(*packet_));
   keep(perfetto::WriteSessionSummary(track_events_, session, writer_));
-  perfetto::FillClockSnapshot(packet_.get(), perfetto::ReadClocks());
+  perfetto::FillClockSnapshot(packet_.get(), clock_override_.value_or(perfetto::ReadClocks()));
   keep(writer_.WritePacket(*packet_));
   keep(writer_.Flush());
   return result;

@@ -14,6 +14,7 @@
 
 #include "common/result.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
+#include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/net_tracks.h"
 #include "export/perfetto/nic_tracks.h"
 #include "export/perfetto/node_tracks.h"
@@ -45,6 +46,10 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   void set_irq_name_fallback(IrqNameFallback fallback) { irq_fallback_ = std::move(fallback); }
   // When the collectors were attached: every CPU's data is complete from here.
   void set_data_start(uint64_t ts) { data_start_ = ts; }
+  // The clock snapshot the header and footer carry, instead of the clocks
+  // read when they are written: for a trace of an earlier boot (blackbox
+  // collect), whose BOOTTIME is not this boot's.
+  void set_clock_readings(const perfetto::ClockReadings& clocks) { clock_override_ = clocks; }
 
   Status WriteHeader(const model::HostInfo& host, const model::ProcessSnapshot& processes,
                      const model::SessionInfo& session);
@@ -114,6 +119,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU
   uint64_t data_start_ = 0;
+  std::optional<perfetto::ClockReadings> clock_override_;
   std::map<uint32_t, uint64_t> vector_tracks_;
   uint64_t vector_parent_track_ = 0;
   model::IrqTable irqs_;

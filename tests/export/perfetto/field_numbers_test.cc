@@ -21,6 +21,26 @@ struct Pin {
 };
 
 constexpr Pin kUpstreamNumbers[] = {
+    // protos/perfetto/trace/android/android_log.proto
+    {"AndroidLogPacket", "events", 1},
+    {"AndroidLogPacket", "stats", 2},
+    {"AndroidLogPacket.LogEvent", "log_id", 1},
+    {"AndroidLogPacket.LogEvent", "pid", 2},
+    {"AndroidLogPacket.LogEvent", "tid", 3},
+    {"AndroidLogPacket.LogEvent", "uid", 4},
+    {"AndroidLogPacket.LogEvent", "timestamp", 5},
+    {"AndroidLogPacket.LogEvent", "tag", 6},
+    {"AndroidLogPacket.LogEvent", "prio", 7},
+    {"AndroidLogPacket.LogEvent", "message", 8},
+    {"AndroidLogPacket.LogEvent", "args", 9},
+    {"AndroidLogPacket.LogEvent.Arg", "name", 1},
+    {"AndroidLogPacket.LogEvent.Arg", "int_value", 2},
+    {"AndroidLogPacket.LogEvent.Arg", "float_value", 3},
+    {"AndroidLogPacket.LogEvent.Arg", "string_value", 4},
+    {"AndroidLogPacket.Stats", "num_total", 1},
+    {"AndroidLogPacket.Stats", "num_failed", 2},
+    {"AndroidLogPacket.Stats", "num_skipped", 3},
+    {"TracePacket", "android_log", 39},
     {"ClockSnapshot", "clocks", 1},
     {"ClockSnapshot", "primary_trace_clock", 2},
     {"ClockSnapshot.Clock", "clock_id", 1},

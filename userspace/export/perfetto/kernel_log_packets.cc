@@ -1,0 +1,69 @@
+#include "export/perfetto/kernel_log_packets.h"
+
+#include "common/proto_wire.h"
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+
+namespace gpunoise::perfetto {
+namespace {
+
+using Event = AndroidLogPacket_LogEvent;
+using Arg = AndroidLogPacket_LogEvent_Arg;
+
+void StrArg(ProtoWriter& w, std::string_view name, std::string_view value) {
+  if (value.empty()) return;
+  size_t t = w.BeginMessage(Event::kArgsFieldNumber);
+  w.Bytes(Arg::kNameFieldNumber, name);
+  w.Bytes(Arg::kStringValueFieldNumber, value);
+  w.EndMessage(t);
+}
+void IntArg(ProtoWriter& w, std::string_view name, int64_t value) {
+  size_t t = w.BeginMessage(Event::kArgsFieldNumber);
+  w.Bytes(Arg::kNameFieldNumber, name);
+  w.Int(Arg::kIntValueFieldNumber, value);
+  w.EndMessage(t);
+}
+
+}  // namespace
+
+uint32_t AndroidPriorityOfLevel(uint8_t level) {
+  if (level <= 2) return PRIO_FATAL;  // emerg, alert, crit
+  if (level == 3) return PRIO_ERROR;
+  if (level == 4) return PRIO_WARN;
+  if (level <= 6) return PRIO_INFO;   // notice, info
+  return PRIO_DEBUG;
+}
+
+void EncodeKernelLogPacket(std::span<const model::KernelLogEntry> entries, int64_t realtime_minus_boottime,
+                           uint64_t lost, uint32_t sequence_id, std::string* packet) {
+  ProtoWriter w(packet);
+  w.Varint(TracePacket::kTrustedPacketSequenceIdFieldNumber, sequence_id);
+  size_t log = w.BeginNested(TracePacket::kAndroidLogFieldNumber);
+  for (const model::KernelLogEntry& e : entries) {
+    size_t ev = w.BeginMessage(AndroidLogPacket::kEventsFieldNumber);
+    w.Varint(Event::kLogIdFieldNumber, LID_KERNEL);
+    w.Varint(Event::kTimestampFieldNumber, static_cast<uint64_t>(static_cast<int64_t>(e.ts) + realtime_minus_boottime));
+    w.Bytes(Event::kTagFieldNumber, e.cls == model::KernelLogClass::kNone ? std::string_view("kernel")
+                                                                            : model::KernelLogClassName(e.cls));
+    w.Varint(Event::kPrioFieldNumber, AndroidPriorityOfLevel(e.level));
+    w.Bytes(Event::kMessageFieldNumber, e.text);
+    IntArg(w, "seq", static_cast<int64_t>(e.seq));
+    IntArg(w, "level", e.level);
+    IntArg(w, "facility", e.facility);
+    IntArg(w, "usec", static_cast<int64_t>(e.usec));
+    // The record's time on the trace clock (the packet's own is REALTIME), so
+    // readers without clock conversion place it exactly where this one did.
+    IntArg(w, "ts_boot", static_cast<int64_t>(e.ts));
+    StrArg(w, "device", e.device);
+    StrArg(w, "subsystem", e.subsystem);
+    StrArg(w, "about", e.about);
+    w.EndMessage(ev);
+  }
+  size_t stats = w.BeginMessage(AndroidLogPacket::kStatsFieldNumber);
+  w.Varint(AndroidLogPacket_Stats::kNumTotalFieldNumber, entries.size() + lost);
+  // Records the kernel's ring overwrote before they were read (sequence gaps).
+  w.Varint(AndroidLogPacket_Stats::kNumFailedFieldNumber, lost);
+  w.EndMessage(stats);
+  w.EndNested(log);
+}
+
+}  // namespace gpunoise::perfetto
