@@ -11,7 +11,7 @@ start=$SECONDS
 build_type=${GPUNOISE_BUILD_TYPE:-RelWithDebInfo}
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DGPUNOISE_SANITIZE=ON \
   ${GPUNOISE_CMAKE_ARGS:-} >/dev/null
-ninja -C build-asan ${GPUNOISE_NINJA_ARGS:-}
+ninja -C build-asan ${GPUNOISE_NINJA_ARGS:-} unit_tests
 built=$SECONDS
 # abort_on_error: a report is a crash, which ctest shows as a failure with
 # the report above it. LeakSanitizer is on (the default).

@@ -4,15 +4,23 @@
 // its string pointers aimed at strings from the input, as CUPTI's are.
 // Chunks are taken in between, the way the flusher does, and a final one
 // closes whatever is still open.
-#include <fuzzer/FuzzedDataProvider.h>
+//
+// Input (activity_converter_input.h writes it for the seeds): a sequence of
+//   op byte: a multiple of 16 takes a chunk (next byte: records dropped);
+//            any other picks kKinds[op % size], then the record's bytes
+//            (short input is zero-filled), then per string field of the
+//            type a length byte (0xff: a null pointer) and the string.
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <string>
 
 #include "cupti/activity_converter.h"
+#include "fuzz/activity_converter_input.h"
 
 namespace {
 
@@ -20,7 +28,7 @@ using gpunoise::cupti::ActivityConverter;
 using gpunoise::cupti::ClockReadings;
 using gpunoise::cupti::ConverterOptions;
 
-// Large and aligned enough for any record type below.
+// Large and aligned enough for any record type.
 union RecordStorage {
   CUpti_Activity header;
   CUpti_ActivityKernel10 kernel;
@@ -35,55 +43,39 @@ union RecordStorage {
   CUpti_ActivityDevice5 device;
 };
 
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_KERNEL,        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    CUPTI_ACTIVITY_KIND_MEMCPY,        CUPTI_ACTIVITY_KIND_MEMCPY2,
-    CUPTI_ACTIVITY_KIND_MEMSET,        CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
-    CUPTI_ACTIVITY_KIND_RUNTIME,       CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_MARKER,        CUPTI_ACTIVITY_KIND_OVERHEAD,
-    CUPTI_ACTIVITY_KIND_DEVICE,        CUPTI_ACTIVITY_KIND_NAME,
-};
-
-size_t RecordBytes(CUpti_ActivityKind kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return sizeof(CUpti_ActivityGraphTrace2);
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-    case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
-    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
-    default: return sizeof(CUpti_Activity);
+// Reads the input front to back.
+class Input {
+ public:
+  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  bool empty() const { return pos_ >= size_; }
+  uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+  // Up to `n` bytes into `out` (the rest stays as it was).
+  void Bytes(void* out, size_t n) {
+    size_t take = std::min(n, size_ - std::min(pos_, size_));
+    if (take) std::memcpy(out, data_ + pos_, take);
+    pos_ += take;
   }
-}
 
-ClockReadings Clocks(FuzzedDataProvider& in) {
-  ClockReadings c;
-  c.boottime = in.ConsumeIntegral<uint64_t>();
-  c.monotonic = in.ConsumeIntegral<uint64_t>();
-  c.realtime = in.ConsumeIntegral<uint64_t>();
-  return c;
-}
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+  using namespace gpunoise::fuzz;
+  Input in(data, size);
   ConverterOptions options;
-  options.pid = in.ConsumeIntegral<int32_t>();
-  options.process_name = in.ConsumeRandomLengthString(32);
+  options.pid = 4242;
+  options.process_name = "train.py";
   options.node_id = "fuzz";
-  options.start_ts = in.ConsumeIntegral<uint64_t>();
-  options.sequence_id = in.ConsumeIntegral<uint32_t>();
-  for (int n = in.ConsumeIntegralInRange(0, 4); n > 0; --n)
-    options.visible_devices.push_back(in.ConsumeIntegralInRange(-2, 16));
+  options.start_ts = 1000;
+  options.sequence_id = 7;
+  // CUDA_VISIBLE_DEVICES=3,-1 style remapping, from the first byte.
+  uint8_t devices = in.Byte();
+  for (int i = 0; i < (devices & 3); ++i) options.visible_devices.push_back((devices >> (2 + i)) & 1 ? -1 : i + 2);
   options.api_name = [](bool runtime, uint32_t cbid) {
     if (cbid % 5 == 0) return std::string();
     return std::string(runtime ? "cudaLaunchKernel_v7000" : "cuLaunchKernel") + std::to_string(cbid % 3);
@@ -93,24 +85,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Strings the records point at live until the converter is done.
   std::deque<std::string> strings;
   auto text = [&]() -> const char* {
-    if (in.ConsumeBool()) return nullptr;
-    strings.push_back(in.ConsumeRandomLengthString(64));
+    uint8_t n = in.Byte();
+    if (n == kNullString) return nullptr;
+    std::string s(n, '\0');
+    in.Bytes(s.data(), n);
+    s.resize(std::strlen(s.c_str()));  // CUPTI's strings end at their first NUL
+    strings.push_back(std::move(s));
     return strings.back().c_str();
   };
 
-  while (in.remaining_bytes() > 0) {
-    uint8_t op = in.ConsumeIntegral<uint8_t>();
-    if (op < 8) {  // what the flusher does between buffers
-      converter.AddDroppedRecords(in.ConsumeIntegralInRange<uint64_t>(0, 1000));
+  uint64_t now = 1'000'000;
+  while (!in.empty()) {
+    uint8_t op = in.Byte();
+    if (op % 16 == 0) {  // what the flusher does between buffers
+      converter.AddDroppedRecords(in.Byte());
       (void)converter.has_events();
-      (void)converter.TakeChunk(Clocks(in), false);
+      now += 1'000'000;
+      (void)converter.TakeChunk({now, now - 7, now + 99}, false);
       continue;
     }
-    CUpti_ActivityKind kind = in.PickValueInArray(kKinds);
+    CUpti_ActivityKind kind = kKinds[op % std::size(kKinds)];
     RecordStorage record;
     std::memset(&record, 0, sizeof(record));
-    std::string bytes = in.ConsumeBytesAsString(RecordBytes(kind));
-    std::memcpy(&record, bytes.data(), bytes.size());
+    in.Bytes(&record, RecordBytes(kind));
     record.header.kind = kind;
     switch (kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -130,6 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     converter.Convert(&record.header);
   }
-  (void)converter.TakeChunk(ClockReadings{}, true);
+  now += 1'000'000;
+  (void)converter.TakeChunk({now, now - 7, now + 99}, true);
   return 0;
 }

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -24,6 +26,9 @@
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "import/test_trace.h"
+#ifdef GPUNOISE_FUZZ_HAVE_CUPTI
+#include "fuzz/activity_converter_input.h"
+#endif
 
 namespace gpunoise {
 namespace {
@@ -299,6 +304,142 @@ void WriteTextSeeds() {
   Write("http_request", "curl", "*/*");
 }
 
+
+#ifdef GPUNOISE_FUZZ_HAVE_CUPTI
+template <typename T>
+T Zeroed(CUpti_ActivityKind kind) {
+  T t;
+  std::memset(&t, 0, sizeof(t));
+  t.kind = kind;
+  return t;
+}
+
+// A training step as CUPTI reports it: the device, a launch call and its
+// kernel, a copy and a memset, a graph launch, a synchronization inside
+// its API call, NVTX ranges (nested, and ended on another thread), a mark,
+// CUPTI overhead, and a record of a kind the converter skips.
+void WriteConverterSeeds() {
+  using fuzz::ConverterInput;
+  // Indexes into fuzz::kKinds.
+  enum : uint8_t { kKernel = 2, kMemcpy = 3, kPeer = 4, kMemset = 5, kGraph = 6, kRuntime = 7,
+                   kDriver = 8, kSync = 10, kMarker = 11, kOverhead = 12, kDevice = 13, kOther = 14 };
+  ConverterInput in(0x05);  // CUDA_VISIBLE_DEVICES=2,<uuid>
+  auto dev = Zeroed<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE);
+  dev.numMultiprocessors = 132;
+  dev.computeCapabilityMajor = 9;
+  dev.globalMemorySize = 141ull << 30;
+  in.Add(kDevice, dev, {"NVIDIA H200"});
+  for (uint32_t step = 0; step < 3; ++step) {
+    uint64_t t = 10000 + step * 100000;
+    uint32_t corr = 10 + step * 10;
+    auto api = Zeroed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
+    api.cbid = 211;
+    api.start = t;
+    api.end = t + 500;
+    api.processId = 4242;
+    api.threadId = 4243;
+    api.correlationId = corr;
+    in.Add(kRuntime, api);
+    auto k = Zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    k.start = t + 1000;
+    k.end = t + 9000;
+    k.contextId = 1;
+    k.streamId = 7;
+    k.correlationId = corr;
+    k.gridX = 128;
+    k.blockX = 256;
+    in.Add(kKernel, k, {"_Z5scaleIfEvPT_S0_i"});
+    auto overlap = k;
+    overlap.start = t + 2000;  // overlaps the first: a second lane
+    overlap.correlationId = corr + 1;
+    in.Add(kKernel, overlap, {nullptr});
+    auto m = Zeroed<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.bytes = 1 << 20;
+    m.start = t + 9500;
+    m.end = t + 12000;
+    m.streamId = 7;
+    m.correlationId = corr + 2;
+    in.Add(kMemcpy, m);
+    auto p = Zeroed<CUpti_ActivityMemcpyPtoP4>(CUPTI_ACTIVITY_KIND_MEMCPY2);
+    p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+    p.bytes = 4 << 20;
+    p.start = t + 12500;
+    p.end = t + 15000;
+    p.srcDeviceId = 0;
+    p.dstDeviceId = 1;
+    p.streamId = 8;
+    in.Add(kPeer, p);
+    auto ms = Zeroed<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
+    ms.bytes = 4096;
+    ms.start = t + 15500;
+    ms.end = t + 16000;
+    ms.streamId = 7;
+    in.Add(kMemset, ms);
+    auto g = Zeroed<CUpti_ActivityGraphTrace2>(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    g.start = t + 20000;
+    g.end = t + 40000;
+    g.streamId = 9;
+    g.correlationId = corr + 3;
+    in.Add(kGraph, g);
+    auto sync_api = Zeroed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
+    sync_api.cbid = 131;
+    sync_api.start = t + 41000;
+    sync_api.end = t + 60000;
+    sync_api.threadId = 4243;
+    sync_api.correlationId = corr + 4;
+    auto sync = Zeroed<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+    sync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    sync.start = t + 41100;
+    sync.end = t + 59000;
+    sync.streamId = 7;
+    sync.correlationId = corr + 4;
+    in.Add(kSync, sync);  // before its API call, as CUPTI may deliver them
+    in.Add(kRuntime, sync_api);
+    auto drv = Zeroed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_DRIVER);
+    drv.cbid = 307;
+    drv.start = t + 200;
+    drv.end = t + 400;
+    drv.threadId = 4244;
+    in.Add(kDriver, drv);
+    auto mark = [&](uint32_t flag, uint32_t id, uint64_t ts, uint32_t tid, const char* name, const char* domain) {
+      auto mk = Zeroed<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
+      mk.flags = static_cast<CUpti_ActivityFlag>(flag);
+      mk.id = id;
+      mk.timestamp = ts;
+      mk.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+      mk.objectId.pt.threadId = tid;
+      in.Add(kMarker, mk, {name, domain});
+    };
+    mark(CUPTI_ACTIVITY_FLAG_MARKER_START, 100 + step, t, 4243, "step", "pytorch");
+    mark(CUPTI_ACTIVITY_FLAG_MARKER_START, 200 + step, t + 10, 4243, "forward", nullptr);
+    mark(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 300 + step, t + 20, 4243, "checkpoint", "app");
+    mark(CUPTI_ACTIVITY_FLAG_MARKER_END, 200 + step, t + 50000, 4243, nullptr, nullptr);
+    mark(CUPTI_ACTIVITY_FLAG_MARKER_END, 100 + step, t + 90000, 4245, nullptr, nullptr);  // another thread
+    auto o = Zeroed<CUpti_ActivityOverhead3>(CUPTI_ACTIVITY_KIND_OVERHEAD);
+    o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+    o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    o.objectId.pt.threadId = 4243;
+    o.start = t + 60000;
+    o.end = t + 61000;
+    in.Add(kOverhead, o);
+    in.Add(kOther, Zeroed<CUpti_Activity>(CUPTI_ACTIVITY_KIND_NAME));
+    in.Chunk(static_cast<uint8_t>(step * 3));
+  }
+  // An NVTX range left open at the end, closed by the final chunk.
+  auto open = Zeroed<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
+  open.flags = CUPTI_ACTIVITY_FLAG_MARKER_START;
+  open.id = 999;
+  open.timestamp = 400000;
+  open.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  open.objectId.pt.threadId = 4243;
+  in.Add(kMarker, open, {"unfinished", nullptr});
+  Write("activity_converter", "training-steps", in.bytes());
+}
+#endif
+
 }  // namespace
 }  // namespace gpunoise
 
@@ -312,5 +453,8 @@ int main(int argc, char** argv) {
   gpunoise::WriteTraceSeeds();
   gpunoise::WriteEthtoolSeeds();
   gpunoise::WriteTextSeeds();
+#ifdef GPUNOISE_FUZZ_HAVE_CUPTI
+  gpunoise::WriteConverterSeeds();
+#endif
   return 0;
 }
