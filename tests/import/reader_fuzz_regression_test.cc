@@ -63,6 +63,33 @@ TEST(ReaderFuzzRegression, ThreadBeyondPidMaxIsKeptWithoutSizingTheTidTable) {
   EXPECT_EQ(t.Thread(2147483646), nullptr);
 }
 
+// The review's doubled stats: each phase written twice, and a CPU listed
+// twice in one packet. The latest END stands, and a CPU counts once.
+TEST(ReaderFuzzRegression, DoubledFtraceStatsCountEachCpuOnce) {
+  TestTrace trace;
+  for (int twice = 0; twice < 2; ++twice) {
+    for (auto phase : {perfetto::FtraceStats::START_OF_TRACE, perfetto::FtraceStats::END_OF_TRACE}) {
+      perfetto::TracePacket p;
+      auto* stats = p.mutable_ftrace_stats();
+      stats->set_phase(phase);
+      for (uint64_t overrun : {3u, 5u}) {  // CPU 0 twice in one packet
+        auto* c = stats->add_cpu_stats();
+        c->set_cpu(0);
+        c->set_overrun(phase == perfetto::FtraceStats::END_OF_TRACE ? overrun : 0);
+      }
+      trace.Add(p);
+    }
+  }
+  RecordingSink sink;
+  ASSERT_TRUE(Read(trace.bytes(), sink, false).ok());
+  ASSERT_EQ(sink.ftrace_stats.size(), 2u);  // one per END
+  for (const auto& s : sink.ftrace_stats) {
+    ASSERT_EQ(s.cpus.size(), 1u);
+    EXPECT_EQ(s.cpus[0].cpu, 0u);
+    EXPECT_EQ(s.cpus[0].overrun, 5u);
+  }
+}
+
 TEST(ReaderFuzzRegression, TruncatedVarintIsAnErrorNamingItsOffset) {
   TestTrace framing;
   framing.AddRaw(std::string("\x0a\xff\xff\xff", 4));  // packet length cut short
