@@ -106,7 +106,12 @@ struct NetRecord {
 struct NetData {
   std::vector<std::string> names = {""};  // devices and drop reasons
   std::vector<NetRecord> events;
-  std::string_view Name(uint16_t id) const { return id < names.size() ? names[id] : ""; }
+  // Not `cond ? names[id] : ""`: that makes a temporary std::string, and
+  // the view returned into it dangles (ASan: stack-use-after-scope).
+  std::string_view Name(uint16_t id) const {
+    if (id < names.size()) return names[id];
+    return {};
+  }
 };
 
 struct TrackSlice {
@@ -135,7 +140,10 @@ struct TrackData {
   std::vector<TrackSlice> slices;  // completed slices, in end order
   std::vector<TrackFlow> flows;
   std::unordered_map<uint64_t, std::vector<CounterSample>> counters;
-  std::string_view String(uint32_t id) const { return id < strings.size() ? strings[id] : ""; }
+  std::string_view String(uint32_t id) const {  // see Name()
+    if (id < strings.size()) return strings[id];
+    return {};
+  }
   // The track's name, or its nearest named ancestor's.
   std::string TrackPath(uint64_t uuid) const;
 };
