@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
+  libclang-rt-14-dev  # libFuzzer and clang's sanitizer runtimes (tools/test.sh --fuzz); clang only recommends it
   libfmt-dev libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler
   libcpp-httplib-dev libmnl-dev

@@ -4,9 +4,26 @@
 # for what no Debian package gives, such as trace_processor_shell or an
 # NVIDIA GPU). After ctest's own summary it lists the tests that skipped, with
 # their reasons.
+#
+#   tools/test.sh [CTEST_ARGS...]        the suite (build/)
+#   tools/test.sh --sanitize --fuzz      instead: the unit tests built with
+#       ASan+UBSan (build-asan/, tools/sanitize_tests.sh) and the fuzz targets
+#       from their seeds to their coverage floors (build-fuzz/,
+#       tools/fuzz_tests.sh); either flag alone runs that part only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+sanitize=0 fuzz=0
+while [[ $# -gt 0 && ( $1 == --sanitize || $1 == --fuzz ) ]]; do
+  [[ $1 == --sanitize ]] && sanitize=1 || fuzz=1
+  shift
+done
 tools/setup.sh
+if ((sanitize || fuzz)); then
+  rc=0
+  if ((sanitize)); then tools/sanitize_tests.sh "$@" || rc=1; fi
+  if ((fuzz)); then tools/fuzz_tests.sh || rc=1; fi
+  exit "$rc"
+fi
 if [[ $EUID -eq 0 ]]; then
   export GPUNOISE_REQUIRE_ROOT_TESTS=1
   # ip netns exec and private tmpfs mounts need "/" to be a mount point.

@@ -5,12 +5,15 @@
 // records of the real types: the device, then per flush one
 // cudaLaunchKernel call on the thread that started capture and the kernel
 // it launched. cuptiActivityGetNumDroppedRecords reports 5 records dropped,
-// once.
+// once. With FAKE_CUPTI_FORCED_FLUSH_HANG_MS=N a forced flush (the final
+// one) first blocks for N ms, as a CUPTI caught in CUDA's teardown might.
 #include <cupti.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -99,7 +102,11 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropp
   return CUPTI_SUCCESS;
 }
 
-CUptiResult cuptiActivityFlushAll(uint32_t) {
+CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+  if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+    if (const char* ms = std::getenv("FAKE_CUPTI_FORCED_FLUSH_HANG_MS"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+  }
   std::lock_guard<std::mutex> lock(g_flush_mu);
   if (!g_request || !g_complete || !g_timestamp) return CUPTI_ERROR_NOT_INITIALIZED;
   uint8_t* buffer = nullptr;

@@ -32,7 +32,11 @@ InterferenceTotals MeasureInterference(const AnalysisContext& ctx) {
       a = edge;
     }
   };
-  for (const auto& [tid, act] : ctx.activities) {
+  // Not a structured binding: the lambdas below capture tid, which clang
+  // before 16 does not allow for bindings (the fuzz build uses clang 14).
+  for (const auto& entry : ctx.activities) {
+    const auto tid = entry.first;
+    const auto& act = entry.second;
     for (const ThreadWait& w : act.waits) {
       std::map<Culprit, bool> seen;
       for_each_piece(w.start, w.end, [&](uint64_t a, uint64_t b, uint64_t index) {

@@ -39,15 +39,27 @@ std::string TrackData::TrackPath(uint64_t uuid) const {
 }
 
 const ThreadInfo* Timeline::Thread(int32_t tid) const {
-  if (tid < 0 || static_cast<size_t>(tid) >= thread_slot.size()) return nullptr;
+  if (tid < 0) return nullptr;
+  if (static_cast<size_t>(tid) > kDenseTidLimit) {
+    auto it = sparse_thread_slot.find(tid);
+    return it == sparse_thread_slot.end() ? nullptr : &thread_store[it->second - 1];
+  }
+  if (static_cast<size_t>(tid) >= thread_slot.size()) return nullptr;
   uint32_t slot = thread_slot[static_cast<size_t>(tid)];
   return slot ? &thread_store[slot - 1] : nullptr;
 }
 
 ThreadInfo& Timeline::MutableThread(int32_t tid) {
   size_t index = static_cast<size_t>(tid < 0 ? 0 : tid);
-  if (index >= thread_slot.size()) thread_slot.resize(std::max(index + 1, thread_slot.size() * 2), 0);
-  uint32_t& slot = thread_slot[index];
+  uint32_t* slot_ptr;
+  if (index > kDenseTidLimit) {
+    slot_ptr = &sparse_thread_slot[tid];
+  } else {
+    if (index >= thread_slot.size())
+      thread_slot.resize(std::min(std::max(index + 1, thread_slot.size() * 2), kDenseTidLimit + 1), 0);
+    slot_ptr = &thread_slot[index];
+  }
+  uint32_t& slot = *slot_ptr;
   if (!slot) {
     thread_store.push_back(ThreadInfo{tid, 0, {}});
     slot = static_cast<uint32_t>(thread_store.size());

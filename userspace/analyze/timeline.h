@@ -216,6 +216,11 @@ class Timeline {
   // Storage for threads, indexed by tid through a dense table.
   std::vector<ThreadInfo> thread_store;
   std::vector<uint32_t> thread_slot;  // tid -> index + 1 into thread_store; 0: none
+  // Linux hands out no tid above PID_MAX_LIMIT (4M, include/linux/threads.h):
+  // the dense table covers those, and a tid beyond it (a corrupt or hostile
+  // trace) goes here instead of sizing the table by it.
+  static constexpr size_t kDenseTidLimit = size_t{4} << 20;
+  std::unordered_map<int32_t, uint32_t> sparse_thread_slot;
   ThreadInfo& MutableThread(int32_t tid);
 };
 

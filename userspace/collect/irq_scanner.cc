@@ -1,6 +1,7 @@
 #include "collect/irq_scanner.h"
 
 #include <cctype>
+#include <cstdint>
 #include <set>
 
 #include "common/cpu_list.h"
@@ -9,11 +10,9 @@
 
 namespace gpunoise::collect {
 
-model::IrqTable ScanIrqs(const std::string& proc_root) {
+model::IrqTable ParseInterrupts(std::string_view text) {
   model::IrqTable table;
-  auto text = ReadFileToString(proc_root + "/interrupts");
-  if (!text.ok()) return table;
-  auto lines = Split(*text, '\n');
+  auto lines = Split(text, '\n');
   if (lines.empty()) return table;
   size_t ncpus = 0;
   for (std::string_view tok : Split(Trim(lines[0]), ' '))
@@ -24,6 +23,7 @@ model::IrqTable ScanIrqs(const std::string& proc_root) {
     if (colon == std::string_view::npos) continue;
     auto irq = ParseInt64(line.substr(0, colon));
     if (!irq) continue;  // NMI, LOC, RES...: system vectors, not numbered IRQs
+    if (*irq < 0 || *irq > INT32_MAX) continue;  // no IRQ has such a number
     // After the per-CPU counts come the chip, the hw irq and the action names.
     std::vector<std::string_view> tokens;
     for (std::string_view tok : Split(line.substr(colon + 1), ' '))
@@ -40,12 +40,21 @@ model::IrqTable ScanIrqs(const std::string& proc_root) {
       name += tokens[t];
     }
     info.name = name;
-    std::string dir = proc_root + "/irq/" + std::to_string(*irq);
+    table[info.irq] = std::move(info);
+  }
+  return table;
+}
+
+model::IrqTable ScanIrqs(const std::string& proc_root) {
+  auto text = ReadFileToString(proc_root + "/interrupts");
+  if (!text.ok()) return {};
+  model::IrqTable table = ParseInterrupts(*text);
+  for (auto& [irq, info] : table) {
+    std::string dir = proc_root + "/irq/" + std::to_string(irq);
     if (auto a = ReadFileToString(dir + "/smp_affinity_list"); a.ok())
       if (auto cpus = ParseCpuList(Trim(*a)); cpus.ok()) info.affinity = *cpus;
     if (auto a = ReadFileToString(dir + "/effective_affinity_list"); a.ok())
       if (auto cpus = ParseCpuList(Trim(*a)); cpus.ok()) info.effective_affinity = *cpus;
-    table[info.irq] = std::move(info);
   }
   return table;
 }

@@ -12,6 +12,9 @@ namespace gpunoise::collect {
 
 // `proc_root` is "/proc" except in tests.
 model::IrqTable ScanIrqs(const std::string& proc_root = "/proc");
+// The numbered IRQs and their action names in the text of /proc/interrupts
+// (affinities are not in it: ScanIrqs adds them from /proc/irq).
+model::IrqTable ParseInterrupts(std::string_view text);
 
 // What a NIC IRQ's name says about its queue: "virtio2-input.0" is RX queue
 // 0, "mlx5_comp12@pci:0000:3b:00.0" completion (TX and RX) queue 12,

@@ -1,7 +1,9 @@
 #include "cupti/activity_converter.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "cupti/activity_names.h"
 #include "model/gpu_capture.h"
@@ -23,6 +25,20 @@ double GigabytesPerSecond(uint64_t bytes, uint64_t start, uint64_t end) {
 }
 
 bool HasTimes(uint64_t start, uint64_t end) { return start != 0 && end >= start; }
+
+// The bits of an enum-typed record field. Records are bytes CUPTI wrote (a
+// newer CUPTI, flags combined, values this build's headers do not list):
+// reading such a field as the enum type is undefined for values outside its
+// range, so it is read as bytes from its offset, never named as an lvalue
+// (gcc's UBSan checks even a reference to it once inlined).
+uint32_t FieldBits(const void* record, size_t offset, size_t size) {
+  uint32_t v = 0;
+  std::memcpy(&v, static_cast<const unsigned char*>(record) + offset, std::min(size, sizeof(v)));
+  return v;
+}
+#define GN_BITS(record, field)                                                              \
+  FieldBits(&(record), offsetof(std::remove_cvref_t<decltype(record)>, field), \
+            sizeof((record).field))
 
 }  // namespace
 
@@ -215,7 +231,7 @@ const std::string& ActivityConverter::ApiName(bool runtime, uint32_t cbid) {
 
 void ActivityConverter::Convert(const CUpti_Activity* record) {
   ++stats_.records;
-  switch (record->kind) {
+  switch (GN_BITS(*record, kind)) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
       OnKernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record));
@@ -427,7 +443,7 @@ void ActivityConverter::OnSync(const CUpti_ActivitySynchronization2& s) {
     return;
   }
   ++stats_.synchronizations;
-  PendingSync p{s.correlationId, static_cast<uint32_t>(s.type), s.start, s.end,
+  PendingSync p{s.correlationId, GN_BITS(s, type), s.start, s.end,
                 s.contextId, s.streamId, s.cudaEventId};
   auto api = api_calls_.find(s.correlationId);
   if (api != api_calls_.end()) {
@@ -458,7 +474,7 @@ void ActivityConverter::EmitSync(const PendingSync& s, const ApiCall* api) {
     track = EnsureProcessLane("CUDA synchronization (thread unknown)", sync_lanes_, start, end);
   }
   {
-    EventPacket e = builder_.SliceBegin(start, track, SyncTypeName(s.type), "cuda.sync");
+    EventPacket e = builder_.SliceBegin(start, track, SyncTypeName(GN_BITS(s, type)), "cuda.sync");
     if (s.stream != CUPTI_SYNCHRONIZATION_INVALID_VALUE) e.Arg("stream", s.stream);
     if (s.event != CUPTI_SYNCHRONIZATION_INVALID_VALUE) e.Arg("cuda_event_id", s.event);
     e.Arg("context", s.context).Arg("correlation_id", s.correlation_id);
@@ -467,19 +483,19 @@ void ActivityConverter::EmitSync(const PendingSync& s, const ApiCall* api) {
 }
 
 void ActivityConverter::OnMarker(const CUpti_ActivityMarker2& m) {
-  uint32_t tid = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m.objectId.pt.threadId : 0;
+  uint32_t tid = GN_BITS(m, objectKind) == CUPTI_ACTIVITY_OBJECT_THREAD ? m.objectId.pt.threadId : 0;
   if (m.timestamp == 0) {
     ++stats_.skipped_records;
     return;
   }
-  if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+  if (GN_BITS(m, flags) & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
     ++stats_.nvtx_marks;
     uint64_t track = tid ? EnsureThreadTrack(tid) : EnsureProcessTrack();
     EventPacket e = builder_.Instant(m.timestamp, track, m.name ? m.name : "(unnamed mark)", "nvtx");
     if (m.domain) e.Arg("domain", m.domain);
     return;
   }
-  if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+  if (GN_BITS(m, flags) & CUPTI_ACTIVITY_FLAG_MARKER_START) {
     if (open_ranges_.size() >= kMaxOpenRanges) {
       ++stats_.nvtx_unmatched;
       return;
@@ -489,7 +505,7 @@ void ActivityConverter::OnMarker(const CUpti_ActivityMarker2& m) {
     thread_range_stacks_[tid].push_back(m.id);
     return;
   }
-  if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+  if (GN_BITS(m, flags) & CUPTI_ACTIVITY_FLAG_MARKER_END) {
     EndRange(m.id, m.timestamp, tid);
     return;
   }
@@ -559,12 +575,12 @@ void ActivityConverter::OnOverhead(const CUpti_ActivityOverhead3& o) {
   ++stats_.overheads;
   uint64_t track = EnsureProcessLane("CUPTI overhead", overhead_lanes_, o.start, o.end);
   {
-    EventPacket e = builder_.SliceBegin(o.start, track, OverheadKindName(o.overheadKind), "cupti.overhead");
-    if (o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) e.Arg("tid", o.objectId.pt.threadId);
-    if (o.objectKind == CUPTI_ACTIVITY_OBJECT_DEVICE || o.objectKind == CUPTI_ACTIVITY_OBJECT_CONTEXT ||
-        o.objectKind == CUPTI_ACTIVITY_OBJECT_STREAM)
+    EventPacket e = builder_.SliceBegin(o.start, track, OverheadKindName(GN_BITS(o, overheadKind)), "cupti.overhead");
+    if (GN_BITS(o, objectKind) == CUPTI_ACTIVITY_OBJECT_THREAD) e.Arg("tid", o.objectId.pt.threadId);
+    if (GN_BITS(o, objectKind) == CUPTI_ACTIVITY_OBJECT_DEVICE || GN_BITS(o, objectKind) == CUPTI_ACTIVITY_OBJECT_CONTEXT ||
+        GN_BITS(o, objectKind) == CUPTI_ACTIVITY_OBJECT_STREAM)
       e.Arg("device", o.objectId.dcs.deviceId);
-    if (o.objectKind == CUPTI_ACTIVITY_OBJECT_STREAM) e.Arg("stream", o.objectId.dcs.streamId);
+    if (GN_BITS(o, objectKind) == CUPTI_ACTIVITY_OBJECT_STREAM) e.Arg("stream", o.objectId.dcs.streamId);
     if (o.correlationId) e.Arg("correlation_id", o.correlationId);
   }
   builder_.SliceEnd(o.end, track);

@@ -7,7 +7,10 @@
 // Rules for code that runs inside someone else's training job: never make
 // it fail (every problem is one line on stderr and capture stays off), never
 // change its signal behaviour (signal_chain.h), never block its threads on
-// file I/O (a flusher thread of ours writes), and bound the memory we hold.
+// file I/O (a flusher thread of ours writes, and no lock CUPTI's threads
+// take is held while it does), never wait in a signal handler, never hold
+// its exit longer than kExitFlushWaitMs, and bound the memory we hold. A
+// full disk or an unwritable directory costs one line and the data.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -73,6 +76,15 @@ void Note(const std::string& message) {
   std::fprintf(stderr, "gpunoise-cupti[%d]: %s\n", static_cast<int>(::getpid()), message.c_str());
 }
 
+// How long the end of the program (exit or a fatal SIGINT/SIGTERM) waits
+// for the final flush. CUPTI's forced flush and the write of the last chunk
+// take milliseconds; a stuck disk or a CUPTI blocked in CUDA's teardown
+// must not hold the job's exit for longer than this.
+constexpr int kExitFlushWaitMs = 2000;
+// Signals the program handles itself each ask for a flush; a storm of them
+// gets one per this interval, not a fragment per signal.
+constexpr uint64_t kMinRequestedFlushGapNs = 100'000'000;
+
 class Capture {
  public:
   static Capture& Get() {
@@ -90,35 +102,38 @@ class Capture {
   void CompleteBuffer(uint8_t* buffer, size_t valid_size);
 
   // Async-signal-safe. A child forked after capture started inherits our
-  // handlers but not our flusher; for it these do nothing.
+  // handlers but not our threads; for it these do nothing.
   void RequestFlush(bool final) {
     if (::getpid() != owner_pid_) return;
     if (final) final_requested_.store(true);
     uint64_t one = 1;
     if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
   }
-  void WaitFinalFlush(int timeout_ms) {
-    if (::getpid() != owner_pid_ || !running_.load() || final_done_.load()) return;
-    timespec deadline;
-    ::clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += static_cast<long>(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-      deadline.tv_sec += 1;
-      deadline.tv_nsec -= 1000000000L;
+  // Async-signal-safe: a fatal signal. The reaper thread re-raises it once
+  // the final flush is done (or kExitFlushWaitMs passed).
+  bool RequestFinalFlushAndDeath(int sig) {
+    if (::getpid() != owner_pid_ || !running_.load()) return false;
+    int none = 0;
+    if (fatal_signal_.compare_exchange_strong(none, sig)) {
+      RequestFlush(true);
+      ::sem_post(&fatal_signal_posted_);
     }
-    while (::sem_timedwait(&final_flushed_, &deadline) != 0 && errno == EINTR) {
-    }
+    return true;
   }
 
   void AtExit();
-
  private:
-  Capture() { ::sem_init(&final_flushed_, 0, 0); }
+  Capture() {
+    ::sem_init(&final_flushed_, 0, 0);
+    ::sem_init(&fatal_signal_posted_, 0, 0);
+  }
   bool EnableActivities(std::string* error);
   void EnableApiRecords();
   void FlusherLoop();
+  void ReaperLoop();
   void Flush(bool final);
+  // Waits up to `timeout_ms` for the final flush; false if it did not end.
+  bool WaitFinalFlush(int timeout_ms);
 
   std::once_flag start_once_;
   std::once_flag cupti_once_;
@@ -128,8 +143,12 @@ class Capture {
   InjectionSettings settings_;
   pid_t owner_pid_ = 0;
 
-  std::mutex mu_;  // converter_, writer_
+  // converter_. CUPTI's buffer-completion thread (often one of the job's
+  // own) converts under it, so nothing slow happens while it is held: no
+  // file I/O, no CUPTI call.
+  std::mutex mu_;
   std::unique_ptr<ActivityConverter> converter_;
+  std::mutex write_mu_;  // writer_, write_failed_: the file side, flusher only
   std::unique_ptr<FragmentWriter> writer_;
   bool write_failed_ = false;
 
@@ -139,12 +158,13 @@ class Capture {
 
   int wake_fd_ = -1;
   std::thread flusher_;
+  std::thread reaper_;  // re-raises a fatal signal after the final flush
   std::atomic<bool> running_{false};
-  std::atomic<bool> stop_{false};
   std::atomic<bool> final_requested_{false};
-  std::atomic<bool> finished_{false};    // the final flush has begun
-  std::atomic<bool> final_done_{false};  // ... and ended
-  sem_t final_flushed_;
+  std::atomic<bool> final_done_{false};  // the final flush has ended
+  sem_t final_flushed_;  // posted when final_done_ is set; re-posted by each waiter
+  std::atomic<int> fatal_signal_{0};  // the first fatal SIGINT/SIGTERM
+  sem_t fatal_signal_posted_;
 };
 
 void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -156,8 +176,8 @@ void CUPTIAPI OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
 }
 
 void AtExitHandler() { Capture::Get().AtExit(); }
-void SignalRequestFlush(bool final) { Capture::Get().RequestFlush(final); }
-void SignalWaitFinalFlush(int timeout_ms) { Capture::Get().WaitFinalFlush(timeout_ms); }
+void SignalRequestFlush() { Capture::Get().RequestFlush(false); }
+bool SignalRequestFinalFlush(int sig) { return Capture::Get().RequestFinalFlushAndDeath(sig); }
 
 void Capture::RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;
@@ -206,50 +226,96 @@ void Capture::Flush(bool final) {
   cupti_.FlushAll(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   size_t dropped = 0;
   cupti_.GetNumDroppedRecords(nullptr, 0, &dropped);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!converter_) return;
-  converter_->AddDroppedRecords(dropped);
-  if (!final && !converter_->has_events()) return;  // an idle process writes nothing
-  ClockReadings now = ReadClocks();
-  std::string chunk = converter_->TakeChunk(now, final);
+  std::string chunk;
+  uint64_t flush_ts = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!converter_) return;
+    converter_->AddDroppedRecords(dropped);
+    if (!final && !converter_->has_events()) return;  // an idle process writes nothing
+    ClockReadings now = ReadClocks();
+    chunk = converter_->TakeChunk(now, final);
+    flush_ts = now.boottime;
+  }
+  // The write happens with mu_ released: a buffer CUPTI completes meanwhile
+  // is converted at once, whatever the disk does.
+  std::lock_guard<std::mutex> lock(write_mu_);
   std::string error;
-  if (!writer_->Write(chunk, now.boottime, &error) && !write_failed_) {
+  if (!writer_->Write(chunk, flush_ts, &error) && !write_failed_) {
     write_failed_ = true;  // say it once; keep trying on later flushes
     Note("GPU trace data lost: " + error);
   }
 }
 
+// The only thread that writes: periodic flushes, flushes the program's
+// signals ask for (at most one per kMinRequestedFlushGapNs), and the final
+// flush that exit or a fatal signal asks for.
 void Capture::FlusherLoop() {
-  while (!stop_.load()) {
+  uint64_t last_flush = ClockNs(CLOCK_MONOTONIC);
+  while (true) {
+    uint64_t now = ClockNs(CLOCK_MONOTONIC);
+    uint64_t due = last_flush + settings_.flush_ns;
+    int timeout_ms = due > now ? static_cast<int>((due - now + 999999) / 1000000) : 0;
     pollfd p{wake_fd_, POLLIN, 0};
-    int timeout_ms = static_cast<int>(settings_.flush_ns / 1000000ull);
     int n = ::poll(&p, 1, timeout_ms);
     if (n > 0) {
       uint64_t count;
       (void)!::read(wake_fd_, &count, sizeof(count));
     }
-    if (stop_.load()) break;
     if (final_requested_.load()) {
-      bool expected = false;
-      if (finished_.compare_exchange_strong(expected, true)) Flush(true);
+      Flush(true);
       final_done_.store(true);
       ::sem_post(&final_flushed_);
-      break;
+      return;
     }
+    now = ClockNs(CLOCK_MONOTONIC);
+    bool periodic = now >= due;
+    bool asked = n > 0 && now >= last_flush + kMinRequestedFlushGapNs;
+    if (!periodic && !asked) continue;
     Flush(false);
+    last_flush = ClockNs(CLOCK_MONOTONIC);
   }
+}
+
+// Waits for a fatal signal's final flush, then lets the signal kill the
+// process (signal_chain.h). Blocks SIGINT/SIGTERM like the flusher, and
+// takes the signal itself only in RaiseDefault.
+void Capture::ReaperLoop() {
+  while (::sem_wait(&fatal_signal_posted_) != 0) {
+  }
+  WaitFinalFlush(kExitFlushWaitMs);
+  RaiseDefault(fatal_signal_.load());
+}
+
+bool Capture::WaitFinalFlush(int timeout_ms) {
+  if (final_done_.load()) return true;
+  timespec deadline;
+  ::clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += timeout_ms / 1000;
+  deadline.tv_nsec += static_cast<long>(timeout_ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  int r;
+  while ((r = ::sem_timedwait(&final_flushed_, &deadline)) != 0 && errno == EINTR) {
+  }
+  if (r == 0) ::sem_post(&final_flushed_);  // a latch: every waiter passes
+  return final_done_.load();
 }
 
 void Capture::AtExit() {
   // A child that forked after CUDA started has our state but not our
   // threads; its buffers are not its own to flush.
   if (::getpid() != owner_pid_ || !running_.load()) return;
-  stop_.store(true);
-  RequestFlush(false);
-  if (flusher_.joinable()) flusher_.join();
-  bool expected = false;
-  if (finished_.compare_exchange_strong(expected, true)) Flush(true);
-  final_done_.store(true);
+  RequestFlush(true);
+  if (!WaitFinalFlush(kExitFlushWaitMs)) {
+    Note("GPU trace: the final flush did not finish within " + std::to_string(kExitFlushWaitMs) +
+         " ms; the program exits without it (its last chunk is lost)");
+  }
+  // A fatal signal came first and the program reached exit() while the
+  // flush ran: it still dies of that signal, as it would have without us.
+  if (int sig = fatal_signal_.load()) RaiseDefault(sig);
 }
 
 void Capture::EnableApiRecords() {
@@ -367,20 +433,29 @@ void Capture::Start() {
       return;
     }
     wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    // The flusher must never take SIGINT/SIGTERM: the handler may wait for
-    // it. Threads inherit the creator's mask, so block around the creation.
+    // Our threads never take SIGINT/SIGTERM: the program's threads do, as
+    // before. Threads inherit the creator's mask, so block around creation.
     sigset_t block, saved;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     ::pthread_sigmask(SIG_BLOCK, &block, &saved);
     flusher_ = std::thread([this] { FlusherLoop(); });
+    reaper_ = std::thread([this] { ReaperLoop(); });
     ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    // Neither is ever joined: exit waits for the final flush, boundedly,
+    // and a thread stuck in a write must not hold the process.
+    flusher_.detach();
+    reaper_.detach();
     running_.store(true);
+    // Registered during cuInit, after libcupti was loaded: atexit runs
+    // handlers in reverse order, so this runs before libcupti's and the
+    // driver's own exit-time teardown (as NVIDIA's injection samples rely
+    // on), and CUPTI can still hand back its buffers.
     std::atexit(AtExitHandler);
     SignalFlushHooks hooks;
     hooks.request_flush = SignalRequestFlush;
-    hooks.wait_final_flush = SignalWaitFinalFlush;
+    hooks.request_final_flush = SignalRequestFinalFlush;
     InstallSignalFlush(hooks);
   });
 }

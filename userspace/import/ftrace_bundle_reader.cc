@@ -1,5 +1,7 @@
 #include "import/ftrace_bundle_reader.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 #include <limits>
@@ -201,6 +203,10 @@ bool FtraceBundleReader::Decode(const uint8_t* data, size_t size, PacketError* e
   }
   if (has_compact && !DecodeCompact(compact_field, &cols, error)) return false;
 
+  if (cpu >= model::kMaxTraceCpus) {
+    *error = {0, "FtraceEventBundle names CPU " + std::to_string(cpu) + ", beyond any machine"};
+    return false;
+  }
   CpuState& state = Cpu(cpu);
   // A recorder that could not use the boot clock gives a pair of readings
   // of both clocks per bundle; ftrace timestamps move by their difference.

@@ -1,6 +1,7 @@
 #include "import/ftrace_stats_reader.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,7 +33,10 @@ void AddOnce(std::vector<std::string>* list, std::string_view s) {
 
 bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, PacketError* error) {
   uint64_t phase = 0;
-  std::vector<std::pair<uint32_t, FtraceCpuCounters>> cpus;
+  // By CPU: a CPU listed twice in one phase (a doubled or corrupt stats
+  // packet) counts once, with its later values, as the trace processor's
+  // stats table keeps it, and its loss is not summed twice.
+  std::map<uint32_t, FtraceCpuCounters> cpus;
   // Setup errors and parse errors stand for the whole trace, whichever phase
   // carries them (traced_probes writes setup errors at the START).
   model::FtraceStatsSummary& summary = errors_;
@@ -65,7 +69,7 @@ bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, 
           }
         }
         if (cr.error()) return Malformed(cr, "FtraceCpuStats is malformed", error);
-        cpus.emplace_back(cpu, c);
+        cpus[cpu] = c;
         break;
       }
       case f::kFailedFtraceEvents:

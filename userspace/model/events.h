@@ -23,7 +23,8 @@ class TaskComm {
   TaskComm() { bytes_.fill(0); }
   explicit TaskComm(std::string_view s) {
     bytes_.fill(0);
-    std::memcpy(bytes_.data(), s.data(), std::min(s.size(), kMaxLen - 1));
+    // An empty view may have no data at all: memcpy from null is undefined.
+    if (!s.empty()) std::memcpy(bytes_.data(), s.data(), std::min(s.size(), kMaxLen - 1));
   }
   static TaskComm FromBytes(const char* data) {
     TaskComm c;
@@ -161,6 +162,11 @@ using Payload = std::variant<SchedSwitch, SchedWaking, SchedMigrate, ProcessFork
 inline constexpr uint16_t kFlagHardirq = 0x08;
 inline constexpr uint16_t kFlagSoftirq = 0x10;
 inline constexpr uint16_t kFlagNmi = 0x40;
+
+// CPU numbers a trace may carry: Linux builds for at most 8192 CPUs
+// (NR_CPUS), so anything past this is a corrupt or hostile file, and readers
+// that keep per-CPU tables refuse it instead of sizing a table by it.
+inline constexpr uint32_t kMaxTraceCpus = 16384;
 
 struct Event {
   uint64_t ts = 0;   // CLOCK_BOOTTIME ns

@@ -19,7 +19,7 @@ class NetDevName {
   NetDevName() { bytes_.fill(0); }
   explicit NetDevName(std::string_view s) {
     bytes_.fill(0);
-    std::memcpy(bytes_.data(), s.data(), std::min(s.size(), kMaxLen - 1));
+    if (!s.empty()) std::memcpy(bytes_.data(), s.data(), std::min(s.size(), kMaxLen - 1));  // data() may be null
   }
   static NetDevName FromBytes(const char* data) {
     NetDevName n;
