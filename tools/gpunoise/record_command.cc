@@ -264,6 +264,9 @@ int RunRecord(int argc, char** argv) {
   options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) {
     return (*gpu)->Append(out, session);
   };
+  // Containerized GPU processes write their namespace's ids; the fork
+  // records and /proc say which host threads those are.
+  if (!(*gpu)->fragment_dir().empty()) options.pid_ns_map = (*gpu)->pid_ns_map();
   if (!command.empty()) {
     options.start_workload = [&]() -> Result<int> {
       GN_ASSIGN_OR_RETURN(workload, record::Workload::Start(workload_spec));

@@ -68,9 +68,29 @@ std::string ReadFirstLine(const char* path) {
   return line;
 }
 
-// The one line a training program ever sees from us.
+// The inode of this process's pid namespace (/proc/self/ns/pid reads
+// "pid:[4026531836]"); 0 when /proc is not mounted or not ours to read.
+uint64_t OwnPidNamespace() {
+  char buf[64];
+  ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* open = std::strchr(buf, '[');
+  return open ? std::strtoull(open + 1, nullptr, 10) : 0;
+}
+
+// PROC_PID_INIT_INO (include/linux/proc_ns.h): the host's pid namespace.
+constexpr uint64_t kInitPidNamespace = 0xEFFFFFFCull;
+
+// The one line a training program ever sees from us. Inside a container it
+// names the pid namespace, since the pid it shows is the namespace's.
 void Note(const std::string& message) {
-  std::fprintf(stderr, "gpunoise-cupti[%d]: %s\n", static_cast<int>(::getpid()), message.c_str());
+  uint64_t ns = OwnPidNamespace();
+  if (ns == kInitPidNamespace)
+    std::fprintf(stderr, "gpunoise-cupti[%d]: %s\n", static_cast<int>(::getpid()), message.c_str());
+  else
+    std::fprintf(stderr, "gpunoise-cupti[%d in pid namespace %llu]: %s\n", static_cast<int>(::getpid()),
+                 static_cast<unsigned long long>(ns), message.c_str());
 }
 
 class Capture {
@@ -355,7 +375,10 @@ void Capture::Start() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       converter_ = std::make_unique<ActivityConverter>(std::move(options));
-      writer_ = std::make_unique<FragmentWriter>(settings_.dir, owner_pid_, settings_.keep_ns);
+      // The pid and the CUPTI thread ids are this namespace's; the name
+      // says which namespace, for the recorder to translate them.
+      writer_ = std::make_unique<FragmentWriter>(settings_.dir, owner_pid_, OwnPidNamespace(),
+                                                 settings_.keep_ns);
     }
     std::string error;
     if (!EnableActivities(&error)) {

@@ -9,9 +9,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpunoise::model {
+
+// Where the trace keeps them: one instant per process on this track, its
+// args named in export/perfetto/identity_packets.h.
+inline constexpr std::string_view kIdentityTrackName = "gpunoise processes";
+inline constexpr std::string_view kIdentityEventName = "gpunoise process identity";
 
 // The container runtime a cgroup path names.
 enum class ContainerRuntime : uint8_t { kNone, kContainerd, kCrio, kDocker, kPodman, kUnknown };
@@ -44,6 +50,14 @@ struct JobIdentity {
   bool empty() const { return !rank && !local_rank && !world_size && job_id.empty(); }
 };
 
+// A cgroup's CPU bandwidth throttling (cpu.stat: v2 nr_periods,
+// nr_throttled, throttled_usec; v1 the same with throttled_time in ns).
+struct CgroupCpuStat {
+  bool valid = false;
+  std::string file;  // the cpu.stat it came from
+  uint64_t nr_periods = 0, nr_throttled = 0, throttled_ns = 0;
+};
+
 struct ProcessIdentity {
   int32_t pid = 0;  // host pid
   // Innermost pid namespace (inode of /proc/PID/ns/pid) and the process's
@@ -54,6 +68,12 @@ struct ProcessIdentity {
   JobIdentity job;
   // The v2 cgroup path and the v1 hierarchies' ("cpu,cpuacct:/kubepods/...").
   std::vector<std::string> cgroups;
+  // Throttling of the process's own cgroup: as a scan read it (cumulative),
+  // and over the recording (what the trace keeps, end less start).
+  CgroupCpuStat cpu_stat;
+  CgroupCpuStat cpu_stat_delta;
+  // Something worth writing: a namespace, a container/pod/job or a rank.
+  bool worth_recording() const { return nspid.size() > 1 || !container.empty() || !job.empty(); }
 };
 
 inline const char* ContainerRuntimeName(ContainerRuntime r) {
