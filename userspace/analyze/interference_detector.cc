@@ -163,12 +163,12 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
       f.title = fmt::format("{} interrupted {} for {} on {}", f.culprit, victims,
                             FormatNs(c.interrupt_ns), CpuPhrase(f.cpus));
     f.title += fmt::format(" ({} of their time)", FormatShare(share));
-    if (who.kind == Culprit::Kind::kTask) NoteNeighbourPod(t, who.id, &f);
 
     f.metrics = {{"wait_ns", static_cast<double>(c.wait_ns)},
                  {"interrupt_ns", static_cast<double>(c.interrupt_ns)},
                  {"waits", static_cast<double>(c.waits)},
                  {"share", share}};
+    if (who.kind == Culprit::Kind::kTask) NoteNeighbourPod(t, who.id, &f);
     for (const auto& [tid, ns] : c.by_focus_tid) {
       const auto& act = ctx.activities.at(tid);
       f.evidence.push_back(fmt::format("{}: {} of its {} observed ({} waiting behind it, {} running)",

@@ -38,6 +38,14 @@ std::string ReadBounded(const std::string& path, size_t limit) {
   return out;
 }
 
+bool NamespaceDiffers(const std::string& proc_pid_dir, const char* ns) {
+  char a[64], b[64];
+  std::string mine = std::string("/proc/self/ns/") + ns, theirs = proc_pid_dir + "/ns/" + ns;
+  ssize_t n = ::readlink(theirs.c_str(), a, sizeof(a));
+  ssize_t m = ::readlink(mine.c_str(), b, sizeof(b));
+  return n > 0 && m > 0 && std::string_view(a, static_cast<size_t>(n)) != std::string_view(b, static_cast<size_t>(m));
+}
+
 }  // namespace
 
 model::JobIdentity ParseJobEnviron(std::string_view environ) {
@@ -86,7 +94,11 @@ void ReadProcessIdentity(const std::string& proc_pid_dir, model::ProcessIdentity
   id->job = ParseJobEnviron(ReadBounded(proc_pid_dir + "/environ", kMaxEnvironBytes));
   // Pod name and namespace without a kubelet client: kubelet writes the
   // pod's name as its hostname and mounts the service account's namespace.
-  if (!id->container.pod_uid.empty()) {
+  // Only a process with a root and a hostname of its own has them: one that
+  // shares the host's (hostNetwork, or a test's hand-made pod) would read
+  // the host's.
+  if (!id->container.pod_uid.empty() && NamespaceDiffers(proc_pid_dir, "uts") &&
+      NamespaceDiffers(proc_pid_dir, "mnt")) {
     std::string root = proc_pid_dir + "/root";
     id->container.pod_name = std::string(Trim(ReadBounded(root + "/etc/hostname", 256)));
     id->container.pod_namespace = std::string(
