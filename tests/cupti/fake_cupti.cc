@@ -63,7 +63,9 @@ CUptiResult cuptiGetVersion(uint32_t* version) {
 }
 
 CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
-  *str = result == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : "CUPTI_ERROR_FAKE";
+  *str = result == CUPTI_SUCCESS                                   ? "CUPTI_SUCCESS"
+         : result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
+                                                                    : "CUPTI_ERROR_FAKE";
   return CUPTI_SUCCESS;
 }
 
@@ -84,6 +86,17 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
   g_timestamp = fn;
   return CUPTI_SUCCESS;
 }
+
+// FAKE_CUPTI_OTHER_SUBSCRIBER=1 plays a process where torch.profiler (or
+// Nsight) already subscribed: the one subscriber slot is taken.
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
+  if (const char* other = std::getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"); other && *other == '1')
+    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  static int token;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&token);
+  return CUPTI_SUCCESS;
+}
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) { return CUPTI_SUCCESS; }
 
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind) { return CUPTI_SUCCESS; }

@@ -202,6 +202,40 @@ void RunInNamespace(bool nested) {
 
 TEST(PidNamespaceGpu, LaunchFlowsStartOnTheHostThreadsOfAContainerizedProcess) { RunInNamespace(false); }
 
+// CUPTI allows one client: with torch.profiler (or Nsight) already in the
+// process, the library stays out and the recorder names the process.
+TEST(CuptiSubscriber, AnotherClientKeepsCaptureOffAndTheRecorderSaysWhichProcess) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string dir = MakeTempDir();
+  RemoveWhenDone cleanup{dir};
+  std::string out = dir + "/taken.pftrace";
+  ScopedEnv env;
+  env.Set(model::kCuptiPathEnv, FAKE_CUPTI_LIB);
+  env.Set("FAKE_CUPTI_OTHER_SUBSCRIBER", "1");
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "20", "-o", out, "--", FAKE_CUDA_APP, "--seconds", "0.5"});
+  int rc = rec.Wait(60s);
+  std::string err = rec.stderr_text();
+  ASSERT_EQ(rc, 0) << err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(fake_cuda_app \(pid (\d+)\))"))) << err;
+  std::string pid = m[1];
+  // The program's own line, and the recorder's.
+  EXPECT_NE(err.find("GPU capture off: another CUPTI client already runs in this process"), std::string::npos) << err;
+  EXPECT_NE(err.find("GPU capture of pid " + pid + ": another CUPTI client"), std::string::npos) << err;
+  std::string error;
+  auto trace = ReadTrace(out, &error);
+  ASSERT_TRUE(trace) << error;
+  auto loss = TrackEventArgs(*trace, "gpunoise GPU collection");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(loss[0]["gpu.processes_not_captured"], "1");
+  TraceView v(*trace);
+  EXPECT_FALSE(v.SliceNamed("busy()")) << "nothing of CUPTI's was taken";
+  ChildProcess report({GpunoiseBinary(), "report", out});
+  EXPECT_EQ(report.Wait(60s), 0) << report.stderr_text();
+  EXPECT_NE(report.stdout_text().find("1 process not captured (another CUPTI client"), std::string::npos)
+      << report.stdout_text();
+}
+
 TEST(PidNamespaceGpu, NestedNamespacesMapToHostThreadsToo) { RunInNamespace(true); }
 
 }  // namespace

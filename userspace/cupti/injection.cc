@@ -33,6 +33,7 @@
 #include "cupti/cupti_library.h"
 #include "cupti/fragment_writer.h"
 #include "cupti/injection_settings.h"
+#include "cupti/packet_builder.h"
 #include "cupti/signal_chain.h"
 #include "model/gpu_capture.h"
 
@@ -136,6 +137,8 @@ class Capture {
  private:
   Capture() { ::sem_init(&final_flushed_, 0, 0); }
   bool EnableActivities(std::string* error);
+  // One fragment saying why this process is not captured (mu_ held).
+  void WriteCaptureOff(const std::string& reason);
   void EnableApiRecords();
   void FlusherLoop();
   void Flush(bool final);
@@ -152,6 +155,7 @@ class Capture {
   std::unique_ptr<ActivityConverter> converter_;
   std::unique_ptr<FragmentWriter> writer_;
   bool write_failed_ = false;
+  bool other_subscriber_ = false;
 
   std::mutex pool_mu_;
   std::vector<uint8_t*> free_buffers_;
@@ -239,6 +243,25 @@ void Capture::Flush(bool final) {
   }
 }
 
+void Capture::WriteCaptureOff(const std::string& reason) {
+  if (!writer_) return;
+  ClockReadings now = ReadClocks();
+  std::string chunk;
+  PacketBuilder builder(static_cast<uint32_t>(owner_pid_), &chunk);
+  builder.StartSequence();
+  builder.ClockSnapshot(now);
+  TrackSpec process;
+  process.uuid = (static_cast<uint64_t>(owner_pid_) << 20) ^ now.boottime ^ 0x6770756e6f697365ull;
+  process.process_pid = owner_pid_;
+  process.process_name = ReadFirstLine("/proc/self/comm");
+  builder.TrackDescriptor(process);
+  builder.Instant(now.boottime, process.uuid, model::kCuptiCaptureOffEvent, "gpunoise")
+      .Arg("pid", static_cast<int32_t>(owner_pid_))
+      .Arg("reason", reason);
+  std::string error;
+  if (!writer_->Write(chunk, now.boottime, &error)) Note("GPU capture-off note lost: " + error);
+}
+
 void Capture::FlusherLoop() {
   while (!stop_.load()) {
     pollfd p{wake_fd_, POLLIN, 0};
@@ -299,7 +322,24 @@ void Capture::EnableApiRecords() {
   }
 }
 
+void CUPTIAPI NoCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
 bool Capture::EnableActivities(std::string* error) {
+  // CUPTI serves one client per process. Registering our buffers over
+  // torch.profiler's (Kineto), dynolog's or Nsight's would take their data:
+  // probe for a subscriber and, if there is one, stay out of the way. The
+  // probe is released at once, so a profiler started later still works.
+  if (cupti_.Subscribe) {
+    CUpti_SubscriberHandle probe = nullptr;
+    CUptiResult s = cupti_.Subscribe(&probe, NoCallback, nullptr);
+    if (s == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      other_subscriber_ = true;
+      *error = "another CUPTI client already runs in this process (torch.profiler/Kineto, dynolog, Nsight?): "
+               "CUPTI allows one, so gpunoise stays out of its way";
+      return false;
+    }
+    if (s == CUPTI_SUCCESS && cupti_.Unsubscribe) cupti_.Unsubscribe(probe);
+  }
   CUptiResult r = cupti_.RegisterCallbacks(OnBufferRequested, OnBufferCompleted);
   if (r != CUPTI_SUCCESS) {
     *error = "failed to register CUPTI buffer callbacks: " + cupti_.ResultName(r);
@@ -384,6 +424,7 @@ void Capture::Start() {
     if (!EnableActivities(&error)) {
       Note("GPU capture off: " + error);
       std::lock_guard<std::mutex> lock(mu_);
+      if (other_subscriber_) WriteCaptureOff(error);
       converter_.reset();
       return;
     }

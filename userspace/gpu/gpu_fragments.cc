@@ -11,6 +11,8 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "common/files.h"
 #include "export/perfetto/trace_merger.h"
 #include "gpu/cupti_drops.h"
@@ -171,6 +173,20 @@ FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
     uint64_t added = merger.packets() - before_packets;
     result.packets += added;
     ++result.files;
+    // A process's first fragment in the window may be the library's note
+    // that it stayed out (then it is its only one).
+    if (name && !pids.count(KeyOf(*name))) {
+      auto again = OpenChecked(path, owners);
+      if (again.ok()) {
+        if (auto off = CaptureOffIn("/proc/self/fd/" + std::to_string(again->get()))) {
+          std::string where = name->has_pid_ns && name->pid_ns != model::kInitPidNsInode
+                                  ? fmt::format(" in pid namespace {}", name->pid_ns)
+                                  : std::string();
+          auto colon = off->find(':');
+          result.not_captured.push_back(off->substr(0, colon) + where + off->substr(colon));
+        }
+      }
+    }
     if (name) pids.insert(KeyOf(*name));
     if (!appended.ok()) {
       // Nothing of it in the trace, or the part before the damage.

@@ -57,6 +57,9 @@ struct FragmentsAppended {
   // the process's whole capture up to the window's end).
   uint64_t cupti_dropped_records = 0;
   std::vector<std::string> problems;  // one line per fragment that was unreadable or cut short
+  // Processes whose library did not capture them (another CUPTI client):
+  // "pid 4242 in pid namespace N: another CUPTI client ...".
+  std::vector<std::string> not_captured;
 };
 
 // Appends each fragment with its own sequence ids, opened by OpenFragment

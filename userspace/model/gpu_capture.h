@@ -41,6 +41,12 @@ inline constexpr uint64_t kDefaultFlushMs = 1000;
 inline constexpr std::string_view kCuptiDroppedRecordsTrack = "CUPTI dropped records";
 inline constexpr std::string_view kCuptiCaptureSummaryEvent = "gpunoise GPU capture";
 inline constexpr std::string_view kCuptiDroppedRecordsArg = "dropped_records";
+// A process whose CUPTI already had a subscriber (torch.profiler/Kineto,
+// dynolog, Nsight): the library stays out of the way and writes one
+// fragment with this instant on the process's track, args "pid" (inside
+// its pid namespace) and "reason", so the recorder can say which process it
+// could not capture.
+inline constexpr std::string_view kCuptiCaptureOffEvent = "gpunoise GPU capture off";
 
 // Fragment files: "gpunoise-gpu-<pid>-<BOOTTIME ns, 20 digits>.pftrace", one
 // per flush, each a complete trace. Zero-padded so names sort by time. A

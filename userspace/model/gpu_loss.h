@@ -31,6 +31,8 @@ struct GpuLoss {
   uint64_t processes_translated = 0;
   uint64_t processes_unmapped = 0;
   uint64_t threads_unmapped = 0;
+  // Processes the library did not capture: CUPTI already had a client.
+  uint64_t processes_not_captured = 0;
   std::string error;                  // the fragment directory could not be read at all
 };
 

@@ -154,6 +154,8 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
   gpu::FragmentPidTranslator translator(&pid_ns_map_);
   gpu::FragmentsAppended appended =
       gpu::AppendGpuFragments(window->files, merger, window->before, &translator);
+  loss_.processes_not_captured = appended.not_captured.size();
+  for (const auto& n : appended.not_captured) warnings_.push_back("GPU capture of " + n);
   const gpu::PidTranslationStats& ns = translator.stats();
   loss_.processes_translated = ns.processes_translated;
   loss_.processes_unmapped = ns.processes_unmapped;

@@ -129,6 +129,9 @@ std::string GpuLossLine(const model::GpuLoss& g) {
                             "tracks attached to no host thread)",
                             Plural(g.processes_unmapped, "process", "processes"),
                             Plural(g.threads_unmapped, "thread", "threads")));
+  if (g.processes_not_captured)
+    Join(&lost, Plural(g.processes_not_captured, "process", "processes") +
+                    " not captured (another CUPTI client, such as torch.profiler or Nsight, held CUPTI)");
   if (!g.error.empty()) Join(&lost, "fragments not collected: " + g.error);
   out += lost.empty() ? "; nothing lost" : "; lost: " + lost;
   if (g.processes_translated)
