@@ -380,6 +380,11 @@ bool Capture::EnableActivities(std::string* error) {
 void Capture::Start() {
   std::call_once(start_once_, [this] {
     settings_ = ReadInjectionSettings([](const char* name) { return std::getenv(name); });
+    // In a container the CUDA ordinals are the runtime's renumbering of the
+    // GPUs it exposed, not NVML's indexes.
+    settings_.visible_devices = ComposeVisibleDevices(std::getenv("NVIDIA_VISIBLE_DEVICES"),
+                                                      std::getenv("CUDA_VISIBLE_DEVICES"),
+                                                      OwnPidNamespace() != kInitPidNamespace);
     if (settings_.dir.empty()) {
       Note(std::string("GPU capture off: ") + model::kGpuDirEnv +
            " is not set (start the program with 'gpunoise record -- ...' or in the environment "
