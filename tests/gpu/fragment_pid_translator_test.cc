@@ -88,6 +88,27 @@ TEST(FragmentPidTranslator, ProcessAndThreadDescriptorsGetHostIds) {
   EXPECT_EQ(tr.stats().threads_unmapped, 0u);
 }
 
+TEST(FragmentPidTranslator, TheStreamGroupOfAProcessIsRenamedWithItsHostPid) {
+  model::PidNsMap map;
+  map.AddTask(5000, 5000, Chain(1, 1), 0);
+  FragmentPidTranslator tr(&map);
+  ASSERT_TRUE(tr.Select(model::FragmentName{1, 300, true, kNs}, 0));
+  perfetto::TracePacket p;
+  p.mutable_track_descriptor()->set_uuid(9);
+  p.mutable_track_descriptor()->set_name("trainer 1");
+  p.mutable_track_descriptor()->set_description("GPU work of process 1");
+  auto out = tr.Rewrite(p.SerializeAsString());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Descriptor(*out).name(), "trainer 5000");
+  EXPECT_EQ(Descriptor(*out).description(), "GPU work of process 5000");
+  // Other named tracks keep their names, digits or not.
+  p.mutable_track_descriptor()->set_name("GPU 1 (H200) stream 1");
+  p.mutable_track_descriptor()->set_description("stream 1 of context 1 in process 1");
+  out = tr.Rewrite(p.SerializeAsString());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Descriptor(*out).name(), "GPU 1 (H200) stream 1");
+}
+
 TEST(FragmentPidTranslator, HostNamespaceAndOldNamesNeedNoRewrite) {
   FragmentPidTranslator tr(nullptr);
   EXPECT_FALSE(tr.Select(model::FragmentName{42, 10, true, model::kInitPidNsInode}, 0));

@@ -17,6 +17,7 @@ constexpr uint32_t kPacketTrackDescriptor = 60;  // TracePacket
 constexpr uint32_t kTrackName = 2;               // TrackDescriptor
 constexpr uint32_t kTrackProcess = 3;
 constexpr uint32_t kTrackThread = 4;
+constexpr uint32_t kTrackDescription = 14;
 constexpr uint32_t kDescriptorPid = 1;  // ProcessDescriptor.pid, ThreadDescriptor.pid
 constexpr uint32_t kThreadTid = 2;      // ThreadDescriptor.tid
 
@@ -115,8 +116,26 @@ Result<std::string> FragmentPidTranslator::RewriteTrack(std::string_view track) 
   std::string out;
   bool has_name = false;
   std::string unmapped_name;
+  // The library names a process's stream group "<comm> <pid>", described
+  // "GPU work of process <pid>" (cupti/activity_converter.cc), and the
+  // report takes the pid from that name: both get the host pid.
+  std::string ns_pid = std::to_string(ns_pid_);
+  bool group = false;
+  GN_RETURN_IF_ERROR(ForEachField(track, [&](const WireField& f) {
+    if (f.number == kTrackDescription && f.wire_type == 2 && f.bytes == "GPU work of process " + ns_pid) group = true;
+  }));
+  bool rename_group = group && current_->mapped;
   Status walked = ForEachField(track, [&](const WireField& f) {
     if (f.number == kTrackName) has_name = true;
+    if (rename_group && f.wire_type == 2 && (f.number == kTrackName || f.number == kTrackDescription)) {
+      std::string_view text = f.bytes;
+      std::string suffix = " " + ns_pid;
+      if (text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
+        AppendBytes(f.number, std::string(text.substr(0, text.size() - suffix.size())) + " " +
+                                  std::to_string(current_->host_pid), &out);
+        return;
+      }
+    }
     if (f.wire_type == 2 && f.number == kTrackProcess) {
       if (current_->mapped) {
         auto rewritten = SetVarints(f.bytes, {{kDescriptorPid, current_->host_pid}});
