@@ -106,8 +106,12 @@ std::optional<int32_t> FragmentPidTranslator::HostTid(int32_t ns_tid) {
         host = tid;
     }
   }
-  if (host) ++stats_.threads_translated;
-  else ++stats_.threads_unmapped;
+  if (host) {
+    ++stats_.threads_translated;
+  } else {
+    ++stats_.threads_unmapped;
+    if (current_->mapped) ++stats_.threads_unmapped_of_mapped;
+  }
   it->second = host;
   return host;
 }

@@ -26,6 +26,7 @@ struct PidTranslationStats {
   uint64_t processes_unmapped = 0;    // ... whose host process is not known
   uint64_t threads_translated = 0;
   uint64_t threads_unmapped = 0;      // threads not attached to any host thread
+  uint64_t threads_unmapped_of_mapped = 0;  // ... of those, in processes that were mapped
   // One line per process with ids it could not map ("pid 1 in pid namespace
   // 4026532999: no host process known").
   std::vector<std::string> problems;

@@ -161,11 +161,11 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
   loss_.processes_unmapped = ns.processes_unmapped;
   loss_.threads_unmapped = ns.threads_unmapped;
   for (const auto& p : ns.problems) warnings_.push_back("GPU data not attached: " + p);
-  if (ns.threads_unmapped > ns.problems.size())
+  if (ns.threads_unmapped_of_mapped)
     warnings_.push_back(fmt::format(
         "GPU data of {} threads in containers not attached to host threads (no host thread had "
         "their namespace ids during their fragments' windows)",
-        ns.threads_unmapped));
+        ns.threads_unmapped_of_mapped));
   if (pid_ns_map_.tasks_over_limit())
     warnings_.push_back(fmt::format("pid namespace map full: {} tasks in containers not remembered",
                                     pid_ns_map_.tasks_over_limit()));
