@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -90,8 +92,12 @@ struct CgroupTrees {
            !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
         if (it->is_directory()) dirs.push_back(it->path());
       std::sort(dirs.begin(), dirs.end(), [](const auto& a, const auto& b) { return a.native().size() > b.native().size(); });
-      for (const auto& d : dirs) ::rmdir(d.c_str());
-      ::rmdir(root.c_str());
+      dirs.push_back(root);
+      // A killed task's cgroup can stay busy for a moment after waitpid
+      // (the release is asynchronous): retry briefly, bounded.
+      for (const auto& d : dirs)
+        for (int i = 0; i < 50 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++i)
+          std::this_thread::sleep_for(20ms);
     }
   }
 };
@@ -176,7 +182,26 @@ TEST(PodIdentity, PodsAreNamedByUidAndContainerAndTheNeighboursThrottlingIsInThe
   ASSERT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
   WriteFile(go, "go");
   ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+
+  // `record --cgroup pod-uid:A`, resolved at the start: here the v2
+  // hierarchy holds the pod, so the kernel filters by its directory.
+  std::string only_a = dir + "/only-a.pftrace";
+  ChildProcess pod_rec({GpunoiseBinary(), "record", "-d", "1", "--cgroup", std::string("pod-uid:") + kUidA, "-o", only_a});
+  ASSERT_EQ(pod_rec.Wait(60s), 0) << pod_rec.stderr_text();
+  EXPECT_NE(pod_rec.stderr_text().find("the cgroup-v2 directory /" + prefix + "/kubepods.slice/"), std::string::npos)
+      << pod_rec.stderr_text();
   WriteFile(done, "done");
+  {
+    std::string err;
+    auto t = ReadTrace(only_a, &err);
+    ASSERT_TRUE(t) << err;
+    // Both poll every 10 ms: the filter keeps the trainer's wakeups only
+    // (a switch from the trainer to the loader names the loader too).
+    std::set<int32_t> woken;
+    for (const auto& w : CompactWakings(*t)) woken.insert(w.pid);
+    EXPECT_TRUE(woken.count(trainer)) << "the pod's process is missing";
+    EXPECT_FALSE(woken.count(loader)) << "the other pod's process was recorded";
+  }
 
   // Typed identities in the trace.
   std::string error;
