@@ -33,7 +33,7 @@ from harness import micro as micro_mod  # noqa: E402
 from harness import report, system, tracers, workloads  # noqa: E402
 
 ALL_WORKLOADS = "w1,w2udp,w2tcp,w3"
-ALL_TRACERS = "none,gpunoise,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
+ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,gpunoise,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
 
 
 def log(text):
@@ -99,6 +99,7 @@ def main(argv):
 
     gpunoise = os.path.join(args.build_dir, "tools", "gpunoise", "gpunoise")
     netload = os.path.join(args.build_dir, "bench", "gpunoise-netload")
+    floor = os.path.join(args.build_dir, "bench", "floor", "gpunoise-floor")
     ncpu = os.cpu_count() or 1
     last_cpu = ncpu - 1
     all_workloads = {
@@ -112,6 +113,10 @@ def main(argv):
     peer_tps = tracers.peer_tracepoints() if os.path.isdir(tracers.TRACEFS + "/events") else []
     all_tracers = {
         "none": tracers.NoTracer(),
+        "floor": tracers.Floor(floor, peer_tps, "raw", store=False),
+        "floor-store": tracers.Floor(floor, peer_tps, "raw", store=True),
+        "floor-classic": tracers.Floor(floor, peer_tps, "classic", store=False),
+        "floor-classic-store": tracers.Floor(floor, peer_tps, "classic", store=True),
         "gpunoise": tracers.GpunoiseRecord(gpunoise, "gpunoise", "gpunoise record"),
         "gpunoise-same": tracers.GpunoiseRecord(gpunoise, "gpunoise-same",
                                                 "gpunoise record, the peers' events (sched,irq,softirq)",

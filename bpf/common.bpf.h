@@ -140,12 +140,13 @@ static __always_inline bool gn_gate_closed(void)
 	return closed && *closed;
 }
 
-static __always_inline void *gn_reserve(__u32 size, __u16 kind, __u64 *wake_flags)
+/* gn_reserve on ring `ring_index` rather than this CPU's: only the scale
+ * model (bench/scale_model.cc) writes into rings of CPUs it does not run on. */
+static __always_inline void *gn_reserve_on(__u32 ring_index, __u32 size, __u16 kind, __u64 *wake_flags)
 {
 	if (gn_gate_closed())
 		return NULL;
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *ring = bpf_map_lookup_elem(&gn_rings, &cpu);
+	void *ring = bpf_map_lookup_elem(&gn_rings, &ring_index);
 	if (!ring) {
 		gn_count_lost(kind);
 		return NULL;
@@ -164,6 +165,11 @@ static __always_inline void *gn_reserve(__u32 size, __u16 kind, __u64 *wake_flag
 	hdr->flags = gn_context_flags();
 	hdr->tid = (__u32)bpf_get_current_pid_tgid();
 	return hdr;
+}
+
+static __always_inline void *gn_reserve(__u32 size, __u16 kind, __u64 *wake_flags)
+{
+	return gn_reserve_on(bpf_get_smp_processor_id(), size, kind, wake_flags);
 }
 
 #define GN_RESERVE(type, kind, flagsp) ((type *)gn_reserve(sizeof(type), (kind), (flagsp)))

@@ -11,11 +11,13 @@ packages=(
   libfmt-dev libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler
   libcpp-httplib-dev libmnl-dev
+  libssl-dev libcrypt-dev libyaml-cpp-dev  # the monitor's web config: TLS, bcrypt (crypt(3)), YAML
   # What the tests and benchmarks call (as root a test whose tool is missing
   # fails, so every one that Debian packages is here):
   iproute2 ethtool util-linux mount procps  # ip netns/link, ethtool -g/-c, taskset/unshare, mount
   python3 python3-yaml  # the bench harness tests, JSON and manifest checks (PyYAML)
   shellcheck  # the Slurm health-check wrapper
+  openssl  # test certificates for the monitor's TLS tests
   prometheus  # promtool (rule checks and tests) and a server for the monitor integration test
 )
 missing=()

@@ -31,7 +31,8 @@ import subprocess
 import tempfile
 import time
 
-from . import system
+from . import bpf_stats, system
+from .tracers import tree_pids as tracers_tree
 from .workloads import WorkloadError
 
 READY_TIMEOUT_S = 90
@@ -65,6 +66,11 @@ class CellResult:
     error: str = None
     pairs: list = dataclasses.field(default_factory=list)
     cpu_method: str = ""
+    # From one extra traced run with kernel.bpf_stats_enabled on (never one
+    # of the pairs): the tracer's BPF programs, and the events it reported.
+    programs: list = None
+    program_events: int = None
+    programs_error: str = None
 
     def values(self, field):
         return [getattr(p, field) for p in self.pairs if getattr(p, field) is not None]
@@ -86,9 +92,10 @@ class TracerFailed(Exception):
     pass
 
 
-def run_traced(tracer, workload, outdir):
+def run_traced(tracer, workload, outdir, before_stop=None):
     """Starts the tracer, runs the workload once under it, stops it.
-    Returns (WorkloadRun, TracerOutput, timings)."""
+    before_stop(pids) runs between the workload's end and the stop signal,
+    with the tracer's process tree. Returns (WorkloadRun, TracerOutput, timings)."""
     stdout = open(os.path.join(outdir, tracer.stdout_name), "w")
     stderr = open(os.path.join(outdir, tracer.stderr_name), "w")
     cpu = system.TreeCpu()
@@ -115,6 +122,8 @@ def run_traced(tracer, workload, outdir):
             if proc.poll() is not None:
                 raise TracerFailed(f"exited during the run ({proc.returncode}): "
                                    + tracer.stderr(outdir).strip()[-300:])
+            if before_stop:
+                before_stop(tracers_tree(proc.pid))
             system.signal_group(proc.pid, signal.SIGINT)
             try:
                 proc.wait(timeout=tracer.stop_timeout_s)
@@ -188,7 +197,37 @@ def run_cell(tracer, workload, pairs, log):
         pair = measure_pair(tracer, workload, base, traced, output, timings)
         cell.pairs.append(pair)
         log(f"    pair {i + 1}/{pairs}: {describe_pair(pair, workload)}")
+    if getattr(tracer, "has_bpf", False):
+        measure_program_cost(tracer, workload, cell, log)
     return cell
+
+
+def measure_program_cost(tracer, workload, cell, log):
+    """One more traced run, with the kernel timing every program run."""
+    seen = []
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"gpunoise-bench-{os.getpid()}-") as outdir:
+            with bpf_stats.StatsEnabled():
+                _, output, _ = run_traced(tracer, workload, outdir,
+                                          before_stop=lambda pids: seen.extend(bpf_stats.programs_of(pids)))
+    except (TracerFailed, WorkloadError, RuntimeError, OSError) as e:
+        cell.programs_error = str(e)
+        log(f"    program cost: cannot measure: {e}")
+        return
+    cell.programs = seen
+    cell.program_events = output.events
+    log(f"    program cost: {describe_programs(seen, output.events)}")
+
+
+def describe_programs(programs, events):
+    total = bpf_stats.total_ns_per_run(programs)
+    if total is None:
+        return "no program ran"
+    ns = sum(p.run_time_ns for p in programs)
+    text = f"{len(programs)} programs, {total:.0f} ns per run"
+    if events:
+        text += f", {ns / events:.0f} ns of program time per reported event"
+    return text
 
 
 def describe_pair(p, workload):

@@ -7,6 +7,7 @@ import os
 import re
 import statistics
 
+from . import bpf_stats
 from .cells import median_range
 from .micro import REPORT_PARSING_BENCHMARK
 
@@ -189,7 +190,7 @@ def targets_table(cells, micro):
     f = Figures(cells, micro)
     lines = ["| target | measured (medians) | status |", "|---|---|---|"]
     for target in (target_cost_per_event, target_zero_loss, target_sched_bytes, target_sched_bytes_below_peers,
-                   target_monitor, target_report_parsing):
+                   target_monitor, target_report_parsing, target_floor_share):
         title, parts, verdicts = target(f)
         parts = merge_unmeasured(parts, verdicts)
         lines.append(f"| {title} | {'; '.join(parts)} | {verdict(verdicts)} |")
@@ -207,6 +208,45 @@ def micro_table(micro):
             f"{m.events_per_s / 1e6:.2f} M" if m.events_per_s else "n/a",
             f"{m.bytes_per_event:.2f}" if m.bytes_per_event is not None else ""))
     return lines
+
+
+def program_cost_table(cells):
+    """Per cell, from its extra run with kernel.bpf_stats_enabled: the
+    programs' mean ns per run, their time per reported event, and the three
+    costliest programs."""
+    lines = ["| tracer | workload | programs | ns per program run | program ns per reported event "
+             "| costliest programs (ns/run × runs) |", "|---|---|---|---|---|---|"]
+    for c in cells:
+        if c.error or (c.programs is None and not c.programs_error):
+            continue
+        if c.programs_error:
+            lines.append(f"| {c.tracer} | {c.workload} | cannot measure: {c.programs_error} | | | |")
+            continue
+        per_run = bpf_stats.total_ns_per_run(c.programs)
+        ns = sum(p.run_time_ns for p in c.programs)
+        top = sorted((p for p in c.programs if p.runs), key=lambda p: -p.run_time_ns)[:3]
+        lines.append("| {} | {} | {} | {} | {} | {} |".format(
+            c.tracer, c.workload, len(c.programs), "n/a" if per_run is None else f"{per_run:.0f}",
+            f"{ns / c.program_events:.0f}" if c.program_events else "n/a",
+            ", ".join(f"`{p.name}` {p.ns_per_run:.0f} × {p.runs:,}" for p in top) or "none ran"))
+    return lines
+
+
+def target_floor_share(f):
+    """gpunoise's throughput ratio as a share of the floor's (issue 18's
+    target: at least 0.92 on every workload)."""
+    title = "gpunoise record keeps at least 0.92 of the floor's throughput ratio (default events)"
+    parts, verdicts = [], []
+    for wl, label in (("w1", "W1"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP")):
+        g, fl = f.median("gpunoise", wl, "ratio"), f.median("floor", wl, "ratio")
+        if g is None or fl is None:
+            parts.append(f"{label}: not measured (gpunoise: {f.why_missing('gpunoise', wl)}; "
+                         f"floor: {f.why_missing('floor', wl)})")
+            verdicts.append(None)
+            continue
+        parts.append(f"{label}: {g:.3f} / {fl:.3f} = {g / fl:.3f}")
+        verdicts.append(g / fl >= 0.92)
+    return title, parts, verdicts
 
 
 def smoke_banner(run):
@@ -253,6 +293,9 @@ def results_block(run, workloads, cells, micro):
     notes = [f"{tracer} / {', '.join(wls)}: {n}" for (tracer, n), wls in where.items()]
     if notes:
         lines += ["", "Notes from the tracers' own output:", ""] + [f"- {n}" for n in notes]
+    lines += ["", "#### Kernel cost per program (kernel.bpf_stats_enabled, one extra traced run per cell)", "",
+              "The kernel's own timing of each program run; it hardly moves between runs, unlike the ratios. "
+              "The stats are on only in that extra run, never in the pairs above.", ""] + program_cost_table(cells)
     lines += ["", "#### Micro-benchmarks (Google Benchmark, pinned to one CPU)", ""] + micro_table(micro)
     lines += ["", "#### Targets", ""] + targets_table(cells, micro) + ["", RESULTS_END]
     return lines

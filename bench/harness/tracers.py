@@ -153,6 +153,8 @@ def parse_gpunoise_summary(text):
 
 
 class GpunoiseRecord(Tracer):
+    has_bpf = True
+
     def __init__(self, binary, key, name, events=None, extra_args=()):
         self.binary = binary
         self.key = key
@@ -197,6 +199,7 @@ class GpunoiseMonitor(Tracer):
 
     key = "monitor"
     name = "gpunoise monitor"
+    has_bpf = True
 
     def __init__(self, binary):
         self.binary = binary
@@ -238,6 +241,7 @@ class Bpftrace(Tracer):
 
     key = "bpftrace"
     name = "bpftrace count()"
+    has_bpf = True
 
     def __init__(self, tracepoints):
         self.tracepoints = tracepoints
@@ -271,6 +275,50 @@ class Bpftrace(Tracer):
                             note="counts in per-CPU maps: no event output that could be lost")
 
 
+def parse_floor_count(text):
+    """The count gpunoise-floor prints at exit; None when it printed none."""
+    m = re.search(r"^floor: events=(\d+)$", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+class Floor(Tracer):
+    """The least a BPF tracer can do on gpunoise's default tracepoints
+    (bench/floor/floor.bpf.c): a per-CPU count, or (store) also the clock read
+    and a record-sized store that any recorder needs. raw_tp is tp_btf's entry
+    path; classic goes through perf's tracepoint glue, as gpunoise's classic
+    twins do. What gpunoise costs above the store variant is its own."""
+
+    has_bpf = True
+
+    def __init__(self, binary, tracepoints, attach, store):
+        self.binary = binary
+        self.tracepoints = tracepoints
+        self.attach = attach
+        self.store = store
+        suffix = ("" if attach == "raw" else "-classic") + ("-store" if store else "")
+        self.key = "floor" + suffix
+        self.name = (f"floor: {'tp_btf path (raw_tp)' if attach == 'raw' else 'classic tracepoints'}, "
+                     + ("count + clock + record-sized store" if store else "per-CPU count"))
+
+    def available(self):
+        return None if os.access(self.binary, os.X_OK) else "gpunoise-floor is not built"
+
+    def argv(self, outdir):
+        return ([self.binary, "--attach", self.attach] + (["--store"] if self.store else [])
+                + list(self.tracepoints))
+
+    def ready(self, pid, outdir):
+        return "floor: attached" in self.stdout(outdir)
+
+    def parse(self, outdir):
+        n = parse_floor_count(self.stdout(outdir))
+        if n is None:
+            return TracerOutput(note="no count printed: " + self.stderr(outdir).strip()[-200:])
+        sched = None  # one counter for every tracepoint
+        return TracerOutput(events=n, sched_events=sched, lost=0,
+                            note="counts in a per-CPU map: no event output that could be lost")
+
+
 def bcc_unavailable_reason():
     """Why bcc's tools cannot compile their programs here, from what bcc needs:
     kernel headers (/lib/modules/RELEASE/build), or the kernel's own copy of
@@ -295,6 +343,7 @@ class Bcc(Tracer):
 
     key = "bcc"
     name = "bcc softirqs + runqlat"
+    has_bpf = True
 
     def available(self):
         tools = [t for t in ("softirqs-bpfcc", "runqlat-bpfcc") if not shutil.which(t)]

@@ -21,6 +21,8 @@ from harness import system  # noqa: E402
 BUILD = os.environ.get("GPUNOISE_BUILD_DIR", os.path.join(ROOT, "build"))
 NETLOAD = os.path.join(BUILD, "bench", "gpunoise-netload")
 RING_BENCH = os.path.join(BUILD, "bench", "ring_consume_benchmark")
+SCALE_MODEL = os.path.join(BUILD, "bench", "gpunoise-scale-model")
+FLOOR = os.path.join(BUILD, "bench", "floor", "gpunoise-floor")
 
 
 def require_root(test):
@@ -122,14 +124,65 @@ class RingConsumeBenchmarkTest(unittest.TestCase):
         self.assertGreater(b["bytes_per_event"], 1)
 
 
+class ScaleModelTest(unittest.TestCase):
+    def setUp(self):
+        require_root(self)
+
+    def test_scale_model_drains_every_record_it_produced_at_a_low_rate(self):
+        r = subprocess.run([SCALE_MODEL, "--rings", "4,32", "--threads", "1,2", "--rates", "500",
+                            "--seconds", "1"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        rows = [line for line in r.stdout.splitlines() if line.startswith("| 4 |") or line.startswith("| 32 |")]
+        self.assertEqual(len(rows), 4, r.stdout)
+        for row in rows:
+            cols = [c.strip() for c in row.strip("|").split("|")]
+            self.assertTrue(cols[-1].startswith("kept up"), row)
+            self.assertGreater(float(cols[4]), 0.9 * float(cols[3]), row)  # produced near offered
+        self.assertIn("- 32 rings, 2 drain threads: lossless up to", r.stdout)
+
+    def test_scale_model_small_rings_lose_counted_records(self):
+        # 4 KiB rings at 200,000 records/s each fill between 100 ms drains.
+        r = subprocess.run([SCALE_MODEL, "--rings", "2", "--threads", "1", "--rates", "200000",
+                            "--ring-bytes", "4096", "--seconds", "1"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        row = next(line for line in r.stdout.splitlines() if line.startswith("| 2 |"))
+        self.assertIn("lost", row)
+
+    def test_scale_model_flag_misuse_exits_2(self):
+        r = subprocess.run([SCALE_MODEL, "--rings", "0"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--rings takes positive integers", r.stderr)
+
+
+class FloorTest(unittest.TestCase):
+    def setUp(self):
+        require_root(self)
+
+    def test_floor_counts_context_switches_on_both_attach_types(self):
+        for attach in ("raw", "classic"):
+            p = subprocess.Popen([FLOOR, "--attach", attach, "--store", "sched:sched_switch"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            line = p.stdout.readline()
+            self.assertIn(f"floor: attached 1 {attach} programs (store)", line)
+            for _ in range(200):  # context switches
+                time.sleep(0.001)
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 0, err)
+            n = int(out.split("floor: events=")[1])
+            self.assertGreaterEqual(n, 100, out)
+
+
 class RunPyTest(unittest.TestCase):
     def setUp(self):
         require_root(self)
 
     def test_quick_run_writes_a_results_block_with_every_figure(self):
         out = os.path.join(tempfile.mkdtemp(prefix="gpunoise-bench-test-"), "perf.md")
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            stats_before = f.read().strip()
         p = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "run.py"), "--quick", "--workloads",
-                              "w3", "--tracers", "none,gpunoise,bcc", "--idle-seconds", "1", "--no-micro",
+                              "w3", "--tracers", "none,floor,gpunoise,bcc", "--idle-seconds", "1", "--no-micro",
                               "--build-dir", BUILD, "--out", out],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         stdout, stderr = p.communicate(timeout=300)
@@ -146,6 +199,16 @@ class RunPyTest(unittest.TestCase):
         self.assertNotEqual(cols[5], "n/a", row)
         self.assertEqual(cols[6], "0", row)
         self.assertNotEqual(cols[8], "n/a", row)
+        # The kernel's per-program cost, from the extra run with bpf_stats on,
+        # for the floor and gpunoise; the sysctl is back as it was.
+        section = text.split("#### Kernel cost per program", 1)[1].split("####", 1)[0]
+        for tracer in ("| floor: tp_btf path (raw_tp), per-CPU count | W3 idle |", "| gpunoise record | W3 idle |"):
+            cost = next(line for line in section.splitlines() if line.startswith(tracer))
+            cols = [c.strip() for c in cost.strip("|").split("|")]
+            self.assertGreater(int(cols[2]), 0, cost)
+            self.assertGreater(float(cols[3]), 0, cost)
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            self.assertEqual(f.read().strip(), stats_before)
         bcc = next(line for line in text.splitlines() if line.startswith("| bcc softirqs + runqlat | W3 idle |"))
         self.assertTrue("cannot run:" in bcc or "n/a" in bcc, bcc)
         root = system.cgroup2_root()

@@ -9,7 +9,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from harness import cells, micro, perf_data, report, tracers, workloads  # noqa: E402
+from harness import bpf_stats, cells, micro, perf_data, report, tracers, workloads  # noqa: E402
 
 
 class Idle(workloads.Workload):
@@ -258,6 +258,56 @@ class ReportTest(unittest.TestCase):
     def test_a_cell_that_cannot_run_says_why(self):
         row = report.cell_row(cell("bcc", "w1", error="no kernel headers"), "ops/s")
         self.assertIn("cannot run: no kernel headers", row)
+
+
+class FloorAndProgramCostTest(unittest.TestCase):
+    BPFTOOL = """[{"id": 7, "type": "raw_tracepoint", "name": "gn_tp_sched_swi", "run_time_ns": 9000,
+                   "run_cnt": 100, "pids": [{"pid": 41, "comm": "gpunoise"}]},
+                  {"id": 8, "type": "tracepoint", "name": "other", "run_time_ns": 5, "run_cnt": 5,
+                   "pids": [{"pid": 99, "comm": "someone"}]},
+                  {"id": 9, "type": "raw_tracepoint", "name": "gn_tp_softirq", "run_time_ns": 1000,
+                   "run_cnt": 100, "pids": [{"pid": 42, "comm": "gpunoise"}]},
+                  {"id": 10, "type": "kprobe", "name": "unheld"}]"""
+
+    def fake_proc(self):
+        root = tempfile.mkdtemp()
+        for pid, fds in ((41, {"3": "pos:\t0\nprog_type:\t17\nprog_id:\t7\n", "4": "pos:\t0\n"}),
+                         (42, {"5": "link_type:\traw_tracepoint\nprog_id:\t9\n"})):
+            os.makedirs(os.path.join(root, str(pid), "fdinfo"))
+            for fd, text in fds.items():
+                with open(os.path.join(root, str(pid), "fdinfo", fd), "w") as f:
+                    f.write(text)
+        return root
+
+    def test_program_ids_come_from_the_tracers_fds(self):
+        self.assertEqual(bpf_stats.program_ids_of([41, 42, 43], self.fake_proc()), {7, 9})
+
+    def test_program_cost_keeps_only_the_tracers_programs(self):
+        progs = bpf_stats.programs_of([41, 42], self.BPFTOOL, bpf_stats.program_ids_of([41, 42], self.fake_proc()))
+        self.assertEqual([p.name for p in progs], ["gn_tp_sched_swi", "gn_tp_softirq"])
+        self.assertEqual(progs[0].ns_per_run, 90)
+        self.assertEqual(bpf_stats.total_ns_per_run(progs), 50)
+
+    def test_program_cost_table_names_the_costliest_programs(self):
+        c = cell("gpunoise", "w1", lost=0)
+        c.programs = bpf_stats.programs_of([41, 42], self.BPFTOOL, {7, 9})
+        c.program_events = 200
+        row = report.program_cost_table([c])[2]
+        self.assertIn("| 2 | 50 | 50 |", row)
+        self.assertIn("`gn_tp_sched_swi` 90 × 100, `gn_tp_softirq` 10 × 100", row)
+
+    def test_floor_count_is_parsed_and_absent_is_none(self):
+        self.assertEqual(tracers.parse_floor_count("floor: attached 31 raw programs (count)\nfloor: events=1234\n"),
+                         1234)
+        self.assertIsNone(tracers.parse_floor_count("floor: attached 31 raw programs (count)\n"))
+
+    def test_floor_share_target_divides_gpunoise_by_the_floor(self):
+        results = [cell("gpunoise", w, ratio=0.90, lost=0) for w in ("w1", "w2udp", "w2tcp")]
+        results += [cell("floor", w, ratio=1.0, lost=0) for w in ("w1", "w2udp")]
+        line = report.targets_table(results, [])[-1]
+        self.assertIn("W1: 0.900 / 1.000 = 0.900", line)
+        self.assertIn("W2 TCP: not measured", line)
+        self.assertIn(f"| {report.MISSED} (in part: some cells not measured) |", line)
 
 
 if __name__ == "__main__":

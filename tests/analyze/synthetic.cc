@@ -27,6 +27,16 @@ Synth& Synth::Wake(uint64_t ts, uint32_t waker_cpu, int32_t tid, int32_t target_
   return *this;
 }
 
+Synth& Synth::WakeBy(uint64_t ts, uint32_t waker_cpu, int32_t waker, int32_t tid, int32_t target_cpu,
+                     uint16_t flags) {
+  model::SchedWaking w;
+  w.tid = tid;
+  w.target_cpu = target_cpu;
+  Add(ts, waker_cpu, waker, w);
+  items_.back().event.common_flags = flags;
+  return *this;
+}
+
 Synth& Synth::Migrate(uint64_t ts, uint32_t cpu, int32_t tid, int32_t from, int32_t to) {
   model::SchedMigrate m;
   m.tid = tid;

@@ -24,6 +24,9 @@ class Synth {
   // A switch on `cpu` at `ts` from `prev` (ending in `state`) to `next`.
   Synth& Switch(uint64_t ts, uint32_t cpu, int32_t prev, int32_t next, int64_t state = 0);
   Synth& Wake(uint64_t ts, uint32_t waker_cpu, int32_t tid, int32_t target_cpu);
+  // A wakeup by `waker` (the task current on waker_cpu) in context `flags`
+  // (model::kFlag*: 0 for task context).
+  Synth& WakeBy(uint64_t ts, uint32_t waker_cpu, int32_t waker, int32_t tid, int32_t target_cpu, uint16_t flags = 0);
   Synth& Migrate(uint64_t ts, uint32_t cpu, int32_t tid, int32_t from, int32_t to);
   Synth& Irq(uint32_t cpu, uint64_t start, uint64_t end, int32_t irq);
   Synth& Softirq(uint32_t cpu, uint64_t start, uint64_t end, uint32_t vec);

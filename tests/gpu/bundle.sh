@@ -14,9 +14,9 @@ out=${1:?usage: tests/gpu/bundle.sh OUT_DIR [BUILD_DIR]}
 build=${2:-build}
 
 [[ -f $build/build.ninja ]] || { echo "bundle.sh: no build in $build (run tools/setup.sh first)" >&2; exit 2; }
-ninja -C "$build" gpunoise gpunoise_cupti gpu_trace_check >/dev/null
+ninja -C "$build" gpunoise gpunoise_cupti gpu_trace_check gpunoise-scale-model >/dev/null
 binaries=("$build/tools/gpunoise/gpunoise" "$build/tools/gpunoise/libgpunoise_cupti.so"
-          "$build/tests/gpu/gpu_trace_check")
+          "$build/tests/gpu/gpu_trace_check" "$build/bench/gpunoise-scale-model")
 rm -rf "$out"
 mkdir -p "$out/lib"
 for b in "${binaries[@]}"; do

@@ -59,7 +59,7 @@ work=$(mktemp -d /tmp/gpunoise-gpu-check-XXXXXX)
 chmod 1777 "$work"  # under sudo the workload runs as the invoking user
 keep_artifacts() {
   if [[ -n ${OUT:-} ]]; then
-    cp "$work"/{run.pftrace,manifest.txt,record.txt,verdict.txt} "$OUT"/ 2>/dev/null || true
+    cp "$work"/{run.pftrace,manifest.txt,record.txt,verdict.txt,scale_model.md} "$OUT"/ 2>/dev/null || true
     echo "artifacts in $OUT"
   fi
   rm -rf "$work"
@@ -82,4 +82,14 @@ echo "expect nvml" >> "$work/manifest.txt"
 echo "== check"
 status=0
 "$trace_check" "$work/run.pftrace" "$work/manifest.txt" 2>&1 | tee "$work/verdict.txt" || status=$?
+
+# The recorder's scale model (docs/performance.md) wants a machine with CPUs
+# to spare for its drain threads; this is one. About a minute; GPUNOISE_SCALE_MODEL=0 skips it.
+scale_model=${gpunoise%/tools/gpunoise/gpunoise}/bench/gpunoise-scale-model
+[[ -n ${GPUNOISE_BUNDLE:-} ]] && scale_model=$bundle/gpunoise-scale-model
+if [[ ${GPUNOISE_SCALE_MODEL:-1} != 0 && -x $scale_model ]]; then
+  echo "== scale model"
+  timeout 240 "$scale_model" --rings 64,256 --threads 1,4 --rates 8000,32000,128000 --seconds 2 \
+    --producers "$(( $(nproc) > 8 ? $(nproc) - 4 : 1 ))" 2>&1 | tee "$work/scale_model.md" || echo "scale model: exit $?"
+fi
 exit "$status"

@@ -17,6 +17,22 @@
 namespace gpunoise::testing {
 namespace {
 
+// stderr without the warnings about unsynchronised clocks: a recording of a
+// VM without NTP says its clock was not synchronised (adjtimex), and so do
+// the copies made of it, which is true and not what these tests are about.
+std::string OtherWarnings(const std::string& err) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < err.size()) {
+    size_t end = err.find('\n', pos);
+    if (end == std::string::npos) end = err.size();
+    std::string line = err.substr(pos, end - pos + 1);
+    if (line.find("was not synchronised") == std::string::npos) out += line;
+    pos = end + 1;
+  }
+  return out;
+}
+
 using namespace std::chrono_literals;
 
 constexpr int64_t kHourNs = 3600ll * 1'000'000'000;
@@ -92,7 +108,7 @@ TEST_F(MergeMachines, AMachineBootedThreeHoursEarlierWithA250usClockErrorLandsWi
   std::string out, err;
   std::string merged = Merge({host_, node2}, &out, &err);
   EXPECT_NE(out.find("of 2 machines"), std::string::npos) << out;
-  EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  EXPECT_EQ(OtherWarnings(err).find("warning"), std::string::npos) << err;
 
   EXPECT_EQ(Single(tp, merged, "select count(*) as n from machine"), 2);
   // Each machine has its own CPUs: the host's (machine_id NULL) and node2's.
@@ -182,7 +198,10 @@ TEST_F(MergeMachines, APreviousBootRecordedBeforeTheHostBootedIsAlignedWhenGiven
   // of the previous boot's.
   std::string out, err;
   std::string merged = Merge({previous, host_}, &out, &err);
-  EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  EXPECT_EQ(OtherWarnings(err).find("warning"), std::string::npos) << err;
+  // Two boots of one host, numbered by when they booted.
+  EXPECT_NE(out.find("machine 1 (node1 (boot 2)): BOOTTIME"), std::string::npos) << out;
+  EXPECT_NE(out.find("from machine 0 (node1 (boot 1))"), std::string::npos) << out;
   auto lasts = Rows(tp, merged,
                     "select ifnull(c.machine_id, 0) as m, max(f.ts) as t from ftrace_event f "
                     "join cpu c using(ucpu) group by m order by m");
@@ -202,7 +221,8 @@ TEST_F(MergeMachines, ATraceWithoutARealtimeSnapshotIsMergedWithAWarningNamingIt
   EXPECT_NE(out.find("of 2 machines"), std::string::npos) << out;
   EXPECT_NE(err.find("warning"), std::string::npos) << err;
   EXPECT_NE(err.find(lost), std::string::npos) << err;
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  std::string others = OtherWarnings(err);
+  EXPECT_EQ(std::count(others.begin(), others.end(), '\n'), 1) << err;
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ void PrintUsage(FILE* out) {
                "  gpunoise merge a.pftrace b.pftrace -o all.pftrace  # one timeline from several traces\n"
                "  gpunoise report run.pftrace                  # what delayed the GPU-launching (or busiest) threads\n"
                "  sudo gpunoise doctor --focus-cpus 8-63       # is this node quiet for training on CPUs 8-63?\n"
-               "  sudo gpunoise monitor --listen 0.0.0.0:9464  # always on: metrics for Prometheus, findings\n");
+               "  sudo gpunoise monitor  # always on: metrics for Prometheus (TLS + auth: --web.config.file), findings\n");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "export/perfetto/machine_alignment.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/trace_merger.h"
+#include "report/fleet_session.h"
 
 namespace po = boost::program_options;
 
@@ -27,7 +28,7 @@ constexpr const char* kUsage =
     "machine (another boot_id) get their own TracePacket.machine_id, and that machine's\n"
     "BOOTTIME is put on the first machine's axis through both machines' REALTIME snapshots.\n"
     "Compressed inputs are inflated; the output is compressed again unless --compress none.\n\n"
-    "USAGE: gpunoise merge A.pftrace B.pftrace ... -o ALL.pftrace\n";
+    "USAGE: gpunoise merge A.pftrace B.pftrace ... -o ALL.pftrace [--align realtime|collectives]\n";
 
 constexpr const char* kExamples =
     "\nEXAMPLES:\n"
@@ -35,7 +36,9 @@ constexpr const char* kExamples =
     "  gpunoise merge run.pftrace /tmp/gpu/gpunoise-gpu-*.pftrace -o all.pftrace\n"
     "                                       # a recording plus GPU fragments collected by hand\n"
     "  gpunoise merge --compress none node1.pftrace -o plain.pftrace\n"
-    "                                       # an uncompressed copy, for tools that need one\n";
+    "                                       # an uncompressed copy, for tools that need one\n"
+    "  gpunoise merge node*.pftrace --align collectives -o all.pftrace\n"
+    "                                       # REALTIME refined by the ends of matched all-reduces\n";
 
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
@@ -46,14 +49,17 @@ bool SameFile(const std::string& a, const std::string& b) {
 }  // namespace
 
 int RunMerge(int argc, char** argv) {
-  std::string output, compress_text = "zlib";
+  std::string output, compress_text = "zlib", align = "realtime";
   std::vector<std::string> inputs;
   po::options_description opts("OPTIONS");
   opts.add_options()
       ("help,h", "show this help")
       ("output,o", po::value(&output), "merged trace to write (required)")
       ("compress", po::value(&compress_text)->default_value("zlib"),
-       "zlib (packets in compressed blocks) or none");
+       "zlib (packets in compressed blocks) or none")
+      ("align", po::value(&align)->default_value("realtime"),
+       "realtime (the machines' REALTIME snapshots) or collectives (REALTIME refined by the ends of "
+       "all-reduce, all-gather and reduce-scatter instances matched across machines in their GPU data)");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&inputs)->multitoken());
   po::options_description all;
@@ -78,6 +84,10 @@ int RunMerge(int argc, char** argv) {
   }
   if (inputs.empty()) {
     std::fprintf(stderr, "usage: gpunoise merge: no input traces given\n");
+    return 2;
+  }
+  if (align != "realtime" && align != "collectives") {
+    std::fprintf(stderr, "usage: gpunoise merge: --align takes realtime or collectives, not '%s'\n", align.c_str());
     return 2;
   }
   auto compression = perfetto::ParseTraceCompression(compress_text);
@@ -115,11 +125,17 @@ int RunMerge(int argc, char** argv) {
   // snapshot (a GPU fragment may have none, its recording does).
   std::vector<std::optional<perfetto::ClockPair>> clocks(machines);
   std::vector<std::string> label(machines);
+  std::vector<perfetto::MachineIdentity> identity(machines);
   for (size_t i = 0; i < scanned.size(); ++i) {
     uint32_t m = machine_of[i];
     if (!clocks[m]) clocks[m] = scanned[i].clocks;
-    if (label[m].empty()) label[m] = scanned[i].machine_name;
+    if (identity[m].name.empty()) identity[m].name = scanned[i].machine_name;
+    if (identity[m].boot_id.empty()) identity[m].boot_id = scanned[i].boot_id;
   }
+  for (uint32_t m = 0; m < machines; ++m)
+    if (clocks[m]) identity[m].booted_at = clocks[m]->realtime - clocks[m]->boottime;
+  // Two boots of one host are two machines: "node1 (boot 1)", "node1 (boot 2)".
+  label = perfetto::MachineLabels(identity);
   std::vector<std::string> unaligned;
   for (uint32_t m = 1; m < machines; ++m)
     if (!clocks[m] || !clocks[0]) {
@@ -135,6 +151,48 @@ int RunMerge(int argc, char** argv) {
                  "machines keep their own BOOTTIME axis: {}",
                  names);
   }
+
+  // --align collectives: each machine's REALTIME corrected by its GPU
+  // collectives' ends; a machine without matchable ones keeps REALTIME.
+  std::vector<int64_t> correction(machines, 0);
+  if (align == "collectives" && machines > 1) {
+    std::vector<std::optional<int64_t>> offsets(machines);
+    for (uint32_t m = 0; m < machines; ++m)
+      if (clocks[m]) offsets[m] = clocks[m]->realtime - clocks[m]->boottime;
+    auto aligned = report::AlignMachinesByCollectives(inputs, machine_of, offsets);
+    if (!aligned.ok()) {
+      log::Error("{}", aligned.error().message);
+      return 1;
+    }
+    for (uint32_t m = 0; m < machines; ++m) {
+      const auto& a = (*aligned)[m];
+      std::string name = label[m].empty() ? "machine " + std::to_string(m) : label[m];
+      if (a.method == "collectives") {
+        correction[m] = a.realtime_correction_ns;
+        std::printf("gpunoise: machine %u (%s): collectives correct its REALTIME by %+.1f us (spread %.1f us, "
+                    "%llu instances)\n",
+                    m, name.c_str(), static_cast<double>(a.realtime_correction_ns) / 1e3,
+                    static_cast<double>(a.spread_ns) / 1e3, static_cast<unsigned long long>(a.instances));
+      } else {
+        log::Warning("machine {} ({}) could not be aligned by collectives ({}): it keeps {}", m, name,
+                     a.note.empty() ? "no collective instance it shares with another machine" : a.note,
+                     clocks[m] ? "REALTIME" : "its own BOOTTIME");
+      }
+    }
+  }
+  for (uint32_t m = 0; m < machines; ++m)
+    if (clocks[m]) clocks[m]->realtime += correction[m];
+
+  // A clock that was not synchronised relates to the others only as far as
+  // its error allows: say so, with the kernel's bound.
+  // Once per machine (its first input that says), and only when there are
+  // machines to relate.
+  for (uint32_t m = 0; m < machines && machines > 1; ++m)
+    for (size_t i = 0; i < scanned.size(); ++i)
+      if (machine_of[i] == m && scanned[i].clock_synced) {
+        if (std::string w = perfetto::UnsyncedClockWarning(scanned[i]); !w.empty()) log::Warning("{}", w);
+        break;
+      }
 
   perfetto::TraceMerger merger(&*writer);
   std::vector<bool> synced(machines, false);
@@ -161,10 +219,11 @@ int RunMerge(int argc, char** argv) {
         log::Error("{}", written.error().message);
         return 1;
       }
-      std::printf("gpunoise: machine %u (%s): BOOTTIME %+.6f s from machine 0 (%s) by REALTIME\n", m,
+      std::printf("gpunoise: machine %u (%s): BOOTTIME %+.6f s from machine 0 (%s) by %s\n", m,
                   label[m].empty() ? inputs[i].c_str() : label[m].c_str(),
                   static_cast<double>(sync.client_boottime - sync.host_boottime) / 1e9,
-                  label[0].empty() ? inputs[0].c_str() : label[0].c_str());
+                  label[0].empty() ? inputs[0].c_str() : label[0].c_str(),
+                  correction[m] || correction[0] ? "REALTIME and collectives" : "REALTIME");
     }
     synced[m] = true;
     auto appended = merger.Append(inputs[i], m);

@@ -23,14 +23,15 @@ constexpr const char* kUsage =
     "deltas, and everything is served as OpenMetrics on /metrics for Prometheus. With --flight-recorder,\n"
     "the last seconds of detailed events are kept in memory and written as a Perfetto trace when a\n"
     "detector fires. SIGHUP reloads --config; SIGTERM or SIGINT stops (every program is detached).\n\n"
-    "USAGE: sudo gpunoise monitor [--interval 1s] [--listen 127.0.0.1:9464] [--focus SPEC...]\n"
+    "USAGE: sudo gpunoise monitor [--interval 1s] [--listen 127.0.0.1:9464 [--web.config.file FILE]] [--focus SPEC...]\n"
     "         [--sample-hz 49] [--flight-recorder 20s --dump-dir DIR [--max-dumps N --max-dump-bytes B]]\n"
     "         [--config FILE]\n";
 
 constexpr const char* kExamples =
     "\nEXAMPLES:\n"
     "  sudo gpunoise monitor                                 # metrics on http://127.0.0.1:9464/metrics\n"
-    "  sudo gpunoise monitor --listen 0.0.0.0:9464           # let the fleet's Prometheus scrape this node\n"
+    "  sudo gpunoise monitor --listen 0.0.0.0:9464 --web.config.file /etc/gpunoise/web.yml\n"
+    "                                                        # the fleet's Prometheus scrapes over TLS with auth\n"
     "  sudo gpunoise monitor --focus comm:python --focus-cpus 8-63\n"
     "                                                        # training processes are the focus; sample CPUs 8-63\n"
     "  sudo gpunoise monitor --flight-recorder 20s --dump-dir /var/lib/gpunoise\n"
@@ -47,6 +48,11 @@ int RunMonitor(int argc, char** argv) {
       ("help,h", "show this help")
       ("interval", po::value<std::string>(), "how often counters are read and the detectors run (default 1s; at least 100ms)")
       ("listen", po::value<std::string>(), "HOST:PORT to serve /metrics and /healthz on (default 127.0.0.1:9464; port 0: any free port)")
+      ("web.config.file", po::value<std::string>(),
+       "TLS and authentication for the endpoint, in Prometheus exporter-toolkit format "
+       "(tls_server_config, basic_auth_users; docs/monitor.md); required beyond loopback")
+      ("insecure-listen", po::value<std::string>(),
+       "on: allow a non-loopback listen address without TLS and authentication (default off)")
       ("focus", po::value<std::vector<std::string>>()->multitoken(),
        "focus threads: PID (with its descendants), comm:NAME, cgroup:PATH; repeatable (default: none)")
       ("focus-cpus", po::value<std::string>(), "CPUs the sampler watches, e.g. 8-63 (default: all online)")
@@ -57,6 +63,8 @@ int RunMonitor(int argc, char** argv) {
       ("dump-dir", po::value<std::string>(), "where flight-recorder traces go (required with --flight-recorder)")
       ("max-dumps", po::value<std::string>(), "keep at most this many traces; the oldest are deleted (default 10)")
       ("max-dump-bytes", po::value<std::string>(), "keep at most this many bytes of traces; the oldest are deleted (default 1G)")
+      ("dump-group", po::value<std::string>(),
+       "flight-recorder traces are 0640 and of this group (name or number) instead of 0600")
       ("dump-interval", po::value<std::string>(), "at most one trace per this long (default 5m)")
       ("stale-after", po::value<std::string>(), "forget devices and sampled comms idle this long (default 10m)")
       ("net-packet-counters", po::value<std::string>(),

@@ -1,7 +1,10 @@
 // gpunoise record: an on-demand Perfetto trace of this node.
 #include <boost/program_options.hpp>
 
+#include <time.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli_util.h"
@@ -15,6 +18,8 @@
 #include "export/perfetto/trace_compression.h"
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
+#include "record/privilege_drop.h"
+#include "record/start_at.h"
 #include "record/workload.h"
 
 namespace po = boost::program_options;
@@ -64,6 +69,8 @@ int RunRecord(int argc, char** argv) {
       break;
     }
   }
+  std::string start_at_text;
+  std::string trace_group;
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
   std::string compress_text = "zlib";
@@ -77,6 +84,9 @@ int RunRecord(int argc, char** argv) {
   opts.add_options()
       ("help,h", "show this help")
       ("duration,d", po::value(&duration_text), "how long to record (seconds, or 500ms, 2m); default: until Ctrl-C")
+      ("start-at", po::value(&start_at_text),
+       "open the gate at this wall-clock (REALTIME) instant: +5s, or an ISO time 2026-12-01T12:40:00Z (no zone: "
+       "UTC); collectors attach first, the duration counts from then")
       ("output,o", po::value(&output), "trace file to write (default: gpunoise-HOST-DATE.pftrace)")
       ("machine-name", po::value(&machine_name),
        "the name this machine has when traces of several are merged (default: the hostname)")
@@ -86,13 +96,16 @@ int RunRecord(int argc, char** argv) {
        "or of pod-uid:UID / container:ID (resolved at the start; by their processes where v2 does not hold them)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
        "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
-       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates)")
+       "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates), "
+       "node (steal, CPU-quota throttling, affinity, reclaim and dirty-page stalls)")
       ("net-dev", po::value(&net_devs)->multitoken(),
        "with net-packets: records only for these devices (up to 4; counters cover all devices)")
       ("nic-tracepoints", po::value(&nic_categories)->multitoken(),
-       "tracefs categories of NIC-driver tracepoints to count (default: mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
+       "tracefs categories of NIC-driver tracepoints to count (default: the event systems of the NIC drivers' "
+       "modules, else mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
       ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
-       "how often the network counters are sampled into counter tracks")
+       "how often the network counters and the NICs' own counters (ethtool -S, link state) are sampled into "
+       "counter tracks")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
@@ -107,6 +120,8 @@ int RunRecord(int argc, char** argv) {
       ("no-gpu-counters", po::bool_switch(&no_gpu_counters), "do not sample NVML")
       ("no-nvtx", po::bool_switch(&no_nvtx), "with -- CMD: leave NVTX alone (no NVTX ranges in the trace)")
       ("run-as-root", po::bool_switch(&run_as_root), "with -- CMD under sudo: run CMD as root instead of the sudo user")
+      ("group", po::value(&trace_group),
+       "make the trace 0640 and of this group (name or number) instead of 0600, for the people who read traces")
       ("redact", po::bool_switch(&redact),
        "processes' command lines in the trace keep only the program name (arguments often carry tokens)")
       ("verbose,v", po::bool_switch(&verbose), "show libbpf's messages");
@@ -132,6 +147,31 @@ int RunRecord(int argc, char** argv) {
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
   options.records_per_cpu_per_drain = drain_batch;
   options.redact = redact;
+  if (!start_at_text.empty()) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ns = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    auto at = record::ParseStartAt(start_at_text, now_ns);
+    if (!at.ok()) {
+      std::fprintf(stderr, "usage: gpunoise record: %s\n", at.error().message.c_str());
+      return 2;
+    }
+    if (*at < now_ns)
+      log::Warning("--start-at {} was {:.3f} s ago: the recording starts as soon as it is ready",
+                   record::FormatRealtime(*at), static_cast<double>(now_ns - *at) / 1e9);
+    else
+      log::Info("recording starts at {} (REALTIME, in {:.3f} s)", record::FormatRealtime(*at),
+                static_cast<double>(*at - now_ns) / 1e9);
+    options.start_at_realtime_ns = *at;
+  }
+  if (!trace_group.empty()) {
+    auto gid = record::LookUpGroup(trace_group);
+    if (!gid.ok()) {
+      std::fprintf(stderr, "usage: gpunoise record: %s\n", gid.error().message.c_str());
+      return 2;
+    }
+    options.trace_gid = static_cast<int>(*gid);
+  }
   if (!duration_text.empty()) {
     auto d = ParseDuration(duration_text);
     if (!d.ok() || *d == 0) {
@@ -163,7 +203,7 @@ int RunRecord(int argc, char** argv) {
     bool known = false;
     for (std::string_view k : record::kEventGroups) known |= (k == g);
     if (!known) {
-      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets)\n",
+      std::fprintf(stderr, "usage: gpunoise record: unknown event group '%.*s' (known: sched, irq, softirq, net, net-packets, node)\n",
                    static_cast<int>(g.size()), g.data());
       return 2;
     }
@@ -271,7 +311,7 @@ int RunRecord(int argc, char** argv) {
   gpu_options.nvtx = !no_nvtx;
   record::WorkloadSpec workload_spec;
   if (!command.empty() && !run_as_root) {
-    if (auto invoker = record::SudoInvoker()) workload_spec = *invoker;
+    if (auto invoker = record::InvokingUser()) workload_spec = *invoker;
     gpu_options.owner_uid = workload_spec.uid;
     gpu_options.owner_gid = workload_spec.gid;
   }
@@ -301,6 +341,17 @@ int RunRecord(int argc, char** argv) {
       return "command " + workload->DescribeExit();
     };
   }
+
+  // Once attached (and the command started with the invoking user's own
+  // rights), only what the rest of the recording needs stays.
+  options.after_attach = [&]() -> Status {
+    record::RecordNeeds needs;
+    needs.output_path = options.output_path;
+    if (!gpu_dir.empty() || !(*gpu)->workload_env().empty()) needs.gpu_dir = (*gpu)->fragment_dir();
+    std::vector<std::string> reasons;
+    CapMask keep = record::RecordKeeps(needs, &reasons);
+    return record::DropPrivilegesAfterAttach("record", keep, reasons);
+  };
 
   UniqueFd signal_fd = BlockStopSignals();
   options.stop_fd = signal_fd.get();
@@ -340,12 +391,21 @@ int RunRecord(int argc, char** argv) {
     std::printf("gpunoise: %s (pid %d) %s\n", command[0].c_str(), workload->pid(),
                 workload_running ? "is still running" : workload->DescribeExit().c_str());
   std::fflush(stdout);
+  int status = 0;
   if (result->late_error) {
     log::Error("{}", result->late_error->message);
-    return 1;
+    status = 1;
+  } else {
+    // Like `time` and `perf record`: a failing command fails the whole line.
+    status = workload && !workload_running ? workload->ShellStatus() : 0;
   }
-  // Like `time` and `perf record`: a failing command fails the whole line.
-  return workload && !workload_running ? workload->ShellStatus() : 0;
+  // A second Ctrl-C during the detach: the trace is complete; leave at once
+  // (no destructors: a thread is still detaching the programs).
+  if (result->detach_abandoned) {
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
+  return status;
 }
 
 }  // namespace gpunoise::cli

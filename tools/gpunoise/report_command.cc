@@ -2,10 +2,12 @@
 #include <boost/program_options.hpp>
 
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "commands.h"
 #include "common/log.h"
+#include "report/fleet_session.h"
 #include "report/report_session.h"
 
 namespace po = boost::program_options;
@@ -18,7 +20,9 @@ constexpr const char* kUsage =
     "what delayed the threads that matter: findings ranked by the time they cost, then tables.\n\n"
     "USAGE: gpunoise report [OPTIONS] FILE.pftrace   (options before or after the file)\n"
     "       [--json] [--focus PID|COMM|CGROUP]... [--window START:END]\n"
-    "       [--threshold NAME=VALUE]... [--annotate OUT.pftrace] [--partial]\n";
+    "       [--threshold NAME=VALUE]... [--annotate OUT.pftrace] [--partial]\n"
+    "       gpunoise report NODE1 NODE2 ... [--step NAME] [--align collectives|realtime] [--json]\n"
+    "                       (traces, one merged trace, or per-node --json reports: the cross-node report)\n";
 
 constexpr const char* kExamples =
     "\nEXAMPLES:\n"
@@ -32,12 +36,15 @@ constexpr const char* kExamples =
     "  gpunoise report node17.pftrace --threshold softirq.share=20%   # a more sensitive storm detector\n"
     "  gpunoise report node17.pftrace --annotate n17-findings.pftrace # findings as tracks, for the UI\n"
     "  gpunoise report cut.pftrace --partial              # report what a damaged trace still holds\n"
+    "  gpunoise report node*.json --step train_step       # which node holds the job back (docs/fleet.md)\n"
+    "  gpunoise report all-nodes.pftrace --annotate a.pftrace  # a merged trace: a finding track per machine\n"
     "\nEXIT STATUS: 0 report written, 1 error, 2 usage error, 3 report written from a damaged trace (--partial)\n";
 
 }  // namespace
 
 int RunReport(int argc, char** argv) {
-  std::string file, window, annotate;
+  std::vector<std::string> files;
+  std::string window, annotate, step, align = "collectives";
   std::vector<std::string> focus, thresholds;
   bool json = false, partial = false, list_thresholds = false;
   size_t top = 10;
@@ -60,13 +67,17 @@ int RunReport(int argc, char** argv) {
       ("list-thresholds", po::bool_switch(&list_thresholds), "list every threshold with its default and meaning")
       ("annotate", po::value(&annotate), "also write a copy of the trace with the findings as tracks")
       ("partial", po::bool_switch(&partial), "on a corrupt or truncated trace, report what could be read")
-      ("top", po::value(&top)->default_value(10), "rows in the run-queue delay table");
+      ("top", po::value(&top)->default_value(10), "rows in the run-queue delay table")
+      ("step", po::value(&step), "cross-node: NVTX ranges of this name are training steps (default: the period "
+       "of the least frequent collective)")
+      ("align", po::value(&align), "cross-node: collectives (default; REALTIME refined by the ends of matched "
+       "all-reduce/all-gather/reduce-scatter instances) or realtime (the clock snapshots only)");
   po::options_description hidden;
-  hidden.add_options()("file", po::value(&file));
+  hidden.add_options()("file", po::value(&files)->multitoken());
   po::options_description all;
   all.add(opts).add(hidden);
   po::positional_options_description positional;
-  positional.add("file", 1);
+  positional.add("file", -1);
 
   po::variables_map vm;
   try {
@@ -87,10 +98,15 @@ int RunReport(int argc, char** argv) {
                   static_cast<int>(s.meaning.size()), s.meaning.data());
     return 0;
   }
-  if (file.empty()) {
+  if (files.empty()) {
     std::fprintf(stderr, "usage: gpunoise report: name a trace file (see gpunoise report --help)\n");
     return 2;
   }
+  if (align != "collectives" && align != "realtime") {
+    std::fprintf(stderr, "usage: gpunoise report: --align takes collectives or realtime, not '%s'\n", align.c_str());
+    return 2;
+  }
+  const std::string& file = files.front();
 
   report::ReportOptions options;
   options.trace_path = file;
@@ -122,7 +138,44 @@ int RunReport(int argc, char** argv) {
     return 2;
   }
 
-  auto result = report::RunReport(options);
+  options.node.step_name = step;
+
+  // Several inputs or a node's JSON summary: the cross-node report; so is a
+  // merged trace of several machines, which the one-node report finds out
+  // as it reads (then it analyzes nothing and writes nothing).
+  bool fleet = files.size() > 1 || (file != "-" && report::IsJsonFile(file));
+  std::optional<Result<report::ReportResult>> single;
+  if (!fleet) {
+    single = report::RunReport(options);
+    fleet = single->ok() && (*single)->several_machines;
+  }
+  if (fleet) {
+    report::FleetReportOptions fo;
+    fo.inputs = files;
+    fo.json = json;
+    fo.partial = partial;
+    fo.annotate_path = annotate;
+    fo.analysis = options.analysis;
+    fo.node = options.node;
+    fo.fleet.align_collectives = align == "collectives";
+    for (const auto& f : files)
+      if (f == "-") {
+        std::fprintf(stderr, "usage: gpunoise report: several inputs cannot include standard input\n");
+        return 2;
+      }
+    auto fr = report::RunFleetReport(fo);
+    if (!fr.ok()) {
+      log::Error("{}", fr.error().message);
+      return 1;
+    }
+    std::fwrite(fr->output.data(), 1, fr->output.size(), stdout);
+    std::fflush(stdout);
+    for (const auto& w : fr->warnings) log::Warning("{}", w);
+    if (!annotate.empty()) log::Info("wrote {} with a finding track per machine", annotate);
+    return 0;
+  }
+
+  auto& result = *single;
   if (!result.ok()) {
     log::Error("{}", result.error().message);
     return 1;

@@ -8,8 +8,15 @@
 #include "analyze/gpu_gap_detector.h"
 #include "analyze/interference_detector.h"
 #include "analyze/nic_irqs.h"
+#include "analyze/nic_health_detector.h"
+#include "analyze/nic_metadata.h"
 #include "analyze/nic_trouble_detector.h"
+#include "analyze/placement_detector.h"
+#include "analyze/reclaim_detector.h"
 #include "analyze/softirq_storm_detector.h"
+#include "analyze/steal_detector.h"
+#include "analyze/throttling_detector.h"
+#include "analyze/wakeup_chain_detector.h"
 #include "model/events.h"
 #include "model/net_trace_event.h"
 
@@ -41,6 +48,7 @@ namespace {
 
 std::vector<CpuShare> CpuShares(const AnalysisContext& ctx) {
   const Timeline& t = ctx.t();
+  const std::map<uint32_t, uint64_t> reclaim_by_cpu = StallNsByCpu(FocusStalls(ctx));
   std::vector<CpuShare> out;
   for (uint32_t cpu = 0; cpu < t.cpus.size(); ++cpu) {
     const CpuTimeline& c = t.cpus[cpu];
@@ -62,6 +70,11 @@ std::vector<CpuShare> CpuShares(const AnalysisContext& ctx) {
     for (const RunSlice& r : c.runs)
       if (r.start >= from && r.start < to) ++s.switches;
     s.lost_spans = c.losses.size();
+    s.steal_recorded = ctx.node.recorded;
+    s.steal_ns = StealNs(ctx.node, cpu, from, to);
+    for (const ThrottledWait& w : ThrottledWaits(ctx, ctx.node))
+      if (w.cpu == cpu) s.throttled_ns += w.end - w.start;
+    if (auto it = reclaim_by_cpu.find(cpu); it != reclaim_by_cpu.end()) s.reclaim_ns = it->second;
     out.push_back(s);
   }
   return out;
@@ -153,6 +166,19 @@ std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
       d.drops = n.drops;
       d.drops_by_reason = n.drops_by_reason;
     }
+  }
+  const NicMetadata nic = ReadNicMetadata(t, ctx.net);
+  for (const NicDevice& n : nic.devices) {
+    DeviceStats& d = devices[n.device];
+    d.device = n.device;
+    d.nic_counters = true;
+    d.driver = n.driver;
+    d.nic_drops = n.drops();
+    d.pause_frames = n.pause_frames();
+    d.carrier_changes = n.carrier_changes;
+    d.link_downs = n.link_down_events;
+    for (const auto& [kind, v] : n.by_kind)
+      if (v) d.nic_by_kind[std::string(model::NicCounterKindName(kind))] = v;
   }
   for (const auto& [irq, q] : ctx.nic_irqs) {
     DeviceStats& d = devices[q.device];
@@ -277,6 +303,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   ctx.gpu = BuildGpuModel(t);
   ctx.net = ReadNetMetadata(t);
   ctx.nic_irqs = NicIrqs(t, ctx.net);
+  ctx.node = ReadNodeMetadata(t);
   a.has_network_data = !t.net.events.empty() || !ctx.net.empty();
   a.has_gpu_data = ctx.gpu.present();
   GN_ASSIGN_OR_RETURN(a.focus, SelectFocus(t, ctx.gpu, a.thresholds, options.focus, options.cgroups, from, to));
@@ -290,7 +317,13 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectInterference(ctx));
   add(DetectSoftirqStorms(ctx));
   add(DetectNicTrouble(ctx));
+  add(DetectNicHealth(ctx));
   add(DetectGpuIdleGaps(ctx));
+  add(DetectCpuThrottling(ctx, ctx.node));
+  add(DetectPlacement(ctx, ctx.node));
+  add(DetectWakeupChains(ctx));
+  add(DetectSteal(ctx, ctx.node));
+  add(DetectReclaim(ctx));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

@@ -37,6 +37,12 @@ struct CpuShare {
   uint64_t focus_ns = 0;     // focus threads running
   uint64_t switches = 0;
   uint64_t lost_spans = 0;
+  // Node noise (record's "node" group): hypervisor steal on this CPU, and
+  // focus-thread waits in this CPU's run queue that a CPU quota explains.
+  uint64_t steal_ns = 0;
+  uint64_t throttled_ns = 0;
+  uint64_t reclaim_ns = 0;  // focus threads stalled in reclaim/compaction, by the CPU they were on
+  bool steal_recorded = false;  // false: the trace has no steal data
 };
 
 struct FocusThreadSummary {
@@ -67,6 +73,12 @@ struct DeviceStats {
   std::map<std::string, uint64_t> drops_by_reason;
   std::vector<int32_t> irqs;
   uint64_t irq_count = 0, irq_ns = 0;
+  // The NIC's own counters (ethtool -S, standard groups) and link events.
+  bool nic_counters = false;  // the recording read them for this device
+  std::string driver;
+  uint64_t nic_drops = 0, pause_frames = 0;
+  uint32_t carrier_changes = 0, link_downs = 0;
+  std::map<std::string, uint64_t> nic_by_kind;  // model::NicCounterKindName -> rise
 };
 
 struct CpuLossRow {

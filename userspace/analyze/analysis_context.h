@@ -11,6 +11,7 @@
 #include "analyze/gpu_model.h"
 #include "analyze/net_metadata.h"
 #include "analyze/nic_irqs.h"
+#include "analyze/node_metadata.h"
 #include "analyze/thread_activity.h"
 #include "analyze/thresholds.h"
 #include "analyze/timeline.h"
@@ -27,6 +28,7 @@ struct AnalysisContext {
   GpuModel gpu;
   std::map<int32_t, NicQueueIrq> nic_irqs;
   NetMetadata net;  // the network collectors' counters and metadata
+  NodeMetadata node;  // CPU quotas, throttling and steal counters
 
   const Timeline& t() const { return *timeline; }
   const Thresholds& th() const { return *thresholds; }

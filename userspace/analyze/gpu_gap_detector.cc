@@ -71,9 +71,11 @@ std::vector<Finding> DetectGpuIdleGaps(const AnalysisContext& ctx) {
   const double min_delay_share = ctx.th().Get("gpu.min_delay_share");
   const double min_idle_share = ctx.th().Get("gpu.min_idle_share");
 
-  std::map<int32_t, std::vector<const GpuWork*>> by_pid;
+  // Per process and GPU: an 8-GPU process whose GPU 3 idles while the others
+  // work has a gap on GPU 3 (the union over its GPUs would show none).
+  std::map<std::pair<int32_t, uint64_t>, std::vector<const GpuWork*>> by_pid;
   for (const GpuWork& w : ctx.gpu.work)
-    if (w.end > ctx.from && w.start < ctx.to) by_pid[w.pid].push_back(&w);
+    if (w.end > ctx.from && w.start < ctx.to) by_pid[{w.pid, w.gpu}].push_back(&w);
 
   // Launching threads need their activity even when they are not focus.
   std::set<int32_t> launchers;
@@ -81,8 +83,10 @@ std::vector<Finding> DetectGpuIdleGaps(const AnalysisContext& ctx) {
     if (w.launch_tid) launchers.insert(w.launch_tid);
   auto extra = BuildActivities(t, launchers, ctx.from, ctx.to);
 
-  for (const auto& [pid, works] : by_pid) {
-    // The union of the process's GPU work; gaps between its pieces.
+  for (const auto& [key, works] : by_pid) {
+    const int32_t pid = key.first;
+    auto gpu_name = ctx.gpu.gpu_names.find(key.second);
+    // The union of the process's work on this GPU; gaps between its pieces.
     std::vector<Gap> gaps;
     uint64_t busy_end = std::max(works.front()->end, ctx.from);
     uint64_t active_start = std::max(works.front()->start, ctx.from), busy = 0, seg_start = active_start;
@@ -153,8 +157,10 @@ std::vector<Finding> DetectGpuIdleGaps(const AnalysisContext& ctx) {
     f.cost_share = static_cast<double>(delay) / static_cast<double>(std::max<uint64_t>(1, ctx.focus_observed_ns));
     for (const auto& [tid, _] : gap_ns_by_launcher) f.focus_tids.push_back(tid);
     std::string proc = pid ? fmt::format("{} (pid {})", t.ProcessName(pid), pid) : "an unknown process";
-    f.title = fmt::format("GPUs of {} sat idle {} of their active {} ({} gaps of at least {})", proc,
-                          FormatShare(idle_share), FormatNs(active), gaps.size(), FormatNs(min_gap));
+    std::string gpus = gpu_name != ctx.gpu.gpu_names.end() ? gpu_name->second + " of " + proc : "GPUs of " + proc;
+    f.title = fmt::format("{} sat idle {} of {} active {} ({} gaps of at least {})", gpus,
+                          FormatShare(idle_share), gpu_name != ctx.gpu.gpu_names.end() ? "its" : "their",
+                          FormatNs(active), gaps.size(), FormatNs(min_gap));
     const Culprit* top = nullptr;
     for (const auto& [who, ns] : ranked)
       if (who.kind != Culprit::Kind::kIdle && who.kind != Culprit::Kind::kUnknown) {

@@ -79,6 +79,18 @@ bool IsGpuWorkTrack(const TrackData& data, uint64_t uuid) {
   return own.find("stream") != std::string::npos || IsGpuTrackPath(it->second.name);
 }
 
+// The outermost ancestor (or the track itself) whose own name starts "GPU".
+uint64_t GpuOf(const TrackData& data, uint64_t uuid) {
+  uint64_t gpu = 0;
+  for (int depth = 0; depth < 16 && uuid; ++depth) {
+    auto it = data.tracks.find(uuid);
+    if (it == data.tracks.end()) break;
+    if (IsGpuTrackPath(it->second.name)) gpu = uuid;
+    uuid = it->second.parent_uuid;
+  }
+  return gpu;
+}
+
 }  // namespace
 
 GpuModel BuildGpuModel(const Timeline& t) {
@@ -121,6 +133,8 @@ GpuModel BuildGpuModel(const Timeline& t) {
     w.track = s.track;
     w.name = s.name;
     w.pid = OwnerOf(data, s.track).pid;
+    w.gpu = GpuOf(data, s.track);
+    if (w.gpu && !m.gpu_names.count(w.gpu)) m.gpu_names[w.gpu] = data.tracks.at(w.gpu).name;
     auto link = launch_of.find(i);
     const TrackSlice* launch = nullptr;
     if (link != launch_of.end()) launch = &data.slices[link->second];

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,12 +22,16 @@ struct GpuWork {
   uint64_t launch_ts = 0;  // when the launch call began
   uint64_t track = 0;
   uint32_t name = 0;  // TrackData string
+  // The GPU: the outermost GPU-named track above the work's track ("GPU 3
+  // (H200)", which the CUPTI library shares among a node's processes).
+  uint64_t gpu = 0;
 };
 
 struct GpuModel {
   std::vector<GpuWork> work;       // sorted by start
   std::set<int32_t> launch_tids;   // threads that launch GPU work
   std::set<uint64_t> gpu_tracks;
+  std::map<uint64_t, std::string> gpu_names;  // GpuWork::gpu -> "GPU 3 (H200)"
   bool present() const { return !work.empty(); }
 };
 

@@ -55,6 +55,11 @@ struct Wakeup {
   int32_t tid = 0;
   int16_t target_cpu = -1;
   uint16_t waker_cpu = 0;
+  // The task current on waker_cpu (0: unknown or idle) and the context the
+  // wakeup fired in (model::kFlag*): from a softirq or hard IRQ the waker
+  // is the interrupt, not the task it interrupted.
+  int32_t waker_tid = 0;
+  uint16_t flags = 0;
 };
 
 struct Migration {
@@ -107,7 +112,9 @@ struct NetRecord {
 struct NetData {
   std::vector<std::string> names = {""};  // devices and drop reasons
   std::vector<NetRecord> events;
-  std::string_view Name(uint16_t id) const { return id < names.size() ? names[id] : ""; }
+  // Both branches string_view: a ternary of std::string and "" would make a
+  // temporary std::string and return a view of it.
+  std::string_view Name(uint16_t id) const { return id < names.size() ? std::string_view(names[id]) : std::string_view(); }
 };
 
 struct TrackSlice {
@@ -117,6 +124,10 @@ struct TrackSlice {
   uint32_t name = 0;  // index into TrackData::strings
   uint32_t category = 0;
   uint64_t correlation_id = 0;
+  // An integer arg named "payload": the scalar NVTX payload the CUPTI
+  // library writes on a range (a communicator's hash on a collective's).
+  uint64_t payload = 0;
+  bool has_payload = false;
 };
 
 struct TrackFlow {
@@ -136,7 +147,9 @@ struct TrackData {
   std::vector<TrackSlice> slices;  // completed slices, in end order
   std::vector<TrackFlow> flows;
   std::unordered_map<uint64_t, std::vector<CounterSample>> counters;
-  std::string_view String(uint32_t id) const { return id < strings.size() ? strings[id] : ""; }
+  std::string_view String(uint32_t id) const {
+    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();  // see NetData::Name
+  }
   // The track's name, or its nearest named ancestor's.
   std::string TrackPath(uint64_t uuid) const;
 };
@@ -156,6 +169,10 @@ struct MetaInstant {
   }
 };
 
+// Instants on the "gpunoise node" track: CPU quotas and the processes they
+// apply to (analyze/node_metadata.h reads them).
+inline constexpr std::string_view kNodeMetadataTrack = "gpunoise node";
+
 class Timeline {
  public:
   std::vector<CpuTimeline> cpus;
@@ -166,11 +183,15 @@ class Timeline {
   NetData net;
   TrackData tracks;
   std::vector<MetaInstant> net_metadata;
+  std::vector<MetaInstant> node_metadata;
   std::optional<model::SessionInfo> session;
   std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
   // Pid namespace, container, pod, rank and job of processes, by host pid
   // (model/process_identity.h); only those the recorder found any for.
   std::unordered_map<int32_t, model::ProcessIdentity> identities;
+  // Rank of each GPU process in its job (pid -> rank), from the CUPTI
+  // library's capture summary (its RANK / SLURM_PROCID).
+  std::map<int32_t, int32_t> gpu_ranks;
   model::HostInfo host;
   // What the trace says of its losses in Perfetto's own fields (a trace from
   // Perfetto's recorder has nothing else): the latest ftrace_stats END with

@@ -4,6 +4,7 @@
 
 #include "import/gpu_summary_reader.h"
 #include "import/identity_reader.h"
+#include "model/gpu_capture.h"
 #include "import/session_summary_reader.h"
 
 namespace gpunoise::analyze {
@@ -30,6 +31,9 @@ void Append(PodVector<T>& v, const T& item, bool* unsorted) {
 
 // The network collectors' metadata instants (docs/network.md, "Trace format").
 bool IsNetMetadata(const TrackData& tracks, const model::TrackEventRecord& e) {
+  // Link events sit on their device's track, PCIe retrains on "PCIe"
+  // (export/perfetto/nic_tracks.h); they are read with the metadata.
+  if (e.category == "gpunoise.link") return true;
   auto it = tracks.tracks.find(e.track_uuid);
   return it != tracks.tracks.end() && it->second.name == kNetMetadataTrack;
 }
@@ -83,7 +87,8 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
           [&](const model::SchedSwitch& s) { OnSwitch(ev, s, c, o); },
           [&](const model::SchedWaking& w) {
             if (!t_.wakeups.empty() && ev.ts < t_.wakeups.back().ts) wakeups_unsorted_ = true;
-            t_.wakeups.push_back({ev.ts, w.tid, static_cast<int16_t>(w.target_cpu), static_cast<uint16_t>(ev.cpu)});
+            t_.wakeups.push_back({ev.ts, w.tid, static_cast<int16_t>(w.target_cpu), static_cast<uint16_t>(ev.cpu),
+                                  ev.tid, ev.common_flags});
             Name(w.tid, w.comm);
             if (w.tgid) SetTgid(w.tid, w.tgid);
           },
@@ -286,6 +291,13 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
     if (t_.host.hostname.empty()) t_.host.hostname = t_.session->hostname;
     return;
   }
+  if (e.type == model::TrackEventType::kInstant && e.name == model::kCuptiCaptureSummaryEvent) {
+    int64_t pid = 0, rank = -1;
+    const model::TrackArg* p = e.FindArg("pid");
+    const model::TrackArg* r = e.FindArg("rank");
+    if (p && r && p->AsInt64(&pid) && r->AsInt64(&rank) && pid > 0 && rank >= 0)
+      t_.gpu_ranks[static_cast<int32_t>(pid)] = static_cast<int32_t>(rank);
+  }
   uint64_t correlation = e.correlation_id;
   if (!correlation) {
     for (std::string_view key : {"correlation_id", "correlation id", "correlationId", "correlation"}) {
@@ -304,9 +316,17 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       t_.tracks.counters[e.track_uuid].push_back({e.ts, e.counter_value});
       break;
     case model::TrackEventType::kSliceBegin:
-      open_slices_[e.track_uuid].push_back({e.ts, TrackString(e.name), TrackString(e.category),
-                                            correlation, e.flow_ids, e.terminating_flow_ids});
+    {
+      OpenSlice open{e.ts, TrackString(e.name), TrackString(e.category), correlation, e.flow_ids,
+                     e.terminating_flow_ids};
+      int64_t payload = 0;
+      if (const model::TrackArg* a = e.FindArg("payload"); a && a->AsInt64(&payload)) {
+        open.payload = static_cast<uint64_t>(payload);
+        open.has_payload = true;
+      }
+      open_slices_[e.track_uuid].push_back(std::move(open));
       break;
+    }
     case model::TrackEventType::kSliceEnd: {
       auto it = open_slices_.find(e.track_uuid);
       if (it == open_slices_.end() || it->second.empty()) break;
@@ -314,7 +334,7 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       it->second.pop_back();
       uint32_t index = static_cast<uint32_t>(t_.tracks.slices.size());
       t_.tracks.slices.push_back({s.start, std::max(e.ts, s.start), e.track_uuid, s.name, s.category,
-                                  s.correlation_id});
+                                  s.correlation_id, s.payload, s.has_payload});
       add_flows(index, s.flows, false);
       add_flows(index, s.terminating_flows, true);
       add_flows(index, e.flow_ids, false);
@@ -324,6 +344,11 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
     case model::TrackEventType::kInstant: {
       if (IsNetMetadata(t_.tracks, e)) {
         t_.net_metadata.push_back({e.ts, std::string(e.name), e.args});
+        break;
+      }
+      if (auto it = t_.tracks.tracks.find(e.track_uuid);
+          it != t_.tracks.tracks.end() && it->second.name == kNodeMetadataTrack) {
+        t_.node_metadata.push_back({e.ts, std::string(e.name), e.args});
         break;
       }
       // Instants with flows or a correlation id (a launch recorded as a

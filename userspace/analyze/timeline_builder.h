@@ -46,6 +46,8 @@ class TimelineBuilder : public model::TraceSink {
     uint32_t name, category;
     uint64_t correlation_id;
     std::vector<uint64_t> flows, terminating_flows;
+    uint64_t payload = 0;
+    bool has_payload = false;
   };
   struct PendingFork {
     int32_t parent_tid, child_tid;

@@ -1,5 +1,6 @@
 #include "collect/link_stats.h"
 
+#include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -13,6 +14,18 @@
 
 namespace gpunoise::collect {
 
+std::string_view OperstateName(uint8_t operstate) {
+  switch (operstate) {
+    case IF_OPER_NOTPRESENT: return "notpresent";
+    case IF_OPER_DOWN: return "down";
+    case IF_OPER_LOWERLAYERDOWN: return "lowerlayerdown";
+    case IF_OPER_TESTING: return "testing";
+    case IF_OPER_DORMANT: return "dormant";
+    case IF_OPER_UP: return "up";
+    default: return "unknown";
+  }
+}
+
 std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done) {
   std::vector<LinkStats> out;
   *done = false;
@@ -25,11 +38,13 @@ std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done) 
       *done = true;
       break;
     }
-    if (h.nlmsg_type == RTM_NEWLINK && h.nlmsg_len >= NLMSG_LENGTH(sizeof(ifinfomsg))) {
+    if ((h.nlmsg_type == RTM_NEWLINK || h.nlmsg_type == RTM_DELLINK) &&
+        h.nlmsg_len >= NLMSG_LENGTH(sizeof(ifinfomsg))) {
       ifinfomsg ifi;
       std::memcpy(&ifi, data.data() + off + NLMSG_HDRLEN, sizeof(ifi));
       LinkStats s;
       s.ifindex = ifi.ifi_index;
+      s.deleted = h.nlmsg_type == RTM_DELLINK;
       size_t a = off + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
       const size_t end = off + h.nlmsg_len;
       while (a + sizeof(rtattr) <= end) {
@@ -40,6 +55,12 @@ std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done) 
         size_t len = ra.rta_len - RTA_LENGTH(0);
         if (ra.rta_type == IFLA_IFNAME) {
           s.name.assign(reinterpret_cast<const char*>(payload), strnlen(reinterpret_cast<const char*>(payload), len));
+        } else if (ra.rta_type == IFLA_CARRIER && len >= 1) {
+          s.carrier = payload[0] != 0;
+        } else if (ra.rta_type == IFLA_OPERSTATE && len >= 1) {
+          s.operstate = payload[0];
+        } else if (ra.rta_type == IFLA_CARRIER_CHANGES && len >= 4) {
+          std::memcpy(&s.carrier_changes, payload, 4);
         } else if (ra.rta_type == IFLA_STATS64 && len >= sizeof(rtnl_link_stats64) - 8 * 2) {
           rtnl_link_stats64 st{};
           std::memcpy(&st, payload, std::min(len, sizeof(st)));

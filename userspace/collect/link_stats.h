@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -20,12 +21,21 @@ struct LinkStats {
   uint64_t rx_bytes = 0, tx_bytes = 0;
   uint64_t rx_errors = 0, tx_errors = 0;
   uint64_t rx_dropped = 0, tx_dropped = 0;
+  // Link state (IFLA_CARRIER, IFLA_OPERSTATE, IFLA_CARRIER_CHANGES).
+  bool carrier = false;
+  uint8_t operstate = 0;  // IF_OPER_*
+  uint32_t carrier_changes = 0;
+  bool deleted = false;  // an RTM_DELLINK notification
 };
+
+// "up", "down", "lowerlayerdown", ... (RFC 2863 names, as sysfs operstate).
+std::string_view OperstateName(uint8_t operstate);
 
 Result<std::vector<LinkStats>> ReadLinkStats();
 
-// Parses the replies of a RTM_GETLINK dump (public for tests). Stops at
-// NLMSG_DONE; sets *done when it was seen.
+// Parses the replies of a RTM_GETLINK dump, or link notifications
+// (RTM_NEWLINK, RTM_DELLINK), public for tests. Stops at NLMSG_DONE; sets
+// *done when it was seen.
 std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done);
 
 }  // namespace gpunoise::collect

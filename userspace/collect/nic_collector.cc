@@ -3,10 +3,15 @@
 #include <bpf/libbpf.h>
 
 #include <algorithm>
+#include <set>
+
+#include <fmt/ranges.h>
 
 #include "common/files.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "collect/driver_tracepoints.h"
+#include "collect/pcie_health.h"
 #include "nic.skel.h"
 
 namespace gpunoise::collect {
@@ -21,7 +26,37 @@ NicCollector::~NicCollector() {
 
 std::vector<std::string> NicCollector::searched_categories() const {
   if (!options_.nic_categories.empty()) return options_.nic_categories;
+  if (!driver_systems_.empty()) return driver_systems_;
   return std::vector<std::string>(std::begin(kKnownDriverCategories), std::end(kKnownDriverCategories));
+}
+
+// The event systems the modules of this node's NIC drivers register; empty
+// when every driver is built in or the kernel's symbols say nothing, and
+// then the known category list applies.
+void NicCollector::DiscoverDriverSystems(const TracepointCatalog& catalog) {
+  if (!options_.nic_categories.empty()) return;  // --nic-tracepoints decides
+  const std::string sysfs = DefaultSysfsRoot();
+  std::vector<NetdevDriver> drivers = FindNetdevDrivers(sysfs);
+  if (std::none_of(drivers.begin(), drivers.end(), [](const NetdevDriver& d) { return !d.module.empty(); })) {
+    for (const auto& d : drivers) driver_notes_.push_back(fmt::format("{} ({}): built in", d.driver, d.device));
+    return;  // every NIC driver is built in: the known categories apply
+  }
+  auto kallsyms = ReadFileToString("/proc/kallsyms");
+  if (!kallsyms.ok()) return;
+  std::set<std::string> systems;
+  for (const DriverEventSystems& m : DiscoverDriverEventSystems(sysfs, catalog.tracefs(), *kallsyms)) {
+    std::string devices;
+    for (const auto& d : m.devices) devices += (devices.empty() ? "" : ",") + d;
+    std::string list;
+    for (const auto& sys : m.systems) list += (list.empty() ? "" : ",") + sys;
+    driver_notes_.push_back(fmt::format("{} ({}): {}", m.module, devices,
+                                        m.systems.empty() ? std::string("no events") : list));
+    systems.insert(m.systems.begin(), m.systems.end());
+  }
+  if (systems.empty()) return;
+  systems.insert("devlink");  // NIC firmware health reports, whatever the driver
+  driver_systems_.assign(systems.begin(), systems.end());
+  log::Info("nic: tracepoints of the NIC drivers' modules: {}", fmt::join(driver_notes_, "; "));
 }
 
 std::vector<NicCollector::Event> NicCollector::Discover(const TracepointCatalog& catalog) const {
@@ -47,11 +82,15 @@ std::vector<NicCollector::Event> NicCollector::Discover(const TracepointCatalog&
 }
 
 void NicCollector::Start(const CollectorContext& context) {
+  DiscoverDriverSystems(*context.catalog);
   std::vector<Event> events = Discover(*context.catalog);
   if (events.empty()) {
     std::string searched;
     for (const auto& c : searched_categories()) searched += (searched.empty() ? "" : ", ") + c;
-    Disable(fmt::format("no NIC-driver tracepoints on this node (looked in tracefs for: {})", searched));
+    std::string drivers;
+    for (const auto& n : driver_notes_) drivers += (drivers.empty() ? "" : "; ") + n;
+    Disable(fmt::format("no NIC-driver tracepoints on this node ({}looked in tracefs for: {})",
+                        drivers.empty() ? std::string() : "drivers: " + drivers + "; ", searched));
     log::Info("nic: no NIC-driver tracepoints on this node; device, NAPI and drop counters still "
               "cover every interface");
     return;

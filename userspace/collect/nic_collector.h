@@ -36,8 +36,12 @@ class NicCollector : public NetCollector {
 
   // "category/event" of each attached event, by the index records carry.
   const std::vector<std::string>& event_names() const { return event_names_; }
-  // The categories looked for, for messages.
+  // The categories looked for, for messages: --nic-tracepoints, else the
+  // event systems of the NIC drivers' modules (driver_tracepoints.h), else
+  // kKnownDriverCategories.
   std::vector<std::string> searched_categories() const;
+  // "mlx5_core (eth0,eth1): mlx5" per module of a NIC driver found.
+  const std::vector<std::string>& driver_notes() const { return driver_notes_; }
 
  private:
   struct Event {
@@ -46,10 +50,13 @@ class NicCollector : public NetCollector {
     std::optional<DeviceNameField> device_field;
   };
   std::vector<Event> Discover(const TracepointCatalog& catalog) const;
+  void DiscoverDriverSystems(const TracepointCatalog& catalog);
 
   NetOptions options_;
   nic_bpf* skel_ = nullptr;
   std::vector<std::string> event_names_;
+  std::vector<std::string> driver_systems_;
+  std::vector<std::string> driver_notes_;
 };
 
 }  // namespace gpunoise::collect

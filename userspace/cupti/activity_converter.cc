@@ -243,6 +243,9 @@ void ActivityConverter::Convert(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_MARKER:
       OnMarker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record));
       break;
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+      OnMarkerData(*reinterpret_cast<const CUpti_ActivityMarkerData2*>(record));
+      break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       OnOverhead(*reinterpret_cast<const CUpti_ActivityOverhead3*>(record));
       break;
@@ -493,6 +496,23 @@ void ActivityConverter::OnMarker(const CUpti_ActivityMarker2& m) {
   ++stats_.skipped_records;  // synchronization markers
 }
 
+// CUPTI writes a range's payload as its own record after the start record.
+// Only scalar payloads are kept: an extended payload (NCCL's schema'd
+// structs) is a pointer into the process's memory, gone by the time the
+// buffer is read.
+void ActivityConverter::OnMarkerData(const CUpti_ActivityMarkerData2& m) {
+  auto it = open_ranges_.find(m.id);
+  if (it == open_ranges_.end() || (m.payloadKind != CUPTI_METRIC_VALUE_KIND_UINT64 &&
+                                   m.payloadKind != CUPTI_METRIC_VALUE_KIND_INT64)) {
+    ++stats_.skipped_records;
+    return;
+  }
+  it->second.has_payload = true;
+  it->second.payload = m.payloadKind == CUPTI_METRIC_VALUE_KIND_UINT64
+                           ? m.payload.metricValueUint64
+                           : static_cast<uint64_t>(m.payload.metricValueInt64);
+}
+
 // Ranges are written when they end: only then is it known whether they nest
 // on their thread (push/pop) or cross threads or each other (start/end).
 void ActivityConverter::EndRange(uint32_t id, uint64_t ts, uint32_t tid) {
@@ -521,6 +541,7 @@ void ActivityConverter::EmitRange(const OpenRange& range, uint64_t end, uint32_t
   {
     EventPacket e = builder_.SliceBegin(range.start, track, range.name, "nvtx");
     if (!range.domain.empty()) e.Arg("domain", range.domain);
+    if (range.has_payload) e.Arg("payload", range.payload);
     if (!on_thread) {
       e.Arg("start_tid", range.tid);
       if (!unterminated) e.Arg("end_tid", end_tid);
@@ -578,8 +599,10 @@ void ActivityConverter::Close(uint64_t now) {
 
 void ActivityConverter::WriteSummary(uint64_t now) {
   EventPacket e = builder_.Instant(now, EnsureProcessTrack(), model::kCuptiCaptureSummaryEvent, "gpunoise");
-  e.Arg("pid", options_.pid)
-      .Arg("records", stats_.records)
+  e.Arg("pid", options_.pid);
+  if (options_.rank >= 0) e.Arg("rank", options_.rank);
+  if (options_.local_rank >= 0) e.Arg("local_rank", options_.local_rank);
+  e.Arg("records", stats_.records)
       .Arg("kernels", stats_.kernels)
       .Arg("memcpys", stats_.memcpys)
       .Arg("memsets", stats_.memsets)

@@ -46,6 +46,11 @@ struct ConverterOptions {
   // CUDA device ordinal -> physical GPU index (CUDA_VISIBLE_DEVICES). Empty:
   // the ordinal is the physical index. -1 entries: unknown (UUID or MIG).
   std::vector<int> visible_devices;
+  // The process's rank in its job (RANK, else SLURM_PROCID, from its own
+  // environment) and on its node (LOCAL_RANK, else SLURM_LOCALID); -1:
+  // not set. Written in the capture summary: the cross-node report ranks by it.
+  int32_t rank = -1;
+  int32_t local_rank = -1;
   // Name of a CUDA runtime (runtime = true) or driver API function from its
   // CUPTI callback id, e.g. "cudaLaunchKernel_v7000"; empty if unknown.
   std::function<std::string(bool runtime, uint32_t cbid)> api_name;
@@ -124,6 +129,10 @@ class ActivityConverter {
     std::string name, domain;
     uint64_t start = 0;
     uint32_t tid = 0;
+    // A scalar NVTX payload (MARKER_DATA record of the same id), e.g. a
+    // communicator's hash on a collective's range; written as arg "payload".
+    bool has_payload = false;
+    uint64_t payload = 0;
   };
 
   uint64_t Key(std::string_view what) const;
@@ -149,6 +158,7 @@ class ActivityConverter {
   void OnApi(const CUpti_ActivityAPI& a);
   void OnSync(const CUpti_ActivitySynchronization2& s);
   void OnMarker(const CUpti_ActivityMarker2& m);
+  void OnMarkerData(const CUpti_ActivityMarkerData2& m);
   void OnOverhead(const CUpti_ActivityOverhead3& o);
   void OnDevice(const CUpti_ActivityDevice5& d);
 

@@ -369,7 +369,7 @@ bool Capture::EnableActivities(std::string* error) {
        {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
         CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, CUPTI_ACTIVITY_KIND_MARKER,
-        CUPTI_ACTIVITY_KIND_OVERHEAD})
+        CUPTI_ACTIVITY_KIND_MARKER_DATA, CUPTI_ACTIVITY_KIND_OVERHEAD})
     cupti_.Enable(kind);
   // One slice per graph launch, unless asked for each node's kernels.
   if (!settings_.graph_nodes) cupti_.Enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
@@ -410,6 +410,8 @@ void Capture::Start() {
     options.start_ts = ClockNs(CLOCK_BOOTTIME);
     options.sequence_id = static_cast<uint32_t>(owner_pid_);
     options.visible_devices = settings_.visible_devices;
+    options.rank = settings_.rank;
+    options.local_rank = settings_.local_rank;
     CuptiLibrary* lib = &cupti_;
     options.api_name = [lib](bool runtime, uint32_t cbid) {
       const char* name = nullptr;

@@ -75,6 +75,8 @@ InjectionSettings ReadInjectionSettings(
   }
   if (const char* path = getenv_fn(model::kCuptiPathEnv)) s.cupti_path = path;
   s.visible_devices = ParseVisibleDevices(getenv_fn("CUDA_VISIBLE_DEVICES"));
+  s.rank = ParseRank(getenv_fn, {"RANK", "SLURM_PROCID"});
+  s.local_rank = ParseRank(getenv_fn, {"LOCAL_RANK", "SLURM_LOCALID"});
   return s;
 }
 
@@ -82,6 +84,18 @@ bool IsRecordedByDefault(const std::string& api_name) {
   std::string_view name = api_name;
   return IsLaunchLikeApi(name) || name.find("Synchronize") != std::string_view::npos ||
          name.find("StreamWaitEvent") != std::string_view::npos;
+}
+
+int32_t ParseRank(const std::function<const char*(const char*)>& getenv_fn,
+                  std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const char* v = getenv_fn(name);
+    if (!v || !*v) continue;
+    char* end = nullptr;
+    long n = std::strtol(v, &end, 10);
+    if (*end == '\0' && n >= 0 && n < (1L << 30)) return static_cast<int32_t>(n);
+  }
+  return -1;
 }
 
 }  // namespace gpunoise::cupti

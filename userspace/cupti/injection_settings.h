@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct InjectionSettings {
   size_t max_buffers = 16;
   std::string cupti_path;
   std::vector<int> visible_devices;
+  // The process's rank in its job and on its node, as launchers set them
+  // (torchrun: RANK, LOCAL_RANK; srun: SLURM_PROCID, SLURM_LOCALID); -1: unset.
+  int32_t rank = -1;
+  int32_t local_rank = -1;
 };
 
 // `getenv` is injectable for tests.
@@ -40,6 +45,10 @@ std::vector<int> ParseVisibleDevices(const char* value);
 // `in_container` (a pid namespace other than the host's).
 std::vector<int> ComposeVisibleDevices(const char* nvidia_visible, const char* cuda_visible,
                                        bool in_container);
+
+// The first of `names` set to a non-negative integer; -1 if none is.
+int32_t ParseRank(const std::function<const char*(const char*)>& getenv_fn,
+                  std::initializer_list<const char*> names);
 
 // Which CUDA API calls are recorded by default: calls that launch work
 // (kernels, graphs, copies, memsets) and calls that wait for it.

@@ -1,16 +1,16 @@
 // Reads ring sizes, interrupt coalescing and link modes of a NIC over the
 // kernel's ethtool generic-netlink family (ETHTOOL_MSG_RINGS_GET,
-// COALESCE_GET, LINKMODES_GET), with libmnl. Read-only requests need no
-// privileges; they describe interfaces in this process's network namespace.
+// COALESCE_GET, LINKMODES_GET), through the socket record and monitor share
+// (collect/ethtool_genl.h).
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "collect/ethtool_genl.h"
 #include "common/result.h"
 #include "doctor/ethtool_info.h"
 
-struct mnl_socket;
 struct nlmsghdr;
 
 namespace gpunoise::doctor {
@@ -20,7 +20,6 @@ class EthtoolNetlink {
   // Opens a generic netlink socket and resolves the "ethtool" family
   // (kernels since 5.6 have it).
   static Result<std::unique_ptr<EthtoolNetlink>> Open();
-  ~EthtoolNetlink();
   EthtoolNetlink(const EthtoolNetlink&) = delete;
   EthtoolNetlink& operator=(const EthtoolNetlink&) = delete;
 
@@ -35,15 +34,8 @@ class EthtoolNetlink {
   static Result<LinkModes> ParseLinkModesReply(const nlmsghdr* msg);
 
  private:
-  EthtoolNetlink() = default;
-  struct Reply;
-  // Sends one GET request for `ifname` and collects the reply's attributes.
-  Status Get(uint8_t command, uint16_t header_attr, const std::string& ifname, Reply& reply);
-
-  mnl_socket* socket_ = nullptr;
-  uint16_t family_ = 0;
-  uint32_t port_id_ = 0;
-  uint32_t seq_ = 0;
+  explicit EthtoolNetlink(std::unique_ptr<collect::EthtoolGenl> genl) : genl_(std::move(genl)) {}
+  std::unique_ptr<collect::EthtoolGenl> genl_;
 };
 
 // An EthtoolSource over netlink; when the socket cannot be opened every

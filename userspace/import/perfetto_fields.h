@@ -27,6 +27,7 @@ inline constexpr uint32_t kTraceStats = 35;
 inline constexpr uint32_t kIncrementalStateCleared = 41;
 inline constexpr uint32_t kPreviousPacketDropped = 42;  // DataLossReason bits; 0: none
 inline constexpr uint32_t kSystemInfo = 45;
+inline constexpr uint32_t kMachineId = 98;  // which machine of a merged trace; 0/absent: the host
 inline constexpr uint32_t kCompressedPackets = 50;  // deflate (zlib stream)
 inline constexpr uint32_t kTimestampClockId = 58;
 inline constexpr uint32_t kTracePacketDefaults = 59;

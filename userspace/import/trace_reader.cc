@@ -180,10 +180,12 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
   ProtoField payload, interned, defaults;
   bool has_payload = false, has_interned = false, has_defaults = false;
   uint32_t dropped_reasons = 0;
+  uint32_t machine_id = 0;
   ProtoReader r(data, size);
   ProtoField field;
   while (r.Next(&field)) {
     switch (field.id) {
+      case f::packet::kMachineId: machine_id = field.as_uint32(); break;
       case f::packet::kTimestamp: ctx.timestamp = field.int_value; break;
       case f::packet::kTrustedPacketSequenceId: ctx.sequence_id = field.as_uint32(); break;
       case f::packet::kSequenceFlags:
@@ -223,6 +225,15 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
                                where, offset, offset + r.error_offset()));
   }
   if (ctx.sequence_id > stats_.max_sequence_id) stats_.max_sequence_id = ctx.sequence_id;
+  // Another machine's packet (a compressed block is looked into: its packets
+  // carry their own machine ids).
+  const bool container =
+      has_payload && (payload.id == f::packet::kCompressedPackets || payload.id == f::packet::kZstdCompressedPackets);
+  if (!container) stats_.machine_ids.insert(machine_id);
+  if (options_.machine_id && machine_id != *options_.machine_id && !container) {
+    ++stats_.skipped_packets;
+    return OkStatus();
+  }
   if (ctx.sequence_id) {
     // The service flags the first packet of every sequence as following a
     // loss; like the trace processor, count the flag only after that one.

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -31,6 +32,10 @@ struct ReadOptions {
   bool partial = false;
   // Read buffer; grows to hold the largest packet.
   size_t buffer_bytes = 4 << 20;
+  // Only the packets of one machine of a merged trace (TracePacket.machine_id;
+  // 0: the host's, which carry none); unset: every packet. Compressed blocks
+  // are opened to look at their packets.
+  std::optional<uint32_t> machine_id;
 };
 
 struct ReadStats {
@@ -48,6 +53,9 @@ struct ReadStats {
   uint64_t first_ts = 0;
   uint64_t last_ts = 0;
   uint32_t max_sequence_id = 0;
+  // TracePacket.machine_id values seen (0: the host's packets, which carry
+  // none): more than one for a merged trace of several machines.
+  std::set<uint32_t> machine_ids;
   // Partial mode: what was wrong, each naming a byte offset.
   std::vector<std::string> problems;
   bool truncated = false;  // partial mode: reading stopped before the end

@@ -160,8 +160,9 @@ DumpOutcome FlightRecorder::RequestDump(DumpRequest request) {
   writing_.store(true);
   // The records move to the writer (no copy) and are freed as it goes;
   // the live ring refills meanwhile, so memory stays within two rings.
-  writer_ = std::thread([this, snapshot = ring_->TakeAll(), request = std::move(request), path]() mutable {
-    WriteDump(std::move(snapshot), std::move(request), path);
+  writer_ = std::thread([this, snapshot = ring_->TakeAll(), request = std::move(request), path,
+                         gid = config_.dump_gid]() mutable {
+    WriteDump(std::move(snapshot), std::move(request), path, gid);
     writing_.store(false);
   });
   return DumpOutcome::kStarted;
@@ -188,10 +189,10 @@ model::ProcessSnapshot FlightRecorder::ScanProcesses() const {
   return snapshot;
 }
 
-void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::string path) {
+void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::string path, int gid) {
   // "written" is counted once the file is committed and within quota.
   // Compressed like a recording: more dumps fit in max-dump-bytes.
-  auto sink_or = record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib);
+  auto sink_or = record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib, gid);
   if (!sink_or.ok()) {
     log::Error("monitor: failed to write flight-recorder dump {}: {}", path, sink_or.error().message);
     CountOutcome("failed", 0);

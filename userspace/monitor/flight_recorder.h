@@ -43,6 +43,7 @@ struct FlightRecorderConfig {
   uint64_t dump_interval_ns = 300'000'000'000;
   std::string command_line;  // for the dumps' metadata
   bool redact = false;       // dumps' process command lines keep only the program's name
+  int dump_gid = -1;         // >= 0: dumps are 0640 and of this group
 };
 
 struct DumpRequest {
@@ -88,7 +89,7 @@ class FlightRecorder {
   std::string last_dump_path() const;
 
  private:
-  void WriteDump(RecordRing snapshot, DumpRequest request, std::string path);
+  void WriteDump(RecordRing snapshot, DumpRequest request, std::string path, int gid);
   model::ProcessSnapshot ScanProcesses() const;
   void CountOutcome(const std::string& result, uint64_t deleted);
 

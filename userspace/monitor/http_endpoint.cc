@@ -2,26 +2,67 @@
 
 #include <httplib.h>
 
+#include "common/capabilities.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "export/openmetrics/exposition.h"
+#include "monitor/basic_auth.h"
+#include "monitor/connection_queue.h"
 
 namespace gpunoise::monitor {
 
-Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const ListenAddress& address) {
+namespace {
+
+bool SameTls(const TlsServerConfig& a, const TlsServerConfig& b) {
+  return a.cert_file == b.cert_file && a.key_file == b.key_file && a.client_ca_file == b.client_ca_file &&
+         a.client_auth == b.client_auth && a.min_version == b.min_version && a.max_version == b.max_version;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const EndpointOptions& options) {
   auto ep = std::make_unique<HttpEndpoint>();
-  ep->server_ = std::make_unique<httplib::Server>();
+  if (!options.web_config_file.empty()) {
+    ep->web_config_file_ = options.web_config_file;
+    ep->web_stamp_ = FileStampOf(options.web_config_file);
+    GN_ASSIGN_OR_RETURN(ep->web_config_, ReadWebConfigFile(options.web_config_file));
+    if (!ep->web_config_.users.empty()) ep->auth_ = std::make_shared<BasicAuth>(ep->web_config_.users);
+    if (ep->web_config_.tls.enabled()) {
+      GN_ASSIGN_OR_RETURN(ep->tls_, TlsCredentials::Load(ep->web_config_.tls));
+    } else if (ep->auth_) {
+      log::Warning("monitor: {} has basic_auth_users but no tls_server_config: passwords cross the network in "
+                   "the clear", options.web_config_file);
+    }
+  }
+  if (ep->tls_) {
+    TlsCredentials* creds = ep->tls_.get();
+    auto ssl = std::make_unique<httplib::SSLServer>([creds](SSL_CTX& ctx) { return creds->Configure(&ctx); });
+    if (!ssl->is_valid()) return MakeError("failed to set up TLS: OpenSSL refused the server context");
+    ep->server_ = std::move(ssl);
+  } else {
+    ep->server_ = std::make_unique<httplib::Server>();
+  }
   httplib::Server& s = *ep->server_;
-  // A few threads are plenty for a handful of scrapers; httplib's default
-  // pool is sized by the CPU count, which on a big node is memory and
-  // threads for nothing. httplib takes ownership of the queue it is given.
-  s.new_task_queue = [] { return new httplib::ThreadPool(2); };
-  s.set_keep_alive_timeout(2);
-  s.set_read_timeout(5, 0);
+  size_t max_connections = options.max_connections;
+  s.new_task_queue = [max_connections] { return new ConnectionQueue(max_connections); };
+  s.set_keep_alive_timeout(options.keep_alive_timeout_s);
+  s.set_keep_alive_max_count(20);
+  s.set_read_timeout(options.read_timeout_s, 0);
   s.set_write_timeout(5, 0);
   s.set_payload_max_length(64 * 1024);
 
   HttpEndpoint* self = ep.get();
+  // Client certificates are checked in the handshake (client_auth_type);
+  // basic auth, when configured, on every request as well (both apply, as
+  // in exporter-toolkit).
+  s.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
+    if (self->Authorized(req.get_header_value("Authorization"))) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Basic realm=\"gpunoise\"");
+    res.set_content("unauthorized\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   s.Get("/metrics", [self](const httplib::Request& req, httplib::Response& res) {
     std::shared_ptr<const Families> families;
     {
@@ -58,6 +99,7 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const ListenAddress& a
     res.set_content("gpunoise monitor: see /metrics and /healthz\n", "text/plain");
   });
 
+  const ListenAddress& address = options.address;
   ep->host_ = address.host;
   if (address.port == 0) {
     ep->port_ = s.bind_to_any_port(address.host);
@@ -74,7 +116,55 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const ListenAddress& a
   return ep;
 }
 
+std::shared_ptr<BasicAuth> HttpEndpoint::CurrentAuth() {
+  std::lock_guard<std::mutex> lock(auth_mu_);
+  if (web_config_file_.empty()) return auth_;
+  FileStamp now = FileStampOf(web_config_file_);
+  if (now == web_stamp_ || now == web_failed_stamp_) return auth_;
+  auto fresh = ReadWebConfigFile(web_config_file_);
+  if (!fresh.ok()) {
+    web_failed_stamp_ = now;
+    log::Warning("monitor: keeping the previous web config: {}", fresh.error().message);
+    return auth_;
+  }
+  web_stamp_ = now;
+  if (!SameTls(fresh->tls, web_config_.tls))
+    log::Warning("monitor: {}: a change of tls_server_config needs a restart (the certificate files themselves are "
+                 "re-read as they change)", web_config_file_);
+  // No users in the new file while the old one had some would open the
+  // endpoint; that takes a restart, as turning TLS off does.
+  if (fresh->users.empty() && auth_) {
+    log::Warning("monitor: {}: removing every basic_auth_users entry needs a restart; still asking for them",
+                 web_config_file_);
+  } else if (fresh->users != web_config_.users) {
+    auth_ = fresh->users.empty() ? nullptr : std::make_shared<BasicAuth>(fresh->users);
+    web_config_.users = fresh->users;
+    log::Info("monitor: {} reloaded: {} basic-auth user(s)", web_config_file_, web_config_.users.size());
+  }
+  return auth_;
+}
+
+bool HttpEndpoint::Authorized(const std::string& authorization) {
+  std::shared_ptr<BasicAuth> auth = CurrentAuth();
+  return !auth || auth->Check(authorization) == BasicAuth::Verdict::kOk;
+}
+
+std::string HttpEndpoint::authentication() const {
+  std::lock_guard<std::mutex> lock(auth_mu_);
+  bool certs = tls_ && web_config_.tls.client_auth == ClientAuth::kRequireAndVerifyClientCert;
+  bool users = auth_ != nullptr;
+  if (certs && users) return "client certificate and basic auth";
+  if (users) return "basic auth";
+  if (certs) return "client certificates";
+  return "none";
+}
+
 void HttpEndpoint::Serve() {
+  // The HTTP threads parse what the network sends and need no privilege:
+  // this thread (and so every connection thread it starts) gives up every
+  // capability before the first accept.
+  if (Status st = DropAllCapabilitiesOfThisThread(); !st.ok())
+    log::Warning("monitor: the HTTP thread keeps its capabilities: {}", st.error().message);
   if (!server_->listen_after_bind()) log::Warning("monitor: the HTTP server stopped unexpectedly");
 }
 

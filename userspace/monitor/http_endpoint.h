@@ -1,7 +1,15 @@
 // The monitor's HTTP side: GET /metrics (Prometheus text or OpenMetrics,
-// as the client asks) and GET /healthz, served by cpp-httplib on a small
-// thread pool. The monitor loop publishes a new set of metric families
-// each interval; scrapes render the latest one and never touch BPF maps.
+// as the client asks) and GET /healthz, served by cpp-httplib. The monitor
+// loop publishes a new set of metric families each interval; scrapes
+// render the latest one and never touch BPF maps.
+//
+// With a web config (monitor/web_config.h) the endpoint speaks TLS
+// (certificates re-read when they change), checks client certificates in
+// the handshake and asks for basic auth on every path but /healthz, which says only "ok",
+// "starting" or "stale" and costs no bcrypt, so liveness probes need no
+// credentials. Each connection has its own thread up to a cap, with read,
+// write and keep-alive timeouts, so clients that connect and send nothing
+// delay a scrape by at most the keep-alive timeout, never block it.
 #pragma once
 
 #include <atomic>
@@ -15,6 +23,8 @@
 #include "common/result.h"
 #include "export/openmetrics/metric_family.h"
 #include "monitor/monitor_options.h"
+#include "monitor/tls_credentials.h"
+#include "monitor/web_config.h"
 
 namespace httplib {
 class Server;
@@ -22,11 +32,21 @@ class Server;
 
 namespace gpunoise::monitor {
 
+class BasicAuth;
+
+struct EndpointOptions {
+  ListenAddress address;
+  std::string web_config_file;  // empty: plain HTTP, no authentication
+  size_t max_connections = 64;
+  int read_timeout_s = 3;
+  int keep_alive_timeout_s = 2;
+};
+
 class HttpEndpoint {
  public:
-  // Binds now (so a bad or busy address fails before any eBPF is loaded)
-  // and serves from a thread. Port 0 picks a free port.
-  static Result<std::unique_ptr<HttpEndpoint>> Start(const ListenAddress& address);
+  // Binds now (so a bad or busy address, or a bad certificate, fails before
+  // any eBPF is loaded) and serves from a thread. Port 0 picks a free port.
+  static Result<std::unique_ptr<HttpEndpoint>> Start(const EndpointOptions& options);
   HttpEndpoint() = default;  // for Start() only
   ~HttpEndpoint();
   HttpEndpoint(const HttpEndpoint&) = delete;
@@ -34,6 +54,9 @@ class HttpEndpoint {
 
   // "127.0.0.1:9464" with the port actually bound.
   std::string address() const;
+  bool tls() const { return tls_ != nullptr; }
+  // "basic auth", "client certificates", "client certificate and basic auth", "none".
+  std::string authentication() const;
 
   using Families = std::vector<openmetrics::MetricFamily>;
   void Publish(std::shared_ptr<const Families> families, uint64_t now_ns);
@@ -43,7 +66,12 @@ class HttpEndpoint {
 
  private:
   void Serve();
+  // Reads the web config again when its file changed (exporter-toolkit
+  // reads it on every request): new users apply at once.
+  std::shared_ptr<BasicAuth> CurrentAuth();
+  bool Authorized(const std::string& authorization);
 
+  std::unique_ptr<TlsCredentials> tls_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::string host_;
@@ -53,6 +81,12 @@ class HttpEndpoint {
   std::atomic<uint64_t> published_at_{0};
   std::atomic<uint64_t> stale_after_ns_{5'000'000'000};
   std::atomic<uint64_t> scrapes_{0};
+
+  std::string web_config_file_;
+  WebConfig web_config_;
+  mutable std::mutex auth_mu_;
+  FileStamp web_stamp_, web_failed_stamp_;
+  std::shared_ptr<BasicAuth> auth_;  // null: no basic_auth_users
 };
 
 }  // namespace gpunoise::monitor

@@ -456,6 +456,7 @@ std::vector<MetricFamily> BuildMetrics(const MetricsInput& in) {
   AddSchedFamilies(safe, out);
   AddSamplerFamilies(safe, out);
   AddNetFamilies(safe, out);
+  if (safe.nic) AddNicFamilies(*safe.nic, out);
   AddKernelFamilies(safe, out);
   AddFindingFamilies(safe, out);
   AddGpuFamilies(safe, out);

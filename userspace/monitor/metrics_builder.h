@@ -14,6 +14,7 @@
 #include "model/kernel_aggregates.h"
 #include "model/net_counters.h"
 #include "model/session_info.h"
+#include "monitor/nic_metrics.h"
 
 namespace gpunoise::monitor {
 
@@ -67,6 +68,8 @@ struct MetricsInput {
   // NVML, when it loaded: the GPUs and this interval's reading of each.
   std::vector<gpu::GpuInfo> gpus;
   std::vector<gpu::GpuSample> gpu_samples;
+  // The NIC's own counters, link state and PCIe health (nic_metrics.h).
+  const NicMetricsInput* nic = nullptr;
 };
 
 std::vector<openmetrics::MetricFamily> BuildMetrics(const MetricsInput& in);

@@ -6,6 +6,8 @@
 #include "common/cpu_list.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "monitor/web_config.h"
+#include "record/privilege_drop.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -21,6 +23,11 @@ Result<uint64_t> Number(std::string_view key, std::string_view text, uint64_t ma
   auto v = ParseUint64(Trim(text));
   if (!v || *v > max) return MakeError("{}: '{}' is not a whole number up to {}", key, text, max);
   return *v;
+}
+
+Result<int> ResolveGroup(std::string_view text) {
+  GN_ASSIGN_OR_RETURN(gid_t gid, record::LookUpGroup(text));
+  return static_cast<int>(gid);
 }
 
 Result<uint64_t> Bytes(std::string_view key, std::string_view text) {
@@ -53,6 +60,15 @@ Status Apply(MonitorOptions& o, std::string_view key, const std::vector<std::str
   } else if (key == "listen") {
     GN_RETURN_IF_ERROR(ParseListenAddress(v));
     o.listen = v;
+  } else if (key == "web.config.file") {
+    GN_RETURN_IF_ERROR(ReadWebConfigFile(v));
+    o.web_config_file = v;
+  } else if (key == "dump-group") {
+    GN_ASSIGN_OR_RETURN(o.dump_gid, ResolveGroup(v));
+  } else if (key == "insecure-listen") {
+    if (v == "on" || v == "true" || v == "1") o.insecure_listen = true;
+    else if (v == "off" || v == "false" || v == "0") o.insecure_listen = false;
+    else return MakeError("insecure-listen: '{}' is not on or off", v);
   } else if (key == "focus") {
     o.focus.clear();
     for (const std::string& value : values)
@@ -122,9 +138,9 @@ Status Apply(MonitorOptions& o, std::string_view key, const std::vector<std::str
 
 const std::vector<std::string_view>& OptionNames() {
   static const std::vector<std::string_view> kNames = {
-      "interval",  "listen",        "focus",          "focus-cpus",    "sample-hz",
+      "interval",  "listen", "web.config.file", "insecure-listen", "focus",          "focus-cpus",    "sample-hz",
       "focus-refresh", "flight-recorder", "flight-recorder-bytes", "dump-dir", "max-dumps",
-      "max-dump-bytes", "dump-interval", "stale-after", "net-packet-counters", "redact", "sample-isolated", "threshold", "attach"};
+      "max-dump-bytes", "dump-group", "dump-interval", "stale-after", "net-packet-counters", "redact", "sample-isolated", "threshold", "attach"};
   return kNames;
 }
 
@@ -169,6 +185,15 @@ Result<MonitorOptions> ResolveOptions(const OptionLayer& file, const OptionLayer
   }
   if (o.flight_recorder() && o.dump_dir.empty())
     return MakeError("flight-recorder needs dump-dir (where the traces go)");
+  GN_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(o.listen));
+  if (!IsLoopbackHost(address.host) && !o.insecure_listen) {
+    WebConfig web;
+    if (!o.web_config_file.empty()) { GN_ASSIGN_OR_RETURN(web, ReadWebConfigFile(o.web_config_file)); }
+    if (!web.tls.enabled() || !web.authenticates())
+      return MakeError("listen {} is beyond loopback: give a web.config.file with tls_server_config and "
+                       "basic_auth_users or client_auth_type RequireAndVerifyClientCert (docs/monitor.md), "
+                       "or insecure-listen on", o.listen);
+  }
   return o;
 }
 
@@ -194,6 +219,10 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   if (!port || *port > 65535) return MakeError("listen: '{}' is not a port (0-65535)", port_text);
   a.port = static_cast<int>(*port);
   return a;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  return host == "localhost" || host == "::1" || StartsWith(host, "127.");
 }
 
 }  // namespace gpunoise::monitor

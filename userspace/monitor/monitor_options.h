@@ -13,7 +13,13 @@
 // One "key = value" per line; '#' starts a comment; blank lines are
 // ignored; a key the command line does not know is an error. SIGHUP reads
 // the file again and applies it (the command line still wins), except
-// listen, attach and net-packet-counters, which need a restart.
+// listen, web.config.file, attach and net-packet-counters, which need a
+// restart (the web config file itself is re-read when it changes).
+//
+// Nothing listens beyond loopback without TLS and authentication: a listen
+// address that is not loopback needs a web.config.file with
+// tls_server_config and basic_auth_users or verified client certificates,
+// or insecure-listen = on.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +36,8 @@ namespace gpunoise::monitor {
 struct MonitorOptions {
   uint64_t interval_ns = 1'000'000'000;
   std::string listen = "127.0.0.1:9464";
+  std::string web_config_file;  // exporter-toolkit format (monitor/web_config.h)
+  bool insecure_listen = false;  // plain or unauthenticated HTTP beyond loopback
   // Focus threads: "PID" (a process and its descendants), "comm:NAME"
   // (processes of that name), "cgroup:PATH" (processes in a cgroup-v2
   // directory and below).
@@ -41,6 +49,7 @@ struct MonitorOptions {
   uint64_t flight_recorder_ns = 0;
   uint64_t flight_recorder_bytes = 64ull << 20;  // memory for the event ring
   std::string dump_dir;
+  int dump_gid = -1;  // dump-group: dumps 0640 and of this group (default: 0600)
   uint32_t max_dumps = 10;
   uint64_t max_dump_bytes = 1ull << 30;  // all dumps in dump_dir together
   uint64_t dump_interval_ns = 300'000'000'000;  // at most one dump per this
@@ -85,5 +94,7 @@ struct ListenAddress {
   int port = 0;
 };
 Result<ListenAddress> ParseListenAddress(std::string_view text);
+// 127.0.0.0/8, ::1 and localhost.
+bool IsLoopbackHost(std::string_view host);
 
 }  // namespace gpunoise::monitor

@@ -1,5 +1,7 @@
 #include "monitor/monitor_session.h"
 
+#include "record/privilege_drop.h"
+
 #include <malloc.h>
 #include <net/if.h>
 #include <sys/epoll.h>
@@ -44,6 +46,7 @@
 #include "monitor/http_endpoint.h"
 #include "monitor/interval_detection.h"
 #include "monitor/metrics_builder.h"
+#include "monitor/nic_monitor.h"
 
 extern "C" {
 #include "bpf/net.h"
@@ -101,6 +104,7 @@ FlightRecorderConfig RecorderConfig(const MonitorOptions& o, const std::string& 
   c.dump_interval_ns = o.dump_interval_ns;
   c.command_line = command_text;
   c.redact = o.redact;
+  c.dump_gid = o.dump_gid;
   return c;
 }
 
@@ -163,6 +167,7 @@ class Monitor {
   double start_time_seconds_ = 0;
   bool stopped_ = false;
   bool link_stats_warned_ = false;
+  NicMonitor nic_;  // the NIC's own counters, link state and PCIe health
 };
 
 std::vector<collect::Collector*> Monitor::AggregateCollectors() const {
@@ -189,8 +194,16 @@ Status Monitor::Start(MonitorOptions options) {
   GN_ASSIGN_OR_RETURN(collect::TracepointCatalog catalog, collect::TracepointCatalog::Open(tracefs));
   catalog_ = std::make_unique<collect::TracepointCatalog>(std::move(catalog));
   GN_ASSIGN_OR_RETURN(detection_, IntervalDetection::Create(options_.thresholds));
+  // Dumps are written after the drop: as a member of the group the monitor
+  // may give them to it without CAP_CHOWN. Before any thread starts: glibc
+  // applies setgroups to every thread and aborts if one (the HTTP thread,
+  // which holds no capability) cannot.
+  if (options_.dump_gid >= 0) GN_RETURN_IF_ERROR(record::JoinGroup(static_cast<gid_t>(options_.dump_gid)));
   GN_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(options_.listen));
-  GN_ASSIGN_OR_RETURN(http_, HttpEndpoint::Start(address));
+  EndpointOptions endpoint;
+  endpoint.address = address;
+  endpoint.web_config_file = options_.web_config_file;
+  GN_ASSIGN_OR_RETURN(http_, HttpEndpoint::Start(endpoint));
   http_->set_stale_after(3 * options_.interval_ns + 2'000'000'000);
 
   GN_ASSIGN_OR_RETURN(collect::FocusMap focus, collect::FocusMap::Create());
@@ -272,12 +285,27 @@ Status Monitor::Start(MonitorOptions options) {
   for (collect::Collector* c : AggregateCollectors())
     attached += fmt::format("{}{} {}", attached.empty() ? "" : ", ", c->name(), model::CollectorStateName(c->report().state));
   log::Info("monitor: collectors: {}", attached);
-  log::Info("monitor: listening on http://{}/metrics (interval {:g} s{}{})", http_->address(),
+  log::Info("monitor: listening on {}://{}/metrics (authentication: {}; interval {:g} s{}{})",
+            http_->tls() ? "https" : "http", http_->address(), http_->authentication(),
             static_cast<double>(options_.interval_ns) / 1e9,
             sampler_cpus_.empty() ? "" : fmt::format(", sampling {} CPUs at {} Hz", sampler_cpus_.size(), options_.sample_hz),
             recorder_ ? fmt::format(", flight recorder {:g} s into {}", static_cast<double>(options_.flight_recorder_ns) / 1e9,
                                     options_.dump_dir)
                       : "");
+  // Everything is loaded and attached: keep only what a reload or a CPU
+  // coming online needs (record/privilege_drop.h).
+  if (options_.dump_gid >= 0) {
+    // The directory goes to the group as well, or its members could not
+    // reach the files.
+    struct stat st {};
+    if (!options_.dump_dir.empty() && ::stat(options_.dump_dir.c_str(), &st) == 0 && st.st_uid == ::geteuid() &&
+        st.st_gid != static_cast<gid_t>(options_.dump_gid) &&
+        ::chown(options_.dump_dir.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(options_.dump_gid)) != 0)
+      return MakeError("failed to give {} to group {}: {}", options_.dump_dir, options_.dump_gid, std::strerror(errno));
+  }
+  std::vector<std::string> reasons;
+  CapMask keep = record::MonitorKeeps(&reasons);
+  GN_RETURN_IF_ERROR(record::DropPrivilegesAfterAttach("monitor", keep, reasons));
   return OkStatus();
 }
 
@@ -476,6 +504,7 @@ Status Monitor::Interval() {
   RefreshNames(snapshot);
   model::AggregateSnapshot delta = model::Delta(previous_, snapshot);
   TrackActivity(snapshot, delta, now);
+  nic_.Read(now);
 
   IntervalInput in;
   in.delta = &delta;
@@ -539,6 +568,7 @@ void Monitor::Publish(uint64_t now) {
   in.intervals = intervals_;
   in.dql_stalls = dql_stalls_;
   in.version = GPUNOISE_VERSION;
+  in.nic = &nic_.metrics();
   http_->Publish(std::make_shared<const HttpEndpoint::Families>(BuildMetrics(in)), now);
 }
 
@@ -570,10 +600,16 @@ void Monitor::Reload() {
   if (next.listen != options_.listen)
     log::Warning("monitor: listen changed to {}: that needs a restart; still listening on {}", next.listen,
                  http_->address());
+  if (next.dump_gid != options_.dump_gid) log::Warning("monitor: dump-group changes need a restart");
+  if (next.web_config_file != options_.web_config_file)
+    log::Warning("monitor: web.config.file changes need a restart (the file itself is re-read when it changes)");
   if (next.attach_mode != options_.attach_mode) log::Warning("monitor: attach changes need a restart");
   if (next.net_packet_counters != options_.net_packet_counters)
     log::Warning("monitor: net-packet-counters changes need a restart");
   next.listen = options_.listen;
+  next.web_config_file = options_.web_config_file;
+  next.dump_gid = options_.dump_gid;
+  next.insecure_listen = options_.insecure_listen;
   next.attach_mode = options_.attach_mode;
   next.net_packet_counters = options_.net_packet_counters;
   detection_ = std::move(detection).value();

@@ -10,6 +10,7 @@
 #include "collect/netdev_collector.h"
 #include "collect/nic_collector.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "record/perfetto_trace_sink.h"
 
 namespace gpunoise::record {
@@ -58,15 +59,20 @@ void NetRecording::Begin(PerfettoTraceSink& sink) {
   sink.set_nic_event_names(names_.nic_events);
   baseline_ = Read();
   previous_ = baseline_;
+  if (Status st = nic_counters_.Begin(sink); !st.ok()) log::Warning("nic counters: {}", st.error().message);
 }
 
 Result<uint64_t> NetRecording::MaybeSample(PerfettoTraceSink& sink, uint64_t now) {
   if (!active_) return interval_ns_;
   uint64_t due = previous_.ts + interval_ns_;
-  if (now < due) return due - now;
+  if (now < due) {
+    GN_RETURN_IF_ERROR(nic_counters_.Poll(sink, now));
+    return due - now;
+  }
   model::NetSnapshot current = Read();
   RefreshNames(current);
   GN_RETURN_IF_ERROR(sink.WriteNetRates(previous_, current, names_));
+  GN_RETURN_IF_ERROR(nic_counters_.Sample(sink, current.ts));
   previous_ = std::move(current);
   return interval_ns_;
 }
@@ -77,6 +83,7 @@ void NetRecording::Freeze() {
   if (active_) {
     final_ = Read();
     frozen_ts_ = final_.ts;
+    nic_counters_.Freeze(final_.ts);
   } else {
     frozen_ts_ = BoottimeNs();
   }
@@ -99,6 +106,7 @@ Status NetRecording::Finish(PerfettoTraceSink& sink) {
       names_.drop_locations.emplace(d.location, symbols.Symbolize(d.location));
   }
   keep(sink.WriteNetTotals(baseline_, final_, names_));
+  keep(nic_counters_.Finish(sink, final_.ts));
   return result;
 }
 
@@ -147,7 +155,7 @@ std::string NetRecording::Summary() const {
     text += "; nic: " + nic.reason;
   else
     text += fmt::format("; nic: {} NIC-driver tracepoints counted", nic.attached_events.size());
-  return text;
+  return text + "\n" + nic_counters_.Summary();
 }
 
 }  // namespace gpunoise::record

@@ -12,6 +12,7 @@
 #include "collect/net_collector.h"
 #include "common/result.h"
 #include "model/net_counters.h"
+#include "record/nic_recording.h"
 
 namespace gpunoise::collect {
 class DropsCollector;
@@ -56,6 +57,7 @@ class NetRecording {
   collect::DropsCollector* drops_ = nullptr;
   collect::NicCollector* nic_ = nullptr;
   model::NetNames names_;
+  NicRecording nic_counters_;  // the NIC's own counters, link events, PCIe
   model::NetSnapshot baseline_, previous_, final_;
   bool active_ = false;
   bool frozen_ = false;

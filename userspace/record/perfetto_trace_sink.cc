@@ -24,10 +24,10 @@ uint64_t RandomSalt() {
 }  // namespace
 
 Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(
-    const std::string& path, perfetto::TraceCompression compression) {
+    const std::string& path, perfetto::TraceCompression compression, int share_gid) {
   GN_ASSIGN_OR_RETURN(perfetto::TraceFileWriter writer,
                       perfetto::TraceFileWriter::Create(
-                          path, perfetto::TraceFileWriter::kDefaultReserveBytes, compression));
+                          path, perfetto::TraceFileWriter::kDefaultReserveBytes, compression, share_gid));
   return std::unique_ptr<PerfettoTraceSink>(new PerfettoTraceSink(std::move(writer)));
 }
 
@@ -35,6 +35,8 @@ PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
     : writer_(std::move(writer)),
       track_events_(kTrackEventSequenceId, RandomSalt()),
       net_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
+      nic_tracks_(track_events_, net_tracks_, [this](const perfetto::TracePacket& p) { return Write(p); }),
+      node_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
       packet_(std::make_unique<perfetto::TracePacket>()) {}
 
 PerfettoTraceSink::~PerfettoTraceSink() = default;

@@ -15,6 +15,8 @@
 #include "common/result.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/net_tracks.h"
+#include "export/perfetto/nic_tracks.h"
+#include "export/perfetto/node_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "model/events.h"
@@ -35,7 +37,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   using IrqNameFallback = std::function<std::optional<std::string>(int32_t irq)>;
 
   static Result<std::unique_ptr<PerfettoTraceSink>> Create(
-      const std::string& path, perfetto::TraceCompression compression = perfetto::TraceCompression::kNone);
+      const std::string& path, perfetto::TraceCompression compression = perfetto::TraceCompression::kNone,
+      int share_gid = -1);  // >= 0: 0640 and of that group (TraceFileWriter::Create)
   ~PerfettoTraceSink() override;
 
   void set_irq_table(model::IrqTable irqs) { irqs_ = std::move(irqs); }
@@ -70,9 +73,16 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
                         const model::NetNames& names) {
     return net_tracks_.WriteTotals(baseline, final, names);
   }
+  Status WriteRdmaPorts(uint64_t ts, const std::vector<model::RdmaPort>& deltas) {
+    return net_tracks_.WriteRdmaPorts(ts, deltas);
+  }
   Status WriteNicStatus(uint64_t ts, const model::CollectorReport& nic) {
     return net_tracks_.WriteNicStatus(ts, nic);
   }
+  // The NIC's own counters, link events, PCIe health (export/perfetto/nic_tracks.h).
+  perfetto::NicTrackWriter& nic_tracks() { return nic_tracks_; }
+  // Steal and CPU-quota counters (export/perfetto/node_tracks.h).
+  perfetto::NodeTrackWriter& node_tracks() { return node_tracks_; }
   Status Commit();
 
   // For appending packets after the footer (record_session.h append_extra).
@@ -99,6 +109,8 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   perfetto::FtraceBundleEncoder encoder_;
   perfetto::TrackEventWriter track_events_;
   perfetto::NetTrackWriter net_tracks_;
+  perfetto::NicTrackWriter nic_tracks_;
+  perfetto::NodeTrackWriter node_tracks_;
   std::unique_ptr<perfetto::TracePacket> packet_;
   std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU

@@ -1,4 +1,8 @@
 #include "record/record_session.h"
+#include "record/start_at.h"
+#include "collect/rdma_counters.h"
+
+#include "record/background_detach.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -29,6 +33,7 @@
 #include "model/redact.h"
 #include "model/switch_chain.h"
 #include "record/net_recording.h"
+#include "record/node_recording.h"
 #include "record/record_intake.h"
 #include "record/perfetto_trace_sink.h"
 
@@ -74,7 +79,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       return MakeError("CPU {} is not online (online: {})", cpu, FormatCpuList(online));
 
   GN_ASSIGN_OR_RETURN(std::unique_ptr<PerfettoTraceSink> sink,
-                      PerfettoTraceSink::Create(options.output_path, options.compression));
+                      PerfettoTraceSink::Create(options.output_path, options.compression, options.trace_gid));
 
   RecordResult result;
   model::SessionInfo& session = result.session;
@@ -120,6 +125,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     net_options.packets = wants("net-packets");
     net = std::make_unique<NetRecording>(net_options, options.net_interval_ms * 1000000, collectors);
   }
+  std::unique_ptr<NodeRecording> node;
+  if (wants("node")) node = std::make_unique<NodeRecording>(options.net_interval_ms * 1000000, collectors);
 
   // Process names first, so tasks seen during the recording are named even
   // if the scan is slow on a big node.
@@ -146,9 +153,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     for (auto& c : collectors) why += fmt::format("{}: {}; ", c->name(), c->report().reason);
     return MakeError("no collector could start ({})", Trim(why));
   }
+  // --start-at: the gate stays closed until that wall-clock instant (a stop
+  // signal opens it at once; the loop below then ends the recording).
+  if (options.start_at_realtime_ns) WaitUntilRealtime(options.start_at_realtime_ns, options.stop_fd);
   session.start_ts = BoottimeNs();
   sink->set_data_start(session.start_ts);
   GN_RETURN_IF_ERROR(transport->Resume());
+  // RDMA traffic bypasses the kernel's stack: its ports' own counters, read
+  // now and at the end, say what it went through (nothing without RDMA).
+  const std::vector<model::RdmaPort> rdma_start = collect::ReadRdmaCounters();
 
   model::IrqTable irqs = collect::ScanIrqs();
   collect::MapNicIrqs(&irqs);
@@ -165,12 +178,14 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     GN_RETURN_IF_ERROR(sink->WriteNetIrqMap(session.start_ts));
     net->Begin(*sink);
   }
+  if (node) GN_RETURN_IF_ERROR(node->Begin(*sink));
   session.in_progress_path = sink->temp_path();
   if (options.on_started) options.on_started(session);
   int workload_fd = -1;
   if (options.start_workload) {
     GN_ASSIGN_OR_RETURN(workload_fd, options.start_workload());
   }
+  if (options.after_attach) GN_RETURN_IF_ERROR(options.after_attach());
 
   UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
   {
@@ -257,6 +272,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
     }
+    if (node) {
+      auto next = node->MaybeSample(*sink, now);
+      if (!next.ok()) {
+        result.late_error = next.error();
+        session.end_reason = sink->disk_full() ? "disk full" : "write error";
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
+    }
     if (transport->backlog()) timeout_ms = 0;  // the last drain stopped at its bound
     epoll_event events[3];
     int n = ::epoll_wait(epoll_fd.get(), events, 3, timeout_ms);
@@ -319,10 +343,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (closed.ok()) {
     session.end_ts = BoottimeNs();
     if (net) net->Freeze();
+    if (node) node->Freeze();
   } else {
     log::Warning("{}; the collectors stop as they detach", closed.error().message);
   }
-  collect::StopCollectors(collectors);
+  // A stop signal during the detach (Ctrl-C again) finishes the trace at
+  // once; the kernel detaches the rest as the process ends.
+  result.detach_abandoned = !DetachUnlessStopped(collectors, options.stop_fd);
+  if (result.detach_abandoned)
+    log::Warning("stop signal while detaching: finishing the trace now; the kernel detaches the programs as gpunoise exits");
   if (!closed.ok()) session.end_ts = BoottimeNs();
   // The programs are detached, so the rings only empty from here. After a
   // write error they are still read to the end, to count what they held.
@@ -407,12 +436,22 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     session.collectors.push_back(std::move(report));
     collectors[i]->AddMapFull(session.map_full);
   }
+  if (!rdma_start.empty()) {
+    Status st = sink->WriteRdmaPorts(session.end_ts, model::RdmaDelta(rdma_start, collect::ReadRdmaCounters()));
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
+  }
   if (net) {
     // The network totals are written even after a disk-full error, like the
     // footer: they are small and say what the recording saw.
     Status st = net->Finish(*sink);
     if (!st.ok() && !result.late_error) result.late_error = st.error();
     result.net_summary = net->Summary();
+  }
+  if (node) {
+    Status st = node->Finish(*sink);
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
+    result.node_summary = node->Summary();
+    node->FillReport(session.collectors);
   }
   for (const auto& cpu : session.cpus) result.parse_errors += cpu.decode_errors;
   if (result.parse_errors) log::Warning("{} malformed records were skipped (counted as lost)", result.parse_errors);
@@ -434,6 +473,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   result.bytes_written = sink->bytes_written();
   result.packet_bytes = sink->packet_bytes();
   result.compression = options.compression;
+  if (result.detach_abandoned) LeaveToDetacher(collectors);
   return result;
 }
 
@@ -455,6 +495,7 @@ std::string FormatSummary(const RecordResult& r) {
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
   std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
+  if (!r.node_summary.empty()) net_text += "\n" + r.node_summary;
   std::string size_text = HumanBytes(r.bytes_written);
   if (r.compression != perfetto::TraceCompression::kNone)
     size_text += fmt::format("; {} before {}", HumanBytes(r.packet_bytes),

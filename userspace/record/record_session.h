@@ -26,14 +26,20 @@ namespace gpunoise::record {
 // Event groups `--events` accepts. "net" keeps per-device, per-queue and
 // per-CPU counters in the kernel (cheap, on by default); "net-packets" adds a
 // record per packet, poll and drop (costly at high packet rates).
+// "node": steal time and CPU-quota throttling counters from /proc and the
+// cgroup file systems (record/node_recording.h), no eBPF.
 inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq", "net",
-                                                    "net-packets"};
-inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net";
+                                                    "net-packets", "node"};
+inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net,node";
 
 struct RecordOptions {
   std::string output_path;
   uint64_t duration_ns = 0;  // 0: until stop_fd becomes readable
-  std::set<std::string> event_groups = {"sched", "irq", "softirq", "net"};
+  // --start-at: the gate opens (data starts) at this REALTIME instant, once
+  // every collector is attached; 0: as soon as they are. The duration counts
+  // from then.
+  int64_t start_at_realtime_ns = 0;
+  std::set<std::string> event_groups = {"sched", "irq", "softirq", "net", "node"};
   collect::FilterOptions filters;
   // --net-dev, --nic-tracepoints (NetOptions::packets follows "net-packets").
   collect::NetOptions net;
@@ -66,6 +72,11 @@ struct RecordOptions {
   // returns a descriptor that becomes readable when it has exited (a
   // pidfd), which ends the recording. An error aborts the recording.
   std::function<Result<int>()> start_workload;
+  // Runs once everything is attached and the workload started: where the
+  // capabilities no longer needed are dropped (record/privilege_drop.h).
+  std::function<Status()> after_attach;
+  // >= 0: the trace is 0640 and of this group (--group), not 0600.
+  int trace_gid = -1;
   // Why the workload ended, for the summary ("command exited with status 0").
   std::function<std::string()> workload_end_reason;
   // On a stop signal, how long to keep recording while the workload is
@@ -91,10 +102,15 @@ struct RecordResult {
   uint64_t parse_errors = 0;
   // One line on the network counters ("" when net was not recorded).
   std::string net_summary;
+  std::string node_summary;  // record/node_recording.h Summary()
   // Set when the recording ended because of an error after data was
   // captured (disk full): the file holds what was captured, and the command
   // exits non-zero with this message.
   std::optional<Error> late_error;
+  // A stop signal came while the programs were detaching: the trace is
+  // complete, the detach goes on in a thread, and the caller should exit
+  // without freeing what it used (std::_Exit after its last output).
+  bool detach_abandoned = false;
 };
 
 // Errors before anything was captured (no privileges, no BTF, bad output

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -29,6 +31,18 @@ std::optional<WorkloadSpec> SudoInvoker() {
   spec.uid = static_cast<int>(*u);
   spec.gid = static_cast<int>(*g);
   if (const char* user = std::getenv("SUDO_USER")) spec.user_name = user;
+  return spec;
+}
+
+std::optional<WorkloadSpec> InvokingUser() {
+  if (auto sudo = SudoInvoker()) return sudo;
+  // A set-user-ID gpunoise: the command runs as the real user, who never
+  // had root's rights.
+  if (::getuid() == ::geteuid()) return std::nullopt;
+  WorkloadSpec spec;
+  spec.uid = static_cast<int>(::getuid());
+  spec.gid = static_cast<int>(::getgid());
+  if (const passwd* pw = ::getpwuid(::getuid())) spec.user_name = pw->pw_name;
   return spec;
 }
 
@@ -107,6 +121,10 @@ Result<std::unique_ptr<Workload>> Workload::Start(const WorkloadSpec& spec) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+    // No capability survives the exec through the ambient set: the command
+    // gets what its user has (none, for a user other than root; setuid
+    // below clears the rest), never what gpunoise was given.
+    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     if (spec.uid >= 0) {
       if (::setgroups(groups.size(), groups.data()) != 0) ChildFail(report[1], "failed to set groups");
       if (::setgid(static_cast<gid_t>(spec.gid)) != 0) ChildFail(report[1], "failed to set gid");

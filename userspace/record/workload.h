@@ -30,6 +30,9 @@ struct WorkloadSpec {
 // The user who ran `sudo gpunoise ...` (SUDO_UID, SUDO_GID, SUDO_USER), if
 // gpunoise is root because of sudo.
 std::optional<WorkloadSpec> SudoInvoker();
+// SudoInvoker(), else the real user when gpunoise runs set-user-ID root;
+// nullopt when gpunoise runs as the user who started it.
+std::optional<WorkloadSpec> InvokingUser();
 
 class Workload {
  public:

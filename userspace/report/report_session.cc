@@ -6,6 +6,7 @@
 #include "common/cgroup_mount.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "export/perfetto/machine_alignment.h"
 #include "export/report/annotated_trace.h"
 #include "export/report/json_report.h"
 #include "export/report/text_report.h"
@@ -75,6 +76,10 @@ Result<ReportResult> RunReport(const ReportOptions& options) {
   import::TraceReader reader(builder, read_options);
   GN_ASSIGN_OR_RETURN(result.read, reader.ReadFile(options.trace_path));
   result.damaged = !result.read.problems.empty();
+  if (result.read.machine_ids.size() > 1) {
+    result.several_machines = true;
+    return result;
+  }
   analyze::Timeline timeline = builder.Finish();
   if (!timeline.start_ts) {
     if (result.damaged) return MakeError("{} (nothing before it could be analyzed)", result.read.problems.front());
@@ -86,6 +91,24 @@ Result<ReportResult> RunReport(const ReportOptions& options) {
   GN_ASSIGN_OR_RETURN(result.analysis, analyze::Analyze(timeline, analysis_options));
 
   report_export::ReportInput input{options.trace_path, &result.analysis, &result.read};
+  // The JSON carries this node's summary, so a fleet report can be made of
+  // the nodes' JSON files (docs/fleet.md).
+  analyze::NodeSummary node;
+  if (options.json) {
+    node = analyze::SummarizeNode(timeline, result.analysis, options.node);
+    node.source = options.trace_path;
+    if (options.trace_path != "-") {
+      if (auto m = perfetto::ScanInputMachine(options.trace_path); m.ok()) {
+        if (node.machine.empty()) node.machine = m->machine_name;
+        if (node.boot_id.empty()) node.boot_id = m->boot_id;
+        if (m->clocks) {
+          node.has_realtime = true;
+          node.realtime_minus_boottime = m->clocks->realtime - m->clocks->boottime;
+        }
+      }
+    }
+    input.node = &node;
+  }
   result.output = options.json ? report_export::FormatJsonReport(input) : report_export::FormatTextReport(input);
 
   if (!options.annotate_path.empty()) {

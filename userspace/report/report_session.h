@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analyze/analysis.h"
+#include "analyze/node_summary.h"
 #include "common/result.h"
 #include "import/trace_reader.h"
 
@@ -17,6 +18,7 @@ struct ReportOptions {
   bool partial = false;
   std::string annotate_path;  // empty: none
   analyze::AnalysisOptions analysis;
+  analyze::NodeSummaryOptions node;  // --step; the JSON's "node" summary
 };
 
 struct ReportResult {
@@ -24,6 +26,9 @@ struct ReportResult {
   import::ReadStats read;
   analyze::Analysis analysis;
   bool damaged = false;  // --partial met corruption: the report covers what could be read
+  // The trace holds several machines (a merge): nothing was analyzed or
+  // written; the cross-node report (fleet_session.h) is the one to make.
+  bool several_machines = false;
 };
 
 Result<ReportResult> RunReport(const ReportOptions& options);

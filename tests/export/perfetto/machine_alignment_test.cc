@@ -75,6 +75,23 @@ TEST_F(MachineAlignmentTest, ScanFindsBootIdMachineNameAndClocksInsideCompressed
   EXPECT_EQ(m->clocks->realtime, 1'700'000'000 * kSecond);
 }
 
+TEST_F(MachineAlignmentTest, ScanReadsTheRecordedClockDiscipline) {
+  Trace t;
+  auto* e = t.add_packet()->mutable_track_event();
+  e->set_name("gpunoise recording");
+  auto* synced = e->add_debug_annotations();
+  synced->set_name("clock.start.synced");
+  synced->set_bool_value(false);
+  auto* maxerror = e->add_debug_annotations();
+  maxerror->set_name("clock.start.maxerror_us");
+  maxerror->set_int_value(16'000'000);
+  auto m = ScanInputMachine(Write("unsynced.pftrace", t, TraceCompression::kNone));
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE(m->clock_synced);
+  EXPECT_FALSE(*m->clock_synced);
+  EXPECT_EQ(m->maxerror_us, 16'000'000);
+}
+
 TEST_F(MachineAlignmentTest, AGpuFragmentWithoutIdentityHasNeitherBootIdNorClocks) {
   Trace t;
   t.add_packet()->mutable_track_event()->set_name("kernel");
@@ -183,6 +200,38 @@ TEST_F(MachineAlignmentTest, TheClockSyncPacketParsesAsUpstreamsRemoteClockSyncO
     ASSERT_EQ(round.host_clocks().clocks_size(), 1);
     EXPECT_EQ(round.host_clocks().clocks(0).timestamp(), static_cast<uint64_t>(2 * kSecond));
   }
+}
+
+}  // namespace
+}  // namespace gpunoise::perfetto
+
+namespace gpunoise::perfetto {
+namespace {
+
+TEST(MachineLabels, TwoBootsOfOneHostAreNamedByBootOrder) {
+  // Given the current boot first; the previous one booted a day earlier.
+  std::vector<MachineIdentity> m = {{"node1", "boot-b", 1'700'086'400'000'000'000},
+                                    {"node2", "boot-x", 1'700'000'000'000'000'000},
+                                    {"node1", "boot-a", 1'700'000'000'000'000'000}};
+  EXPECT_EQ(MachineLabels(m), (std::vector<std::string>{"node1 (boot 2)", "node2", "node1 (boot 1)"}));
+  EXPECT_EQ(MachineLabels({{"node1", "boot-a", {}}, {"node1", "boot-a", {}}}),
+            (std::vector<std::string>{"node1", "node1"}))
+      << "one boot of one host keeps its name";
+}
+
+TEST(UnsyncedClockWarning, NamesTheTraceAndTheKernelsErrorBound) {
+  InputMachine m;
+  m.path = "node3.pftrace";
+  m.machine_name = "node3";
+  EXPECT_EQ(UnsyncedClockWarning(m), "") << "the trace says nothing";
+  m.clock_synced = true;
+  EXPECT_EQ(UnsyncedClockWarning(m), "");
+  m.clock_synced = false;
+  m.maxerror_us = 16'000'000;
+  std::string w = UnsyncedClockWarning(m);
+  EXPECT_NE(w.find("node3.pftrace"), std::string::npos) << w;
+  EXPECT_NE(w.find("not synchronised"), std::string::npos) << w;
+  EXPECT_NE(w.find("up to 16.000 s"), std::string::npos) << w;
 }
 
 }  // namespace

@@ -73,8 +73,12 @@ bool HasSeries(const Series& series, const std::string& name,
 }
 
 std::optional<std::string> ListeningAddress(const std::string& stderr_text) {
-  const std::string marker = "listening on http://";
+  std::string marker = "listening on http://";
   size_t at = stderr_text.find(marker);
+  if (at == std::string::npos) {
+    marker = "listening on https://";
+    at = stderr_text.find(marker);
+  }
   if (at == std::string::npos) return std::nullopt;
   size_t start = at + marker.size();
   size_t end = stderr_text.find('/', start);

@@ -31,7 +31,7 @@ double SumOf(const Series& series, const std::string& name,
 bool HasSeries(const Series& series, const std::string& name,
                const std::vector<std::pair<std::string, std::string>>& match = {});
 
-// The address in the monitor's "listening on http://ADDR/metrics" line.
+// The address in the monitor's "listening on http(s)://ADDR/metrics" line.
 std::optional<std::string> ListeningAddress(const std::string& stderr_text);
 
 // A free TCP port on 127.0.0.1 (bound and released: another process could

@@ -1,8 +1,11 @@
 #include "export/perfetto/machine_alignment.h"
 
+#include <functional>
 #include <map>
 #include <span>
 #include <string_view>
+
+#include <fmt/format.h>
 
 #include "compression/inflate.h"
 #include "export/perfetto/trace_merger.h"
@@ -28,6 +31,9 @@ constexpr uint32_t kMachineNameField = 17;      // SystemInfo.machine_name
 constexpr uint32_t kDebugAnnotationsField = 4;  // TrackEvent.debug_annotations
 constexpr uint32_t kAnnotationNameField = 10;   // DebugAnnotation.name
 constexpr uint32_t kAnnotationStringField = 6;  // DebugAnnotation.string_value
+constexpr uint32_t kAnnotationBoolField = 2;    // DebugAnnotation.bool_value
+constexpr uint32_t kAnnotationUintField = 3;    // DebugAnnotation.uint_value
+constexpr uint32_t kAnnotationIntField = 4;     // DebugAnnotation.int_value
 constexpr uint32_t kSyncedClocksField = 1;      // RemoteClockSync.synced_clocks
 constexpr uint32_t kClientClocksField = 2;      // SyncedClocks.client_clocks
 constexpr uint32_t kHostClocksField = 3;        // SyncedClocks.host_clocks
@@ -55,13 +61,19 @@ void ReadTrackEvent(std::string_view event, InputMachine* m) {
   (void)ForEachField(event, [&](const WireField& a) {
     if (a.number != kDebugAnnotationsField || a.wire_type != 2) return;
     std::string_view name, value;
+    std::optional<int64_t> number;
     (void)ForEachField(a.bytes, [&](const WireField& f) {
+      if (f.wire_type == 0 && (f.number == kAnnotationBoolField || f.number == kAnnotationUintField ||
+                               f.number == kAnnotationIntField))
+        number = static_cast<int64_t>(f.varint);
       if (f.wire_type != 2) return;
       if (f.number == kAnnotationNameField) name = f.bytes;
       if (f.number == kAnnotationStringField) value = f.bytes;
     });
     if (name == "boot_id" && m->boot_id.empty()) m->boot_id = value;
     if (name == "machine_name" && m->machine_name.empty()) m->machine_name = value;
+    if (name == "clock.start.synced" && number && !m->clock_synced) m->clock_synced = *number != 0;
+    if (name == "clock.start.maxerror_us" && number) m->maxerror_us = *number;
   });
 }
 
@@ -100,10 +112,11 @@ std::string BoottimeSnapshot(int64_t ts) {
 
 }  // namespace
 
-Result<InputMachine> ScanInputMachine(const std::string& path) {
+namespace {
+
+// Calls `visit` with every packet of `path`, compressed blocks opened.
+Status ForEachTracePacket(const std::string& path, const std::function<void(std::string_view)>& visit) {
   GN_ASSIGN_OR_RETURN(TracePacketReader reader, TracePacketReader::Open(path));
-  InputMachine m;
-  m.path = path;
   std::string packet;
   uint64_t offset = 0;
   std::vector<uint8_t> inflated;
@@ -112,7 +125,7 @@ Result<InputMachine> ScanInputMachine(const std::string& path) {
     if (!more) break;
     auto compressed = FindCompressedPackets(packet);
     if (!compressed.ok() || !*compressed) {
-      ReadPacket(packet, &m);
+      visit(packet);
       continue;
     }
     std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>((*compressed)->bytes.data()),
@@ -123,11 +136,44 @@ Result<InputMachine> ScanInputMachine(const std::string& path) {
     if (!ok.ok()) continue;  // the merge reports the damage with its offset
     std::string_view trace(reinterpret_cast<const char*>(inflated.data()), inflated.size());
     (void)ForEachPacket(trace, [&](std::string_view inner, uint64_t) {
-      ReadPacket(inner, &m);
+      visit(inner);
       return OkStatus();
     });
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<InputMachine> ScanInputMachine(const std::string& path) {
+  InputMachine m;
+  m.path = path;
+  GN_RETURN_IF_ERROR(ForEachTracePacket(path, [&](std::string_view packet) { ReadPacket(packet, &m); }));
   return m;
+}
+
+Result<std::map<uint32_t, InputMachine>> ScanTraceMachines(const std::string& path) {
+  std::map<uint32_t, InputMachine> machines;
+  GN_RETURN_IF_ERROR(ForEachTracePacket(path, [&](std::string_view packet) {
+    uint32_t id = 0;
+    (void)ForEachField(packet, [&](const WireField& f) {
+      if (f.number == kMachineIdField && f.wire_type == 0) id = static_cast<uint32_t>(f.varint);
+    });
+    InputMachine& m = machines[id];
+    m.path = path;
+    ReadPacket(packet, &m);
+  }));
+  return machines;
+}
+
+std::string UnsyncedClockWarning(const InputMachine& m) {
+  if (!m.clock_synced || *m.clock_synced) return {};
+  std::string bound = m.maxerror_us > 0 ? fmt::format("up to {:.3f} s (the kernel's maxerror)",
+                                                      static_cast<double>(m.maxerror_us) / 1e6)
+                                        : std::string("an unknown amount");
+  return fmt::format("{}: the clock of {} was not synchronised when it was recorded (adjtimex: STA_UNSYNC), so its "
+                     "REALTIME alignment may be off by {}",
+                     m.path, m.machine_name.empty() ? std::string("its machine") : m.machine_name, bound);
 }
 
 std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs) {
@@ -148,6 +194,34 @@ std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs) {
     machine[i] = it->second;
   }
   return machine;
+}
+
+std::vector<std::string> MachineLabels(const std::vector<MachineIdentity>& machines) {
+  std::vector<std::string> labels(machines.size());
+  std::map<std::string, std::vector<size_t>> by_name;
+  for (size_t i = 0; i < machines.size(); ++i) {
+    labels[i] = machines[i].name;
+    if (!machines[i].name.empty() && !machines[i].boot_id.empty()) by_name[machines[i].name].push_back(i);
+  }
+  for (auto& [name, idx] : by_name) {
+    // Distinct boots of this name, earliest first.
+    std::vector<size_t> boots;
+    for (size_t i : idx) {
+      bool seen = false;
+      for (size_t b : boots) seen |= machines[b].boot_id == machines[i].boot_id;
+      if (!seen) boots.push_back(i);
+    }
+    if (boots.size() < 2) continue;
+    std::stable_sort(boots.begin(), boots.end(), [&](size_t a, size_t b) {
+      const auto& x = machines[a].booted_at;
+      const auto& y = machines[b].booted_at;
+      return x && y ? *x < *y : false;
+    });
+    for (size_t i : idx)
+      for (size_t n = 0; n < boots.size(); ++n)
+        if (machines[boots[n]].boot_id == machines[i].boot_id) labels[i] = fmt::format("{} (boot {})", name, n + 1);
+  }
+  return labels;
 }
 
 MachineClockSync AlignByRealtime(uint32_t machine_id, const ClockPair& machine,

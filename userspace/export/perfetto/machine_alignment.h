@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,10 +34,23 @@ struct InputMachine {
   std::string boot_id;       // the session summary's boot_id arg
   std::string machine_name;  // SystemInfo.machine_name, else the summary's arg
   std::optional<ClockPair> clocks;  // the first snapshot with both clocks
+  // The clock discipline at the recording's start (session summary's
+  // clock.start.*): unset when the trace does not say.
+  std::optional<bool> clock_synced;
+  int64_t maxerror_us = 0;
 };
+
+// A warning for a machine whose recorded clock was not synchronised
+// (adjtimex STA_UNSYNC): its REALTIME, so its alignment, may be off by up to
+// the kernel's maxerror; empty when it was, or when the trace does not say.
+std::string UnsyncedClockWarning(const InputMachine& m);
 
 // Reads every packet of `path` (inflating compressed blocks) for the above.
 Result<InputMachine> ScanInputMachine(const std::string& path);
+
+// The same per machine of a merged trace, by TracePacket.machine_id (0: the
+// host's packets, which carry none); one entry for a plain recording.
+Result<std::map<uint32_t, InputMachine>> ScanTraceMachines(const std::string& path);
 
 // The machine of each input: inputs with one boot_id (a recording and its
 // GPU fragments, several processes of one boot) share a machine; two boots
@@ -46,6 +60,17 @@ Result<InputMachine> ScanInputMachine(const std::string& path);
 // line, as in `merge rec.pftrace gpu-*.pftrace`, or its own if it is first.
 // Machine 0 is the first input's.
 std::vector<uint32_t> AssignMachines(const std::vector<InputMachine>& inputs);
+
+// Names for machines: their machine name, but "host (boot N)" for each of
+// several boots of one host, N counting boots in the order they happened
+// (REALTIME - BOOTTIME is the instant of the boot; without clocks, in the
+// order given). One entry per machine: name, boot_id and, if known, the
+// REALTIME of its boot.
+struct MachineIdentity {
+  std::string name, boot_id;
+  std::optional<int64_t> booted_at;
+};
+std::vector<std::string> MachineLabels(const std::vector<MachineIdentity>& machines);
 
 // How machine `machine_id`'s BOOTTIME maps onto the host's: the host
 // BOOTTIME of the instant the machine's REALTIME snapshot names.

@@ -166,6 +166,18 @@ Status NetTrackWriter::WriteNicStatus(uint64_t ts, const model::CollectorReport&
   return first_error_;
 }
 
+Status NetTrackWriter::WriteRdmaPorts(uint64_t ts, const std::vector<model::RdmaPort>& deltas) {
+  for (const model::RdmaPort& port : deltas) {
+    TracePacket packet;
+    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), model::kRdmaPortEventName, "gpunoise");
+    AddArg(e, "device", port.device);
+    AddArg(e, "port", port.port);
+    for (const auto& [name, v] : port.counters) AddArg(e, name, v);
+    GN_RETURN_IF_ERROR(out_(packet));
+  }
+  return OkStatus();
+}
+
 Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
                                    const model::NetSnapshot& final, const model::NetNames& names) {
   const model::NetSnapshot delta = model::Delta(baseline, final);

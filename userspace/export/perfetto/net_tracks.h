@@ -16,6 +16,7 @@
 #include "common/result.h"
 #include "model/irq_info.h"
 #include "model/net_counters.h"
+#include "model/rdma_counters.h"
 #include "model/session_info.h"
 
 namespace gpunoise::perfetto {
@@ -83,6 +84,15 @@ class NetTrackWriter {
   // per drop reason/location, per NIC event/device/CPU.
   Status WriteTotals(const model::NetSnapshot& baseline, const model::NetSnapshot& final,
                      const model::NetNames& names);
+  // What each RDMA port's counters counted during the recording: one
+  // "rdma port" instant per port (device, port, then every counter's delta).
+  Status WriteRdmaPorts(uint64_t ts, const std::vector<model::RdmaPort>& deltas);
+
+  // The track of a device under "Network" (created on first use), for
+  // other writers that put a device's data beside these (nic_tracks.h).
+  uint64_t DeviceTrackUuid(const std::string& label) { return DeviceTrack(label); }
+  // The "gpunoise network" track (created on first use).
+  uint64_t MetadataTrackUuid() { return MetadataTrack(); }
 
  private:
   uint64_t MetadataTrack();

@@ -50,7 +50,7 @@ size_t FramedPacketSize(size_t serialized_size) {
 }
 
 Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_t reserve_bytes,
-                                                TraceCompression compression) {
+                                                TraceCompression compression, int share_gid) {
   if (path.empty()) return MakeError("no output path given");
   // Before anything is created: a symlink at the path, or a directory where
   // other users can swap entries, is refused with nothing written.
@@ -72,6 +72,16 @@ Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_
   if (!w.fd_.valid()) {
     w.temp_path_.clear();
     return MakeError("{}", error);
+  }
+  // Group-readable for the operator's group: set on the fd before the first
+  // byte, so the file is never readable by anyone else on the way.
+  if (share_gid >= 0 &&
+      (::fchown(w.fd_.get(), static_cast<uid_t>(-1), static_cast<gid_t>(share_gid)) != 0 ||
+       ::fchmod(w.fd_.get(), 0640) != 0)) {
+    int err = errno;
+    ::unlink(w.temp_path_.c_str());
+    w.temp_path_.clear();
+    return MakeError("failed to give {} to group {}: {}", path, share_gid, std::strerror(err));
   }
 
   if (reserve_bytes > 0) {

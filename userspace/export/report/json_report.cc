@@ -2,6 +2,7 @@
 
 #include "export/report/json_writer.h"
 #include "export/report/loss_lines.h"
+#include "export/report/node_json.h"
 #include "model/session_info.h"
 
 namespace gpunoise::report_export {
@@ -179,7 +180,9 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   w.EndObject();
 }
 
-void Finding(JsonWriter& w, const analyze::Finding& f, int rank) {
+}  // namespace
+
+void WriteFinding(JsonWriter& w, const analyze::Finding& f, int rank) {
   w.BeginObject();
   w.Field("rank", rank);
   w.Field("detector", f.detector);
@@ -218,8 +221,6 @@ void Finding(JsonWriter& w, const analyze::Finding& f, int rank) {
   Array(w, "evidence", f.evidence);
   w.EndObject();
 }
-
-}  // namespace
 
 std::string FormatJsonReport(const ReportInput& in) {
   const analyze::Analysis& a = *in.analysis;
@@ -287,7 +288,7 @@ std::string FormatJsonReport(const ReportInput& in) {
   w.Key("findings");
   w.BeginArray();
   int rank = 0;
-  for (const auto& f : a.findings) Finding(w, f, ++rank);
+  for (const auto& f : a.findings) WriteFinding(w, f, ++rank);
   w.EndArray();
 
   w.Key("cpus");
@@ -306,6 +307,10 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.Field("focus_share", Share(c.focus_ns, c.observed_ns));
     w.Field("switches", c.switches);
     w.Field("loss_gaps", c.lost_spans);
+    w.Field("steal_recorded", c.steal_recorded);
+    w.Field("steal_ns", c.steal_ns);
+    w.Field("throttled_ns", c.throttled_ns);
+    w.Field("reclaim_ns", c.reclaim_ns);
     w.EndObject();
   }
   w.EndArray();
@@ -352,6 +357,20 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.EndObject();
     w.Field("tx_timeouts", d.tx_timeouts);
     w.Field("dql_stalls", d.dql_stalls);
+    if (d.nic_counters) {
+      w.Key("nic");
+      w.BeginObject();
+      w.Field("driver", d.driver);
+      w.Field("drops", d.nic_drops);
+      w.Field("pause_frames", d.pause_frames);
+      w.Field("carrier_changes", static_cast<uint64_t>(d.carrier_changes));
+      w.Field("link_down_events", static_cast<uint64_t>(d.link_downs));
+      w.Key("by_kind");
+      w.BeginObject();
+      for (const auto& [kind, n] : d.nic_by_kind) w.Field(kind, n);
+      w.EndObject();
+      w.EndObject();
+    }
     Array(w, "irqs", d.irqs);
     w.Field("irq_count", d.irq_count);
     w.Field("irq_ns", d.irq_ns);
@@ -360,6 +379,9 @@ std::string FormatJsonReport(const ReportInput& in) {
   w.EndArray();
 
   LostEvents(w, a.loss);
+
+  // What the cross-node report reads back from each node (docs/fleet.md).
+  if (in.node) WriteNodeSummary(w, *in.node);
 
   w.Key("thresholds");
   w.BeginObject();

@@ -8,6 +8,11 @@
 
 namespace gpunoise::report_export {
 
+class JsonWriter;
+
 std::string FormatJsonReport(const ReportInput& input);
+
+// One finding as an element of "findings" (rank: its place, from 1).
+void WriteFinding(JsonWriter& w, const analyze::Finding& f, int rank);
 
 }  // namespace gpunoise::report_export

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "analyze/analysis.h"
+#include "analyze/node_summary.h"
 #include "import/trace_reader.h"
 
 namespace gpunoise::report_export {
@@ -12,6 +13,7 @@ struct ReportInput {
   std::string trace_path;
   const analyze::Analysis* analysis = nullptr;
   const import::ReadStats* read = nullptr;
+  const analyze::NodeSummary* node = nullptr;  // JSON: the "node" object, when set
 };
 
 // Version of the JSON layout (docs/report.md): bump on incompatible changes.

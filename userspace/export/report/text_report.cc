@@ -84,13 +84,16 @@ void Findings(const ReportInput& in, std::string& out) {
 void CpuTable(const ReportInput& in, std::string& out) {
   const analyze::Analysis& a = *in.analysis;
   out += "\nCPUS (share of the time each CPU has data for)\n";
-  out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5}\n", "cpu", "observed", "busy", "irq", "softirq",
-                     "focus", "switches", "gaps");
+  // steal: the hypervisor's share; throttled: focus-thread waits in this
+  // CPU's queue that a CPU quota explains (share of observed time).
+  out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5} {:>6} {:>9} {:>7}\n", "cpu", "observed", "busy",
+                     "irq", "softirq", "focus", "switches", "gaps", "steal", "throttled", "reclaim");
   for (const auto& c : a.cpus)
-    out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5}\n", c.cpu, FormatNs(c.observed_ns),
+    out += fmt::format("  {:>4} {:>10} {:>7} {:>7} {:>8} {:>7} {:>9} {:>5} {:>6} {:>9} {:>7}\n", c.cpu, FormatNs(c.observed_ns),
                        FormatShare(Share(c.busy_ns, c.observed_ns)), FormatShare(Share(c.irq_ns, c.observed_ns)),
                        FormatShare(Share(c.softirq_ns, c.observed_ns)), FormatShare(Share(c.focus_ns, c.observed_ns)),
-                       c.switches, c.lost_spans);
+                       c.switches, c.lost_spans, c.steal_recorded ? FormatShare(Share(c.steal_ns, c.observed_ns)) : "-",
+                       FormatShare(Share(c.throttled_ns, c.observed_ns)), FormatShare(Share(c.reclaim_ns, c.observed_ns)));
 }
 
 void DelayTable(const ReportInput& in, std::string& out) {
@@ -116,13 +119,19 @@ void DeviceTable(const ReportInput& in, std::string& out) {
     out += "  no network data\n";
     return;
   }
-  out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "device", "rx pkts", "tx pkts",
-                     "napi", "full", "drops", "timeouts", "irqs", "irq time");
+  // "nic drops", "pause", "link": the NIC's own counters and carrier
+  // changes ("-" where the recording did not read them).
+  out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", "device",
+                     "rx pkts", "tx pkts", "napi", "full", "drops", "timeouts", "irqs", "irq time", "nic drops",
+                     "pause", "link");
+  auto nic = [](const analyze::DeviceStats& d, uint64_t v) { return d.nic_counters ? std::to_string(v) : "-"; };
   for (const auto& d : a.devices) {
-    out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}\n", d.device, d.rx_packets,
-                       d.tx_packets, d.napi_polls, d.full_budget_polls, d.drops, d.tx_timeouts, d.irq_count,
-                       FormatNs(d.irq_ns));
+    out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", d.device,
+                       d.rx_packets, d.tx_packets, d.napi_polls, d.full_budget_polls, d.drops, d.tx_timeouts,
+                       d.irq_count, FormatNs(d.irq_ns), nic(d, d.nic_drops), nic(d, d.pause_frames),
+                       nic(d, d.carrier_changes));
     for (const auto& [reason, n] : d.drops_by_reason) out += fmt::format("    drops {}: {}\n", reason, n);
+    for (const auto& [kind, n] : d.nic_by_kind) out += fmt::format("    nic {}: {}\n", kind, n);
   }
 }
 

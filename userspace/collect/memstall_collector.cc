@@ -1,0 +1,73 @@
+#include "collect/memstall_collector.h"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include "common/log.h"
+
+// The skeleton's .bss declares the log with the shared layout.
+extern "C" {
+#include "bpf/memstall.h"
+}
+#include "memstall.skel.h"
+
+namespace gpunoise::collect {
+
+static_assert(sizeof(gn_memstall) == 40);
+static_assert(offsetof(gn_memstall, tid) == 32);
+static_assert((GN_MS_LOG & (GN_MS_LOG - 1)) == 0);
+
+MemstallCollector::MemstallCollector() : Collector("memstall") {}
+
+MemstallCollector::~MemstallCollector() {
+  Stop();
+  if (skel_) memstall_bpf__destroy(skel_);
+}
+
+void MemstallCollector::Start(const CollectorContext& context) {
+  skel_ = memstall_bpf__open();
+  if (!skel_) {
+    Disable(fmt::format("failed to open the eBPF object: {}", std::strerror(errno)));
+    return;
+  }
+  Status st = SelectLoadAttach(skel_->obj, context, {}, [&] { return memstall_bpf__load(skel_); });
+  if (!st.ok()) log::Warning("{}", st.error().message);
+}
+
+void MemstallCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+  if (!skel_ || !skel_->bss) return;
+  AddFullMap(out, name(), "gn_ms_begin", __atomic_load_n(&skel_->bss->gn_ms_begin_full, __ATOMIC_RELAXED));
+  AddFullMap(out, name(), "gn_ms_log", lost_);
+}
+
+void MemstallCollector::Drain(std::vector<model::MemStall>* out) {
+  if (!skel_ || !skel_->bss || report_.state == model::CollectorState::kDisabled) return;
+  auto* bss = skel_->bss;
+  uint64_t next = __atomic_load_n(&bss->gn_ms_next, __ATOMIC_ACQUIRE);
+  // Entries older than one lap are gone.
+  if (next > cursor_ + GN_MS_LOG) {
+    lost_ += next - GN_MS_LOG - cursor_;
+    cursor_ = next - GN_MS_LOG;
+  }
+  for (; cursor_ < next; ++cursor_) {
+    const gn_memstall& slot = bss->gn_ms_log[cursor_ & (GN_MS_LOG - 1)];
+    uint64_t seq = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
+    // 0 or an older lap's index: claimed, still being written (read it next
+    // time); a later lap's: overwritten before we came.
+    if (seq < cursor_ + 1) break;
+    gn_memstall e;
+    std::memcpy(&e, &slot, sizeof(e));
+    if (seq != cursor_ + 1 || __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE) != seq || e.seq != seq) {
+      ++lost_;  // overwritten by a later lap while we read
+      continue;
+    }
+    if (e.kind >= GN_MS_KINDS) continue;
+    out->push_back({e.begin, e.end, e.value, static_cast<int32_t>(e.tid), e.cpu,
+                    static_cast<model::MemStallKind>(e.kind)});
+  }
+}
+
+}  // namespace gpunoise::collect

@@ -1,0 +1,88 @@
+// Node-wide counters as TrackEvent packets (record/node_recording.h): per-CPU
+// steal share and, per cgroup with a CPU quota, its throttling counters,
+// plus the metadata the report needs to join them to threads (the quota of
+// each cgroup and the processes it applies to). The names below are a
+// contract with `gpunoise report` and are listed in docs/report.md
+// ("Node counters in the trace").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "model/node_counters.h"
+
+namespace gpunoise::perfetto {
+
+class TracePacket;
+class TrackEventWriter;
+
+inline constexpr std::string_view kNodeMetadataTrackName = "gpunoise node";
+inline constexpr std::string_view kNodeRootTrackName = "Node";
+// Instants on kNodeMetadataTrackName.
+inline constexpr std::string_view kCpuQuotaEventName = "cpu quota";         // path, version, quota_us, period_us
+inline constexpr std::string_view kQuotaProcessEventName = "quota process";  // cgroup, pid
+inline constexpr std::string_view kMemStallCategory = "gpunoise.memstall";  // slices on thread tracks
+inline constexpr std::string_view kAffinityEventName = "affinity";            // tid, cpus ("0-3,8")
+
+namespace node_metric {
+// "cpu<N> steal": share of the CPU stolen by the hypervisor from the
+// sample's time to the next sample's (0..1).
+std::string CpuSteal(uint32_t cpu);
+// "cgroup <path> nr_throttled" / "throttled ns" / "nr_periods": increase
+// since the recording started (cumulative).
+inline constexpr std::string_view kCgroupPrefix = "cgroup ";
+inline constexpr std::string_view kNrThrottled = " nr_throttled";
+inline constexpr std::string_view kThrottledNs = " throttled ns";
+inline constexpr std::string_view kNrPeriods = " nr_periods";
+}  // namespace node_metric
+
+struct QuotaInfo {
+  std::string path;
+  int version = 1;
+  uint64_t quota_us = 0, period_us = 0;
+};
+
+class NodeTrackWriter {
+ public:
+  using PacketOut = std::function<Status(const TracePacket&)>;
+  NodeTrackWriter(TrackEventWriter& writer, PacketOut out);
+
+  // Once per cgroup (later calls with a known path write nothing).
+  Status WriteQuota(uint64_t ts, const QuotaInfo& quota);
+  // Once per (cgroup, pid).
+  Status WriteQuotaProcess(uint64_t ts, const std::string& cgroup, int32_t pid);
+  // A thread's CPU affinity, written when it differs from the last one
+  // written for that tid.
+  Status WriteAffinity(uint64_t ts, int32_t tid, const std::vector<int>& cpus);
+  // A reclaim or compaction stall as a slice on its thread's track
+  // (category kMemStallCategory, named by model::MemStallName).
+  Status WriteStall(const model::MemStall& stall, int32_t pid, std::string_view thread_name);
+  // Steal shares over (earlier.ts, later.ts], written at earlier.ts, and the
+  // cgroups' counters at later.ts as increases over `baseline`.
+  Status WriteSample(const model::NodeSnapshot& baseline, const model::NodeSnapshot& earlier,
+                     const model::NodeSnapshot& later);
+  // Ends the steal tracks at `ts` (a final zero).
+  Status Close(uint64_t ts);
+
+ private:
+  uint64_t MetadataTrack();
+  Status Counter(uint64_t ts, const std::string& name, double value, std::string_view unit);
+
+  TrackEventWriter& writer_;
+  PacketOut out_;
+  uint64_t metadata_track_ = 0, root_track_ = 0;
+  std::map<std::string, uint64_t> counter_tracks_;
+  std::set<std::string> quotas_;
+  std::set<std::pair<std::string, int32_t>> processes_;
+  std::map<int32_t, std::vector<int>> affinity_;
+  std::map<std::pair<int32_t, int>, uint64_t> stall_tracks_;  // (tid, kind)
+};
+
+}  // namespace gpunoise::perfetto

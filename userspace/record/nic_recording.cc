@@ -1,0 +1,120 @@
+#include "record/nic_recording.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "record/perfetto_trace_sink.h"
+
+namespace gpunoise::record {
+namespace {
+
+constexpr uint64_t kPcieIntervalNs = 1'000'000'000;
+
+}  // namespace
+
+NicRecording::NicRecording() {
+  auto links = collect::LinkMonitor::Open();
+  if (links.ok()) links_.emplace(std::move(links).value());
+  else log::Info("nic counters: {} (link changes still come from the periodic reads)", links.error().message);
+}
+
+Status NicRecording::Begin(PerfettoTraceSink& sink) {
+  std::vector<collect::LinkStats> dump;
+  auto readings = sampler_.Read(&dump);
+  if (!readings.ok()) {
+    log::Warning("nic counters: {}; not recorded", readings.error().message);
+    return OkStatus();
+  }
+  active_ = true;
+  if (links_) links_->Seed(dump);
+  tracker_.Observe(BoottimeNs(), *readings);
+  std::map<std::string, std::string> nics;
+  for (const auto& [device, info] : sampler_.drivers()) nics[info.bus_info] = device;
+  pcie_.FindDevices(nics);
+  GN_RETURN_IF_ERROR(ReadPcie(sink, BoottimeNs(), true));
+  pcie_first_ = pcie_last_;
+  return OkStatus();
+}
+
+Status NicRecording::ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force) {
+  if (pcie_.devices().empty() || (!force && now < next_pcie_)) return OkStatus();
+  next_pcie_ = now + kPcieIntervalNs;
+  pcie_last_ = pcie_.Read();
+  return sink.nic_tracks().WritePcie(now, pcie_last_);
+}
+
+Status NicRecording::Poll(PerfettoTraceSink& sink, uint64_t now) {
+  if (!active_ || !links_) return OkStatus();
+  for (const model::LinkEvent& e : links_->Poll(now))
+    if (tracker_.Notice(e)) GN_RETURN_IF_ERROR(sink.nic_tracks().WriteLinkEvent(e));
+  return OkStatus();
+}
+
+Status NicRecording::Sample(PerfettoTraceSink& sink, uint64_t now) {
+  if (!active_) return OkStatus();
+  GN_RETURN_IF_ERROR(Poll(sink, now));  // notifications first: they carry the exact time
+  auto readings = sampler_.Read();
+  if (!readings.ok()) return OkStatus();  // named once by the sampler's log; the next read may work
+  GN_RETURN_IF_ERROR(sink.nic_tracks().WriteUpdate(tracker_.Observe(now, *readings)));
+  return ReadPcie(sink, now, false);
+}
+
+void NicRecording::Freeze(uint64_t ts) {
+  if (!active_ || frozen_) return;
+  if (auto readings = sampler_.Read(); readings.ok()) {
+    frozen_ = std::move(readings).value();
+    frozen_ts_ = ts;
+  }
+}
+
+Status NicRecording::Finish(PerfettoTraceSink& sink, uint64_t ts) {
+  if (!active_) return OkStatus();
+  GN_RETURN_IF_ERROR(Poll(sink, ts));
+  if (!frozen_) Freeze(ts);
+  if (frozen_) GN_RETURN_IF_ERROR(sink.nic_tracks().WriteUpdate(tracker_.Observe(frozen_ts_, *frozen_)));
+  GN_RETURN_IF_ERROR(ReadPcie(sink, ts, true));
+  GN_RETURN_IF_ERROR(sink.nic_tracks().CloseRates(ts));
+  std::map<std::string, perfetto::NicTrackWriter::DeviceInfo> devices;
+  for (const auto& d : tracker_.Devices()) {
+    auto& info = devices[d.device];
+    info.driver = d.driver;
+    info.resets = d.resets;
+    info.carrier_changes = d.carrier_changes;
+    info.link_down_events = d.link_down_events;
+    if (auto it = sampler_.drivers().find(d.device); it != sampler_.drivers().end()) info.bus_info = it->second.bus_info;
+  }
+  return sink.nic_tracks().WriteTotals(ts, tracker_.Totals(), devices, pcie_first_, pcie_last_);
+}
+
+std::string NicRecording::Summary() const {
+  if (!active_) return "nic counters: not recorded";
+  auto totals = tracker_.Totals();
+  std::string out;
+  for (const auto& d : tracker_.Devices()) {
+    std::vector<model::NicCounterTotal> mine;
+    for (const auto& t : totals)
+      if (t.device == d.device) mine.push_back(t);
+    auto sums = model::SumByKind(mine);
+    uint64_t drops = 0, pause = 0;
+    for (const auto& [kind, n] : sums) {
+      if (model::IsNicDropKind(kind)) drops += n;
+      if (kind == model::NicCounterKind::kPauseRx || kind == model::NicCounterKind::kPauseTx ||
+          kind == model::NicCounterKind::kPfcRx || kind == model::NicCounterKind::kPfcTx)
+        pause += n;
+    }
+    out += fmt::format("{}{} ({}) {} drops, {} pause frames, {} carrier changes{}", out.empty() ? "" : "; ",
+                       d.device, d.driver.empty() ? "no ethtool driver" : d.driver, drops, pause, d.carrier_changes,
+                       d.resets ? fmt::format(", {} counter resets", d.resets) : std::string());
+  }
+  std::string pcie;
+  for (const auto& s : pcie_last_)
+    pcie += fmt::format("{}{} {} x{} {:g} GT/s (max x{} {:g} GT/s)", pcie.empty() ? "" : ", ", s.role, s.address,
+                        s.width, s.speed_gts, s.max_width, s.max_speed_gts);
+  return "nic counters: " + (out.empty() ? std::string("no devices") : out) +
+         (pcie.empty() ? std::string() : "; pcie: " + pcie);
+}
+
+}  // namespace gpunoise::record

@@ -1,0 +1,55 @@
+// The NIC's own view during a recording (part of the network recording):
+// every device's `ethtool -S` and standard-group counters and link state at
+// each --net-interval, link notifications as they arrive, and PCIe link
+// health of the NICs and GPUs (at most once a second: sysfs reads of every
+// GPU are not free). Written through PerfettoTraceSink::nic_tracks().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collect/link_monitor.h"
+#include "collect/nic_sampler.h"
+#include "collect/pcie_health.h"
+#include "common/result.h"
+#include "model/nic_counter_tracker.h"
+
+namespace gpunoise::record {
+
+class PerfettoTraceSink;
+
+class NicRecording {
+ public:
+  NicRecording();
+
+  // Baseline reading at the start.
+  Status Begin(PerfettoTraceSink& sink);
+  // Link notifications pending now (every pass of the drain loop).
+  Status Poll(PerfettoTraceSink& sink, uint64_t now);
+  // One counter reading (at the network sampling interval).
+  Status Sample(PerfettoTraceSink& sink, uint64_t now);
+  // When the recording ends, before the collectors detach: the last reading.
+  void Freeze(uint64_t ts);
+  // The last reading (frozen, else now) and totals at `ts`.
+  Status Finish(PerfettoTraceSink& sink, uint64_t ts);
+
+  // "nic counters: eth0 (virtio_net) 20 counters, 0 drops, 0 pause frames, 0 link changes; ..."
+  std::string Summary() const;
+
+ private:
+  Status ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force);
+
+  collect::NicSampler sampler_;
+  std::optional<collect::LinkMonitor> links_;
+  collect::PcieHealthReader pcie_;
+  model::NicCounterTracker tracker_;
+  std::vector<model::PcieLinkState> pcie_first_, pcie_last_;
+  uint64_t next_pcie_ = 0;
+  std::optional<std::vector<model::NicReading>> frozen_;
+  uint64_t frozen_ts_ = 0;
+  bool active_ = false;
+};
+
+}  // namespace gpunoise::record

@@ -1,0 +1,145 @@
+#include "record/node_recording.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "collect/memstall_collector.h"
+#include "common/files.h"
+#include "common/strings.h"
+#include "record/perfetto_trace_sink.h"
+
+namespace gpunoise::record {
+namespace {
+
+// Quotas appear (a pod starts) and processes move: rescanned this often.
+constexpr uint64_t kRescanNs = 1'000'000'000;
+
+}  // namespace
+
+NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors)
+    : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)) {
+  auto memstall = std::make_unique<collect::MemstallCollector>();
+  memstall_ = memstall.get();
+  collectors.push_back(std::move(memstall));
+  long hz = ::sysconf(_SC_CLK_TCK);
+  ns_per_tick_ = hz > 0 ? 1'000'000'000ull / static_cast<uint64_t>(hz) : 10'000'000ull;
+}
+
+model::NodeSnapshot NodeRecording::Read() const {
+  model::NodeSnapshot s;
+  s.ts = BoottimeNs();
+  if (auto stat = ReadFileToString("/proc/stat"); stat.ok()) s.steal_ns = collect::ParseProcStatSteal(*stat, ns_per_tick_);
+  for (const auto& q : quotas_) {
+    auto text = ReadFileToString(q.dir + "/cpu.stat");
+    if (!text.ok()) continue;  // removed meanwhile
+    if (auto st = collect::ParseCpuStat(*text)) s.cgroups[q.path] = *st;
+  }
+  return s;
+}
+
+Status NodeRecording::Rescan(PerfettoTraceSink& sink, uint64_t ts) {
+  std::vector<collect::QuotaCgroup> found;
+  if (!mounts_.v1_cpu.empty()) found = collect::FindQuotaCgroups(mounts_.v1_cpu, 1);
+  if (mounts_.v2_has_cpu) {
+    auto v2 = collect::FindQuotaCgroups(mounts_.v2, 2);
+    found.insert(found.end(), v2.begin(), v2.end());
+  }
+  for (const auto& q : found) {
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteQuota(ts, {q.path, q.version, q.quota_us, q.period_us}));
+    for (int32_t pid : collect::CgroupProcessesBelow(q.dir))
+      GN_RETURN_IF_ERROR(sink.node_tracks().WriteQuotaProcess(ts, q.path, pid));
+  }
+  quotas_ = std::move(found);
+  // Affinity changes are rare; a scan a second (one syscall per thread)
+  // catches those of threads that live longer than that.
+  for (const auto& [tid, cpus] : collect::ReadThreadAffinities())
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteAffinity(ts, tid, cpus));
+  next_rescan_ = ts + kRescanNs;
+  return OkStatus();
+}
+
+Status NodeRecording::WriteStalls(PerfettoTraceSink& sink) {
+  stalls_.clear();
+  memstall_->Drain(&stalls_);
+  for (const model::MemStall& s : stalls_) {
+    auto it = threads_.find(s.tid);
+    if (it == threads_.end()) {
+      // Named once, while the thread most likely still exists.
+      std::pair<int32_t, std::string> who{s.tid, ""};
+      if (auto status = ReadFileToString(fmt::format("/proc/{}/status", s.tid)); status.ok())
+        for (std::string_view line : Split(*status, '\n')) {
+          if (StartsWith(line, "Name:")) who.second = std::string(Trim(line.substr(5)));
+          if (StartsWith(line, "Tgid:"))
+            if (auto v = ParseInt64(Trim(line.substr(5)))) who.first = static_cast<int32_t>(*v);
+        }
+      it = threads_.emplace(s.tid, std::move(who)).first;
+    }
+    ++stall_count_;
+    stall_ns_ += s.end > s.begin ? s.end - s.begin : 0;
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteStall(s, it->second.first, it->second.second));
+  }
+  return OkStatus();
+}
+
+Status NodeRecording::Begin(PerfettoTraceSink& sink) {
+  mounts_ = collect::ReadCpuCgroupMounts();
+  GN_RETURN_IF_ERROR(Rescan(sink, BoottimeNs()));
+  baseline_ = Read();
+  previous_ = baseline_;
+  return OkStatus();
+}
+
+Result<uint64_t> NodeRecording::MaybeSample(PerfettoTraceSink& sink, uint64_t now) {
+  uint64_t due = previous_.ts + interval_ns_;
+  if (now < due) return due - now;
+  if (now >= next_rescan_) GN_RETURN_IF_ERROR(Rescan(sink, now));
+  model::NodeSnapshot current = Read();
+  GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, current));
+  previous_ = std::move(current);
+  GN_RETURN_IF_ERROR(WriteStalls(sink));
+  return interval_ns_;
+}
+
+void NodeRecording::Freeze() {
+  if (frozen_) return;
+  frozen_ = true;
+  final_ = Read();
+}
+
+Status NodeRecording::Finish(PerfettoTraceSink& sink) {
+  if (!frozen_) Freeze();
+  // Processes that joined a quota cgroup since the last scan still count.
+  GN_RETURN_IF_ERROR(Rescan(sink, final_.ts));
+  GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, final_));
+  GN_RETURN_IF_ERROR(WriteStalls(sink));  // the collector has stopped: the log is complete
+  return sink.node_tracks().Close(final_.ts);
+}
+
+void NodeRecording::FillReport(std::vector<model::CollectorReport>& reports) const {
+  for (auto& r : reports)
+    if (r.name == memstall_->name()) {
+      r.events = stall_count_;
+      r.lost = memstall_->lost();
+    }
+}
+
+std::string NodeRecording::Summary() const {
+  uint64_t throttled = 0, steal = 0;
+  for (const auto& [path, now] : final_.cgroups) {
+    auto b = baseline_.cgroups.find(path);
+    uint64_t before = b == baseline_.cgroups.end() ? 0 : b->second.nr_throttled;
+    if (now.nr_throttled > before) throttled += now.nr_throttled - before;
+  }
+  for (const auto& [cpu, ns] : final_.steal_ns) {
+    auto b = baseline_.steal_ns.find(cpu);
+    if (b != baseline_.steal_ns.end() && ns > b->second) steal += ns - b->second;
+  }
+  return fmt::format("node: {} cgroups with a CPU quota (throttled {} times), steal {:.1f} ms; {} reclaim/compaction "
+                     "stalls ({:.1f} ms), {} lost",
+                     quotas_.size(), throttled, static_cast<double>(steal) / 1e6, stall_count_,
+                     static_cast<double>(stall_ns_) / 1e6, memstall_->lost());
+}
+
+}  // namespace gpunoise::record

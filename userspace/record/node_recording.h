@@ -1,0 +1,66 @@
+// The node part of a recording: every interval, per-CPU steal time from
+// /proc/stat and the throttling counters (cpu.stat) of every cgroup that has
+// a CPU quota, as counter tracks; every second (and at the ends) which
+// processes those quotas apply to and every thread's CPU affinity. No eBPF:
+// files only, so the cost is a few reads per interval (one per quota cgroup)
+// and one sched_getaffinity per thread a second.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collect/collector.h"
+#include "collect/node_counters.h"
+#include "common/result.h"
+#include "model/node_counters.h"
+
+namespace gpunoise::collect {
+class MemstallCollector;
+}
+
+namespace gpunoise::record {
+
+class PerfettoTraceSink;
+
+class NodeRecording {
+ public:
+  // Creates the memstall collector (reclaim and compaction stalls) and
+  // appends it to `collectors` (the session starts, stops and reports it).
+  NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors);
+
+  Status Begin(PerfettoTraceSink& sink);
+  // Writes a sample when the interval has passed; returns ns until the next.
+  Result<uint64_t> MaybeSample(PerfettoTraceSink& sink, uint64_t now);
+  // At the end of the recording (before the collectors detach).
+  void Freeze();
+  Status Finish(PerfettoTraceSink& sink);
+
+  // The memstall collector's entry: its stalls and the ones its log lost
+  // (it has no ring, so the session's ring counts say nothing of it).
+  void FillReport(std::vector<model::CollectorReport>& reports) const;
+
+  // "node: 1 cgroup with a CPU quota (throttled 38 times), steal 0 ns"
+  std::string Summary() const;
+
+ private:
+  model::NodeSnapshot Read() const;
+  Status Rescan(PerfettoTraceSink& sink, uint64_t ts);
+  Status WriteStalls(PerfettoTraceSink& sink);
+
+  uint64_t interval_ns_;
+  uint64_t ns_per_tick_;
+  collect::CpuCgroupMounts mounts_;
+  std::vector<collect::QuotaCgroup> quotas_;
+  model::NodeSnapshot baseline_, previous_, final_;
+  uint64_t next_rescan_ = 0;
+  bool frozen_ = false;
+  collect::MemstallCollector* memstall_ = nullptr;
+  std::vector<model::MemStall> stalls_;  // reused
+  std::map<int32_t, std::pair<int32_t, std::string>> threads_;  // tid -> (pid, name)
+  uint64_t stall_count_ = 0, stall_ns_ = 0;
+};
+
+}  // namespace gpunoise::record
