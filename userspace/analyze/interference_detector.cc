@@ -27,7 +27,7 @@ void NoteNeighbourPod(const Timeline& t, int32_t culprit, Finding* f) {
                                               : "pod " + c.pod_namespace + "/" + c.pod_name;
   f->metrics.push_back({"culprit_other_pod", 1});
   std::string note = "the culprit runs in another pod (" + pod + ")";
-  const model::CgroupCpuStat& d = id->cpu_stat_delta;
+  const model::CgroupThrottling& d = id->cpu_stat_delta;
   if (d.valid) {
     f->metrics.push_back({"culprit_cgroup_throttled_periods", static_cast<double>(d.nr_throttled)});
     f->metrics.push_back({"culprit_cgroup_throttled_ns", static_cast<double>(d.throttled_ns)});

@@ -5,8 +5,8 @@
 
 namespace gpunoise::collect {
 
-model::CgroupCpuStat ParseCpuStat(std::string_view text) {
-  model::CgroupCpuStat st;
+model::CgroupThrottling ParseThrottling(std::string_view text) {
+  model::CgroupThrottling st;
   bool throttled = false;
   for (std::string_view line : Split(text, '\n')) {
     auto sp = line.find(' ');
@@ -25,8 +25,8 @@ model::CgroupCpuStat ParseCpuStat(std::string_view text) {
   return st;
 }
 
-CgroupMounts FindCgroupMounts(std::string_view mountinfo) {
-  CgroupMounts m;
+ThrottlingMounts FindThrottlingMounts(std::string_view mountinfo) {
+  ThrottlingMounts m;
   for (std::string_view line : Split(mountinfo, '\n')) {
     // "... <mount point> <options> - <fstype> <source> <super options>"
     auto dash = line.find(" - ");
@@ -42,15 +42,15 @@ CgroupMounts FindCgroupMounts(std::string_view mountinfo) {
   return m;
 }
 
-const CgroupMounts& HostCgroupMounts() {
-  static const CgroupMounts mounts = [] {
+const ThrottlingMounts& HostThrottlingMounts() {
+  static const ThrottlingMounts mounts = [] {
     auto info = ReadFileToString("/proc/self/mountinfo");
-    return info.ok() ? FindCgroupMounts(*info) : CgroupMounts{};
+    return info.ok() ? FindThrottlingMounts(*info) : ThrottlingMounts{};
   }();
   return mounts;
 }
 
-model::CgroupCpuStat ReadCgroupCpuStat(const std::vector<std::string>& cgroups, const CgroupMounts& mounts) {
+model::CgroupThrottling ReadCgroupThrottling(const std::vector<std::string>& cgroups, const ThrottlingMounts& mounts) {
   std::string v1_path, v2_path;
   for (const std::string& line : cgroups) {
     auto colon = line.find(":/");
@@ -66,7 +66,7 @@ model::CgroupCpuStat ReadCgroupCpuStat(const std::vector<std::string>& cgroups, 
     std::string file = mount + (path == "/" ? "" : path) + "/cpu.stat";
     auto text = ReadFileToString(file);
     if (!text.ok()) continue;
-    model::CgroupCpuStat st = ParseCpuStat(*text);
+    model::CgroupThrottling st = ParseThrottling(*text);
     if (!st.valid) continue;
     st.file = file;
     return st;

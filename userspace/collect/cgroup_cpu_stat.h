@@ -13,18 +13,18 @@ namespace gpunoise::collect {
 
 // v2 ("nr_periods N", "nr_throttled N", "throttled_usec N") or v1
 // ("throttled_time N" in ns); invalid when it has no throttling fields.
-model::CgroupCpuStat ParseCpuStat(std::string_view text);
+model::CgroupThrottling ParseThrottling(std::string_view text);
 
 // Where each cgroup hierarchy is mounted, from /proc/self/mountinfo: the v2
 // mount and the v1 mount of the cpu controller ("" when absent).
-struct CgroupMounts {
+struct ThrottlingMounts {
   std::string v2;
   std::string v1_cpu;
 };
-CgroupMounts FindCgroupMounts(std::string_view mountinfo);
-const CgroupMounts& HostCgroupMounts();  // read once
+ThrottlingMounts FindThrottlingMounts(std::string_view mountinfo);
+const ThrottlingMounts& HostThrottlingMounts();  // read once
 
 // `cgroups`: the process's lines as ProcessIdentity keeps them.
-model::CgroupCpuStat ReadCgroupCpuStat(const std::vector<std::string>& cgroups, const CgroupMounts& mounts);
+model::CgroupThrottling ReadCgroupThrottling(const std::vector<std::string>& cgroups, const ThrottlingMounts& mounts);
 
 }  // namespace gpunoise::collect

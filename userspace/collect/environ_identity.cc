@@ -89,7 +89,7 @@ void ReadProcessIdentity(const std::string& proc_pid_dir, model::ProcessIdentity
     id->container = IdentifyContainer(lines);
     // Throttling matters for the noisy-neighbour finding: only for
     // processes in a container, pod or job.
-    if (!id->container.empty()) id->cpu_stat = ReadCgroupCpuStat(id->cgroups, HostCgroupMounts());
+    if (!id->container.empty()) id->cpu_stat = ReadCgroupThrottling(id->cgroups, HostThrottlingMounts());
   }
   id->job = ParseJobEnviron(ReadBounded(proc_pid_dir + "/environ", kMaxEnvironBytes));
   // Pod name and namespace without a kubelet client: kubelet writes the

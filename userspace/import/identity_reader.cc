@@ -58,7 +58,7 @@ model::ProcessIdentity ParseProcessIdentity(const model::TrackEventRecord& event
     else if (n == "job.id") id.job.job_id = a.ToString();
     else if (StartsWith(n, "cgroup.")) id.cgroups.push_back(a.ToString());
     else if (StartsWith(n, "cpu.")) {
-      model::CgroupCpuStat& d = id.cpu_stat_delta;
+      model::CgroupThrottling& d = id.cpu_stat_delta;
       int64_t v = 0;
       bool number = a.AsInt64(&v) && v >= 0;
       if (n == "cpu.stat") d.file = a.ToString(), d.valid = true;

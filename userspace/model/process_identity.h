@@ -52,7 +52,7 @@ struct JobIdentity {
 
 // A cgroup's CPU bandwidth throttling (cpu.stat: v2 nr_periods,
 // nr_throttled, throttled_usec; v1 the same with throttled_time in ns).
-struct CgroupCpuStat {
+struct CgroupThrottling {
   bool valid = false;
   std::string file;  // the cpu.stat it came from
   uint64_t nr_periods = 0, nr_throttled = 0, throttled_ns = 0;
@@ -70,8 +70,8 @@ struct ProcessIdentity {
   std::vector<std::string> cgroups;
   // Throttling of the process's own cgroup: as a scan read it (cumulative),
   // and over the recording (what the trace keeps, end less start).
-  CgroupCpuStat cpu_stat;
-  CgroupCpuStat cpu_stat_delta;
+  CgroupThrottling cpu_stat;
+  CgroupThrottling cpu_stat_delta;
   // Something worth writing: a namespace, a container/pod/job or a rank.
   bool worth_recording() const { return nspid.size() > 1 || !container.empty() || !job.empty(); }
 };

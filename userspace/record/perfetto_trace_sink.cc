@@ -185,11 +185,11 @@ void PerfettoTraceSink::RememberIdentities(const model::ProcessSnapshot& process
     auto [it, first] = identities_.try_emplace(p.pid, p.identity);
     if (first) continue;
     // The second scan: throttling over the recording is end less start.
-    model::CgroupCpuStat start = it->second.cpu_stat;
+    model::CgroupThrottling start = it->second.cpu_stat;
     it->second = p.identity;
-    const model::CgroupCpuStat& end = p.identity.cpu_stat;
+    const model::CgroupThrottling& end = p.identity.cpu_stat;
     if (start.valid && end.valid && start.file == end.file && end.nr_periods >= start.nr_periods) {
-      model::CgroupCpuStat& d = it->second.cpu_stat_delta;
+      model::CgroupThrottling& d = it->second.cpu_stat_delta;
       d = end;
       d.nr_periods -= start.nr_periods;
       d.nr_throttled -= std::min(start.nr_throttled, end.nr_throttled);
