@@ -310,21 +310,60 @@ int gn_tp_sched_migrate(struct trace_event_raw_sched_migrate_task *ctx)
 	return 0;
 }
 
-static __always_inline void gn_emit_fork(__u32 parent_tgid, __u32 child_tid, __u32 child_tgid,
-					 bool is_thread, const char *parent_comm,
-					 const char *child_comm)
+/* struct pid's numbers[level] for a variable level: the flexible array's
+ * offset and element size come from CO-RE, the index is plain arithmetic on
+ * the pointer value (a probe-read scalar, not a BTF pointer). */
+static __always_inline struct upid *gn_upid_at(struct pid *pid, __u32 level)
 {
-	__u64 wake;
-	struct gn_process_fork *rec = GN_RESERVE(struct gn_process_fork, GN_REC_PROCESS_FORK, &wake);
-	if (!rec)
+	return (struct upid *)((char *)pid + bpf_core_field_offset(struct pid, numbers) +
+			       (__u64)level * bpf_core_type_size(struct upid));
+}
+
+/* The child's ids in its pid namespaces, innermost first, when it is in one
+ * other than the host's. At task_newtask, copy_process has set thread_pid
+ * (init_task_pid) and group_leader. */
+static __always_inline void gn_fill_pidns(struct gn_process_fork *rec, struct task_struct *child)
+{
+	rec->ns_level = 0;
+	rec->ns_count = 0;
+	struct pid *tpid = BPF_CORE_READ(child, thread_pid);
+	struct pid *gpid = BPF_CORE_READ(child, group_leader, thread_pid);
+	if (!tpid || !gpid)
 		return;
+	__u32 level = BPF_CORE_READ(tpid, level);
+	rec->ns_level = level;
+	/* A bounded loop (Linux >= 5.3's verifier): the early exit keeps clang
+	 * from unrolling it. */
+	for (int i = 0; i < GN_PIDNS_LEVELS; i++) {
+		if ((__u32)i >= level) /* level 0 is the host's: the record's own ids */
+			break;
+		__u32 lvl = level - i;
+		struct upid *t = gn_upid_at(tpid, lvl);
+		struct upid *g = gn_upid_at(gpid, lvl);
+		rec->ns[i].inum = BPF_CORE_READ(t, ns, ns.inum);
+		rec->ns[i].level = lvl;
+		rec->ns[i].tid = BPF_CORE_READ(t, nr);
+		rec->ns[i].tgid = BPF_CORE_READ(g, nr);
+		rec->ns_count = i + 1;
+	}
+}
+
+static __always_inline struct gn_process_fork *gn_reserve_fork(__u32 parent_tgid, __u32 child_tid,
+								__u32 child_tgid, bool is_thread,
+								const char *parent_comm,
+								const char *child_comm, __u64 *wake)
+{
+	struct gn_process_fork *rec = GN_RESERVE(struct gn_process_fork, GN_REC_PROCESS_FORK, wake);
+	if (!rec)
+		return NULL;
 	rec->parent_tgid = parent_tgid;
 	rec->child_tid = child_tid;
 	rec->child_tgid = child_tgid;
 	rec->is_thread = is_thread;
 	bpf_probe_read_kernel(rec->parent_comm, sizeof(rec->parent_comm), parent_comm);
 	bpf_probe_read_kernel(rec->child_comm, sizeof(rec->child_comm), child_comm);
-	gn_submit(rec, wake);
+	__builtin_memset(rec->ns, 0, sizeof(rec->ns));
+	return rec;
 }
 
 /* A filtered process's children are traced too (a launcher's workers), as
@@ -360,7 +399,13 @@ int BPF_PROG(gn_task_newtask, struct task_struct *child, unsigned long clone_fla
 		gn_remember_tid(child_tid);
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
-	gn_emit_fork(parent_tgid, child_tid, child_tgid, is_thread, parent->comm, child->comm);
+	__u64 wake;
+	struct gn_process_fork *rec = gn_reserve_fork(parent_tgid, child_tid, child_tgid, is_thread,
+						      parent->comm, child->comm, &wake);
+	if (!rec)
+		return 0;
+	gn_fill_pidns(rec, child);
+	gn_submit(rec, wake);
 	return 0;
 }
 
@@ -383,7 +428,16 @@ int gn_tp_task_newtask(struct trace_event_raw_task_newtask *ctx)
 		return 0;
 	char parent_comm[GN_TASK_COMM_LEN];
 	bpf_get_current_comm(parent_comm, sizeof(parent_comm));
-	gn_emit_fork(parent_tgid, ctx->pid, child_tgid, is_thread, parent_comm, ctx->comm);
+	__u64 wake;
+	struct gn_process_fork *rec = gn_reserve_fork(parent_tgid, ctx->pid, child_tgid, is_thread,
+						      parent_comm, ctx->comm, &wake);
+	if (!rec)
+		return 0;
+	/* Only the child's host pid is in this event: its namespaces stay
+	 * unknown (the recorder falls back to /proc for it). */
+	rec->ns_level = GN_PIDNS_UNKNOWN;
+	rec->ns_count = 0;
+	gn_submit(rec, wake);
 	return 0;
 }
 

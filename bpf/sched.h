@@ -40,8 +40,28 @@ struct gn_sched_migrate {
 	char comm[GN_TASK_COMM_LEN];
 };
 
+/* The child's ids in one pid namespace (struct upid in struct pid's
+ * numbers[level]): what getpid()/gettid() return to code in that namespace,
+ * and the namespace's inode (/proc/PID/ns/pid). */
+struct gn_pidns_ids {
+	__u32 inum;
+	__u32 level;
+	__u32 tid;
+	__u32 tgid;
+};
+
+/* Levels recorded per fork, innermost first: a container in a container is
+ * level 2; deeper ones keep their innermost four. */
+#define GN_PIDNS_LEVELS 4
+/* ns_level when the program could not read the child's namespaces (the
+ * classic twin sees only its host pid). */
+#define GN_PIDNS_UNKNOWN 0xffffffffu
+
 /* fork: hdr.tid is the parent thread. is_thread tells clone(CLONE_THREAD)
- * from a new process; Perfetto needs it to bind the new tid to a process. */
+ * from a new process; Perfetto needs it to bind the new tid to a process.
+ * For a child in a pid namespace other than the host's (ns_level > 0), ns[]
+ * maps its host ids to the ids code inside sees, so GPU fragments written
+ * there (namespace-local ids) land on the host thread. */
 struct gn_process_fork {
 	struct gn_header hdr;
 	__u32 parent_tgid;
@@ -50,6 +70,9 @@ struct gn_process_fork {
 	__u32 is_thread;
 	char parent_comm[GN_TASK_COMM_LEN];
 	char child_comm[GN_TASK_COMM_LEN];
+	__u32 ns_level;
+	__u32 ns_count; /* entries of ns[] filled */
+	struct gn_pidns_ids ns[GN_PIDNS_LEVELS];
 };
 
 #define GN_EXEC_FILENAME_LEN 128

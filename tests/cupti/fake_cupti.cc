@@ -4,9 +4,11 @@
 // resolves with dlsym. Each cuptiActivityFlushAll delivers one buffer with
 // records of the real types: the device, then per flush one
 // cudaLaunchKernel call on the thread that started capture and the kernel
-// it launched. cuptiActivityGetNumDroppedRecords reports 5 records dropped,
-// once. With FAKE_CUPTI_FORCED_FLUSH_HANG_MS=N a forced flush (the final
-// one) first blocks for N ms, as a CUPTI caught in CUDA's teardown might.
+// it launched, plus one such pair for each fake_cupti_launch() call since the
+// last flush, on the thread that called it (fake_cuda_app --threads).
+// cuptiActivityGetNumDroppedRecords reports 5 records dropped, once. With
+// FAKE_CUPTI_FORCED_FLUSH_HANG_MS=N a forced flush (the final one) first
+// blocks for N ms, as a CUPTI caught in CUDA's teardown might.
 #include <cupti.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -28,6 +32,10 @@ std::atomic<uint32_t> g_correlation{1};
 std::atomic<bool> g_device_sent{false};
 std::atomic<bool> g_dropped_sent{false};
 std::mutex g_flush_mu;
+
+// Launches made by fake_cupti_launch() since the last flush: (tid, time).
+std::mutex g_launch_mu;
+std::vector<std::pair<uint32_t, uint64_t>> g_launches;
 
 size_t Aligned(size_t n) { return (n + 7) & ~size_t{7}; }
 
@@ -59,7 +67,9 @@ CUptiResult cuptiGetVersion(uint32_t* version) {
 }
 
 CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
-  *str = result == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : "CUPTI_ERROR_FAKE";
+  *str = result == CUPTI_SUCCESS                                   ? "CUPTI_SUCCESS"
+         : result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
+                                                                    : "CUPTI_ERROR_FAKE";
   return CUPTI_SUCCESS;
 }
 
@@ -80,6 +90,17 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
   g_timestamp = fn;
   return CUPTI_SUCCESS;
 }
+
+// FAKE_CUPTI_OTHER_SUBSCRIBER=1 plays a process where torch.profiler (or
+// Nsight) already subscribed: the one subscriber slot is taken.
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
+  if (const char* other = std::getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"); other && *other == '1')
+    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  static int token;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&token);
+  return CUPTI_SUCCESS;
+}
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) { return CUPTI_SUCCESS; }
 
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind) { return CUPTI_SUCCESS; }
@@ -122,28 +143,46 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
     d.name = "NVIDIA Fake";
     Put(buffer, size, &used, d);
   }
-  uint32_t corr = g_correlation.fetch_add(1);
-  CUpti_ActivityAPI api;
-  std::memset(&api, 0, sizeof(api));
-  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-  api.cbid = 211;
-  api.start = now - 2000;
-  api.end = now - 1500;
-  api.processId = static_cast<uint32_t>(::getpid());
-  api.threadId = g_tid;
-  api.correlationId = corr;
-  Put(buffer, size, &used, api);
-  CUpti_ActivityKernel10 k;
-  std::memset(&k, 0, sizeof(k));
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = now - 1000;
-  k.end = now - 500;
-  k.streamId = 7;
-  k.correlationId = corr;
-  k.name = "_Z4busyv";
-  Put(buffer, size, &used, k);
+  std::vector<std::pair<uint32_t, uint64_t>> launches;
+  {
+    std::lock_guard<std::mutex> launch_lock(g_launch_mu);
+    launches.swap(g_launches);
+  }
+  launches.emplace_back(g_tid, now);
+  for (const auto& [tid, ts] : launches) {
+    uint32_t corr = g_correlation.fetch_add(1);
+    CUpti_ActivityAPI api;
+    std::memset(&api, 0, sizeof(api));
+    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    api.cbid = 211;
+    api.start = ts - 2000;
+    api.end = ts - 1500;
+    api.processId = static_cast<uint32_t>(::getpid());
+    // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: gettid() as the thread sees it,
+    // inside its pid namespace.
+    api.threadId = tid;
+    api.correlationId = corr;
+    Put(buffer, size, &used, api);
+    CUpti_ActivityKernel10 k;
+    std::memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = ts - 1000;
+    k.end = ts - 500;
+    k.streamId = 7;
+    k.correlationId = corr;
+    k.name = "_Z4busyv";
+    Put(buffer, size, &used, k);
+  }
   g_complete(nullptr, 0, buffer, size, used);
   return CUPTI_SUCCESS;
+}
+
+// A launch on the calling thread, delivered with the next flush.
+__attribute__((visibility("default"))) void fake_cupti_launch() {
+  if (!g_timestamp) return;
+  uint64_t now = g_timestamp();
+  std::lock_guard<std::mutex> lock(g_launch_mu);
+  g_launches.emplace_back(static_cast<uint32_t>(::syscall(SYS_gettid)), now);
 }
 
 int InitializeInjectionNvtx2(const void*) {

@@ -85,5 +85,20 @@ TEST(GpuCapture, FragmentNamesSortByTimeAndParseBack) {
   EXPECT_FALSE(model::ParseFragmentFileName("other.pftrace"));
 }
 
+TEST(InjectionSettings, ContainerOrdinalsMapThroughNvidiaVisibleDevices) {
+  // The runtime exposed physical GPUs 3 and 5 as ordinals 0 and 1.
+  EXPECT_EQ(ComposeVisibleDevices("3,5", nullptr, true), (std::vector<int>{3, 5}));
+  // ... and CUDA_VISIBLE_DEVICES=1 inside picks the second of them.
+  EXPECT_EQ(ComposeVisibleDevices("3,5", "1", true), (std::vector<int>{5}));
+  EXPECT_EQ(ComposeVisibleDevices("3,5", "7", true), (std::vector<int>{-1}));
+  // UUIDs: no index (the device record's UUID names the GPU).
+  EXPECT_EQ(ComposeVisibleDevices("GPU-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", nullptr, true),
+            (std::vector<int>{-1}));
+  // "all", unset, and any value outside a container: the ordinals as CUDA says.
+  EXPECT_EQ(ComposeVisibleDevices("all", "2", true), (std::vector<int>{2}));
+  EXPECT_TRUE(ComposeVisibleDevices(nullptr, nullptr, true).empty());
+  EXPECT_EQ(ComposeVisibleDevices("3,5", "1", false), (std::vector<int>{1}));
+}
+
 }  // namespace
 }  // namespace gpunoise::cupti

@@ -315,6 +315,19 @@ TEST(ReportCommand, TheWindowLimitsWhatIsAnalyzed) {
   EXPECT_EQ(py.Wait(30s), 0) << py.stderr_text();
 }
 
+TEST(ReportCommand, OptionsBeforeTheFileTakeOneValueEach) {
+  ScopedTempDir dir;
+  std::string path = WriteTrace(dir.path(), true);
+  // Once "--focus trainer FILE" read FILE as a second focus value.
+  CommandRun r = Report({"--json", "--focus", "trainer", path});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("\"how\": \"--focus trainer\""), std::string::npos) << r.out;
+  CommandRun two = Report({"--focus", "trainer", "--focus", "hog", path});
+  ASSERT_EQ(two.rc, 0) << two.err;
+  CommandRun threshold = Report({"--threshold", "interference.min_share=0.5", path});
+  EXPECT_EQ(threshold.rc, 0) << threshold.err;
+}
+
 TEST(ReportCommand, MisuseIsAUsageErrorAndBadInputAnError) {
   EXPECT_EQ(Report({}).rc, 2);
   ScopedTempDir dir;

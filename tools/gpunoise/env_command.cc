@@ -12,6 +12,8 @@
 #include <iostream>
 
 #include "cli_util.h"
+#include "collect/proc_scanner.h"
+#include "model/pid_ns.h"
 #include "commands.h"
 #include "common/log.h"
 #include "common/private_file.h"
@@ -105,6 +107,15 @@ int RunEnv(int argc, char** argv) {
   env.flush_ms = flush_ms;
   env.keep_seconds = keep_seconds;
   env.nvtx = !no_nvtx;
+  // Inside a container every path above is the container's own (the
+  // mounted library and fragment volume), which is what its processes need;
+  // the host's recorder collects the same directory by its host path and
+  // translates the namespace's pids. A shell comment, so eval ignores it.
+  uint64_t pid_ns = collect::ReadPidNsInode("/proc/self");
+  if (pid_ns && pid_ns != model::kInitPidNsInode)
+    std::printf("# gpunoise env: in pid namespace %llu (a container): these paths are the container's; "
+                "on the node run 'gpunoise record --gpu-dir' on this volume's host path\n",
+                static_cast<unsigned long long>(pid_ns));
   std::fputs(gpu::FormatShellExports(gpu::InjectionEnvironment(env)).c_str(), stdout);
   return 0;
 }

@@ -10,6 +10,8 @@
 #include "cli_util.h"
 #include "collect/cgroup.h"
 #include "collect/kmsg_reader.h"
+#include "collect/pod_selection.h"
+#include "collect/proc_scanner.h"
 #include "commands.h"
 #include "record/kernel_log_recording.h"
 #include "common/cpu_list.h"
@@ -92,7 +94,8 @@ int RunRecord(int argc, char** argv) {
        "the name this machine has when traces of several are merged (default: the hostname)")
       ("cpus", po::value(&cpus_text), "only these CPUs, e.g. 0-3,8 (default: all online)")
       ("pid,p", po::value(&pids)->multitoken(), "only tasks of these processes (and their children); irqs are kept")
-      ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount)")
+      ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount), "
+       "or of pod-uid:UID / container:ID (resolved at the start; by their processes where v2 does not hold them)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
        "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
        "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates), "
@@ -265,6 +268,26 @@ int RunRecord(int argc, char** argv) {
     std::fprintf(stderr, "usage: gpunoise record: --attach must be auto or tracepoint\n");
     return 2;
   }
+  if (collect::IsPodSelector(cgroup)) {
+    // Resolved now and kept: the trace names the pod's processes
+    // (docs/containers.md), so the report needs no live node.
+    auto sel = collect::SelectPod(collect::ScanProcesses(), cgroup);
+    if (!sel.ok()) {
+      log::Error("{}", sel.error().message);
+      return 1;
+    }
+    if (!sel->v2_path.empty()) {
+      cgroup = sel->v2_path.substr(1);  // relative to the v2 mount
+      log::Info("--cgroup {}: the cgroup-v2 directory {}", vm["cgroup"].as<std::string>(), sel->v2_path);
+    } else {
+      // v1 (or hybrid with a v1 kubelet): the kernel's cgroup-id helper
+      // sees only v2, so the pod is its processes and their children.
+      log::Info("--cgroup {}: cgroup v2 does not hold it here; recording its {} processes and their children",
+                cgroup, sel->pids.size());
+      options.filters.pids.insert(options.filters.pids.end(), sel->pids.begin(), sel->pids.end());
+      cgroup.clear();
+    }
+  }
   if (!cgroup.empty()) {
     auto ref = collect::ResolveCgroup(cgroup);
     if (!ref.ok()) {
@@ -312,6 +335,9 @@ int RunRecord(int argc, char** argv) {
     if (!kmsg) return OkStatus();
     return record::AppendKernelLog(*kmsg, out);
   };
+  // Containerized GPU processes write their namespace's ids; the fork
+  // records and /proc say which host threads those are.
+  if (!(*gpu)->fragment_dir().empty()) options.pid_ns_map = (*gpu)->pid_ns_map();
   if (!command.empty()) {
     options.start_workload = [&]() -> Result<int> {
       GN_ASSIGN_OR_RETURN(workload, record::Workload::Start(workload_spec));

@@ -18,8 +18,9 @@ namespace {
 constexpr const char* kUsage =
     "gpunoise report: read a Perfetto trace (gpunoise's, or Perfetto's own recorder's) and name\n"
     "what delayed the threads that matter: findings ranked by the time they cost, then tables.\n\n"
-    "USAGE: gpunoise report FILE.pftrace [--json] [--focus PID|COMM|CGROUP ...] [--window START:END]\n"
-    "                       [--threshold NAME=VALUE ...] [--annotate OUT.pftrace] [--partial]\n"
+    "USAGE: gpunoise report [OPTIONS] FILE.pftrace   (options before or after the file)\n"
+    "       [--json] [--focus PID|COMM|CGROUP]... [--window START:END]\n"
+    "       [--threshold NAME=VALUE]... [--annotate OUT.pftrace] [--partial]\n"
     "       gpunoise report NODE1 NODE2 ... [--step NAME] [--align collectives|realtime] [--json]\n"
     "                       (traces, one merged trace, or per-node --json reports: the cross-node report)\n";
 
@@ -29,6 +30,8 @@ constexpr const char* kExamples =
     "  gpunoise report node17.pftrace --json > r.json     # the same for machines (docs/report.md)\n"
     "  gpunoise report node17.pftrace --focus 4242        # threads of process 4242 (or thread 4242)\n"
     "  gpunoise report node17.pftrace --focus python3     # threads or processes named python3\n"
+    "  gpunoise report --json --focus rank:3 run.pftrace  # the processes of rank 3 (options before the file)\n"
+    "  gpunoise report run.pftrace --focus pod-uid:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0  # one pod\n"
     "  gpunoise report node17.pftrace --window 2:5        # only seconds 2 to 5 of the trace\n"
     "  gpunoise report node17.pftrace --threshold softirq.share=20%   # a more sensitive storm detector\n"
     "  gpunoise report node17.pftrace --annotate n17-findings.pftrace # findings as tracks, for the UI\n"
@@ -50,12 +53,16 @@ int RunReport(int argc, char** argv) {
   opts.add_options()
       ("help,h", "show this help")
       ("json", po::bool_switch(&json), "write JSON (schema in docs/report.md) instead of text")
-      ("focus,f", po::value(&focus)->multitoken()->composing(),
-       "threads the report is about: PID (a process's threads, or one thread), COMM (thread or process "
-       "name) or CGROUP (a cgroup-v2 path, resolved live); default: threads that launch GPU work, else "
-       "the busiest non-kernel threads")
+      // One value per use (as in every Unix tool), so options may come
+      // before the file: with multitoken, "--focus trainer run.pftrace"
+      // took the file for a second focus value.
+      ("focus,f", po::value(&focus)->composing(),
+       "threads the report is about, one value per use: PID (a process's threads, or one thread), COMM "
+       "(thread or process name), CGROUP (a cgroup path: from the trace, else resolved live), pod:NAME, "
+       "pod-uid:UID, container:ID, rank:N or job:ID (from the trace); default: threads that launch GPU "
+       "work, else the busiest non-kernel threads")
       ("window,w", po::value(&window), "only START:END, seconds from the first event (2.5:7, 500ms:, :10)")
-      ("threshold,t", po::value(&thresholds)->multitoken()->composing(),
+      ("threshold,t", po::value(&thresholds)->composing(),
        "change a detector threshold, NAME=VALUE (see --list-thresholds)")
       ("list-thresholds", po::bool_switch(&list_thresholds), "list every threshold with its default and meaning")
       ("annotate", po::value(&annotate), "also write a copy of the trace with the findings as tracks")

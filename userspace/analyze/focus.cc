@@ -35,6 +35,76 @@ std::vector<std::pair<int32_t, uint64_t>> BusiestThreads(const Timeline& t, uint
   return out;
 }
 
+namespace {
+
+// pod:NAME, pod-uid:UID, container:ID (a prefix of 12 digits or more, as
+// runtimes abbreviate), rank:N, job:ID: resolved from the identities the
+// recorder kept in the trace, so no live node is needed.
+constexpr std::string_view kIdentityKinds[] = {"pod:", "pod-uid:", "container:", "rank:", "job:"};
+
+bool IsIdentityFocus(std::string_view item) {
+  for (std::string_view k : kIdentityKinds)
+    if (StartsWith(item, k)) return true;
+  return false;
+}
+
+bool IdentityMatches(const model::ProcessIdentity& id, std::string_view kind, std::string_view value) {
+  const model::ContainerIdentity& c = id.container;
+  if (kind == "pod:")
+    return !c.pod_name.empty() && (c.pod_name == value || c.pod_namespace + "/" + c.pod_name == value);
+  if (kind == "pod-uid:") return !c.pod_uid.empty() && c.pod_uid == value;
+  if (kind == "container:") return !c.container_id.empty() && StartsWith(c.container_id, value);
+  if (kind == "rank:") return id.job.rank && std::to_string(*id.job.rank) == value;
+  if (kind == "job:") return !id.job.job_id.empty() && id.job.job_id == value;
+  return false;
+}
+
+Result<std::vector<int32_t>> IdentityFocus(const Timeline& t, std::string_view item) {
+  auto colon = item.find(':');
+  std::string_view kind = item.substr(0, colon + 1), value = item.substr(colon + 1);
+  if (value.empty()) return MakeError("--focus {}: needs a value after '{}'", item, kind);
+  if (kind == "container:" && value.size() < 12)
+    return MakeError("--focus {}: give at least 12 digits of the container id", item);
+  if (kind == "rank:" && !ParseInt64(value)) return MakeError("--focus {}: a rank is a number", item);
+  if (t.identities.empty())
+    return MakeError("--focus {}: this trace holds no container, pod or rank data (recorded before gpunoise "
+                     "kept them, or by another recorder)", item);
+  std::vector<int32_t> tids;
+  size_t processes = 0;
+  for (const auto& [pid, id] : t.identities) {
+    if (!IdentityMatches(id, kind, value)) continue;
+    ++processes;
+    for (int32_t tid : ThreadsOf(t, pid)) tids.push_back(tid);
+  }
+  if (tids.empty())
+    return processes ? MakeError("--focus {}: its {} processes have no threads in this trace", item, processes)
+                     : MakeError("--focus {}: no process of this trace matches", item);
+  return tids;
+}
+
+// Threads of the processes whose recorded cgroups (v2 paths, or v1
+// "controllers:path") are `cgroup` or below it.
+std::vector<int32_t> RecordedCgroupMembers(const Timeline& t, std::string_view cgroup) {
+  std::string want(cgroup);
+  if (!want.empty() && want.front() != '/') want = "/" + want;
+  while (want.size() > 1 && want.back() == '/') want.pop_back();
+  std::vector<int32_t> tids;
+  for (const auto& [pid, id] : t.identities) {
+    bool in = false;
+    for (const std::string& line : id.cgroups) {
+      std::string_view path = line;
+      if (auto colon = path.find(":/"); colon != std::string_view::npos) path = path.substr(colon + 1);
+      if (path == want || (StartsWith(path, want) && path.size() > want.size() && path[want.size()] == '/'))
+        in = true;
+    }
+    if (in)
+      for (int32_t tid : ThreadsOf(t, pid)) tids.push_back(tid);
+  }
+  return tids;
+}
+
+}  // namespace
+
 Result<FocusSelection> SelectFocus(const Timeline& t, const GpuModel& gpu, const Thresholds& th,
                                    const std::vector<std::string>& requested,
                                    const CgroupResolver& cgroups, uint64_t from, uint64_t to) {
@@ -42,9 +112,13 @@ Result<FocusSelection> SelectFocus(const Timeline& t, const GpuModel& gpu, const
   if (!requested.empty()) {
     for (const std::string& item : requested) {
       std::vector<int32_t> tids;
-      if (auto pid = ParseInt64(item); pid && *pid > 0) {
+      if (IsIdentityFocus(item)) {
+        GN_ASSIGN_OR_RETURN(tids, IdentityFocus(t, item));
+      } else if (auto pid = ParseInt64(item); pid && *pid > 0) {
         tids = ThreadsOf(t, static_cast<int32_t>(*pid));
         if (tids.empty()) return MakeError("--focus {}: no thread or process {} in this trace", item, item);
+      } else if (item.find('/') != std::string::npos && !(tids = RecordedCgroupMembers(t, item)).empty()) {
+        // The cgroups the recorder saw each process in: no live node needed.
       } else if (item.find('/') != std::string::npos) {
         if (!cgroups) return MakeError("--focus {}: cgroups cannot be resolved here", item);
         GN_ASSIGN_OR_RETURN(std::vector<int32_t> members, cgroups(item));

@@ -8,6 +8,41 @@
 
 namespace gpunoise::analyze {
 
+namespace {
+
+// The noisy-neighbour case: a culprit task in a pod none of the focus
+// threads is in, and whether its cgroup's CPU quota throttled it over the
+// recording (the recorder's cpu.stat at its start and end). Its own finding
+// (cpu_throttling) is about the focus; this is one sentence about the culprit.
+void NoteNeighbourPod(const Timeline& t, int32_t culprit, Finding* f) {
+  const model::ProcessIdentity* id = t.IdentityOf(culprit);
+  if (!id || id->container.pod_uid.empty()) return;
+  for (int32_t tid : f->focus_tids) {
+    const model::ProcessIdentity* fid = t.IdentityOf(tid);
+    if (fid && fid->container.pod_uid == id->container.pod_uid) return;  // the focus's own pod
+  }
+  const model::ContainerIdentity& c = id->container;
+  std::string pod = c.pod_name.empty() ? "pod-uid " + c.pod_uid
+                    : c.pod_namespace.empty() ? "pod " + c.pod_name
+                                              : "pod " + c.pod_namespace + "/" + c.pod_name;
+  f->metrics.push_back({"culprit_other_pod", 1});
+  std::string note = "the culprit runs in another pod (" + pod + ")";
+  const model::CgroupThrottling& d = id->cpu_stat_delta;
+  if (d.valid) {
+    f->metrics.push_back({"culprit_cgroup_throttled_periods", static_cast<double>(d.nr_throttled)});
+    f->metrics.push_back({"culprit_cgroup_throttled_ns", static_cast<double>(d.throttled_ns)});
+    note += d.nr_throttled
+                ? fmt::format(", whose cgroup was CPU-throttled in {} of {} periods ({}) over the recording",
+                              d.nr_throttled, d.nr_periods, FormatNs(d.throttled_ns))
+                : fmt::format(", whose cgroup was not CPU-throttled over the recording ({} periods)", d.nr_periods);
+  }
+  f->title += "; " + note;
+  f->evidence.push_back(note + (d.valid ? " (" + d.file + ")" : ""));
+}
+
+}  // namespace
+
+
 bool IsRecorderThread(const Timeline& t, int32_t tid) {
   return t.ThreadName(tid) == "gpunoise" || t.ProcessName(t.TgidOf(tid)) == "gpunoise";
 }
@@ -137,6 +172,7 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
                  {"interrupt_ns", static_cast<double>(c.interrupt_ns)},
                  {"waits", static_cast<double>(c.waits)},
                  {"share", share}};
+    if (who.kind == Culprit::Kind::kTask) NoteNeighbourPod(t, who.id, &f);
     for (const auto& [tid, ns] : c.by_focus_tid) {
       const auto& act = ctx.activities.at(tid);
       f.evidence.push_back(fmt::format("{}: {} of its {} observed ({} waiting behind it, {} running)",

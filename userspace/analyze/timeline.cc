@@ -113,8 +113,31 @@ bool Timeline::IsKernelThread(int32_t tid) const {
 std::string Timeline::DescribeThread(int32_t tid) const {
   if (tid == 0) return "idle";
   int32_t tgid = TgidOf(tid);
-  if (tgid != tid) return fmt::format("{} (tid {}, pid {} {})", ThreadName(tid), tid, tgid, ProcessName(tgid));
-  return fmt::format("{} (pid {})", ThreadName(tid), tid);
+  std::string where = DescribeWhere(tid);
+  if (!where.empty()) where = ", " + where;
+  if (tgid != tid)
+    return fmt::format("{} (tid {}, pid {} {}{})", ThreadName(tid), tid, tgid, ProcessName(tgid), where);
+  return fmt::format("{} (pid {}{})", ThreadName(tid), tid, where);
+}
+
+const model::ProcessIdentity* Timeline::IdentityOf(int32_t tid) const {
+  if (identities.empty()) return nullptr;
+  auto it = identities.find(TgidOf(tid));
+  return it == identities.end() ? nullptr : &it->second;
+}
+
+std::string Timeline::DescribeWhere(int32_t tid) const {
+  const model::ProcessIdentity* id = IdentityOf(tid);
+  if (!id) return {};
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+  const model::ContainerIdentity& c = id->container;
+  if (!c.pod_name.empty()) add(c.pod_namespace.empty() ? "pod " + c.pod_name : "pod " + c.pod_namespace + "/" + c.pod_name);
+  else if (!c.pod_uid.empty()) add("pod-uid " + c.pod_uid);
+  if (!c.container_id.empty()) add("container " + c.container_id.substr(0, 12));
+  if (id->job.rank) add(fmt::format("rank {}", *id->job.rank));
+  if (!id->job.job_id.empty()) add("job " + id->job.job_id);
+  return out;
 }
 
 std::string Timeline::IrqName(int32_t id) const {

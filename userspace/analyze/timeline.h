@@ -16,6 +16,7 @@
 #include "analyze/pod_vector.h"
 #include "model/kernel_log.h"
 #include "model/gpu_loss.h"
+#include "model/process_identity.h"
 #include "model/host_info.h"
 #include "model/perfetto_stats.h"
 #include "model/session_info.h"
@@ -186,6 +187,9 @@ class Timeline {
   std::vector<MetaInstant> node_metadata;
   std::optional<model::SessionInfo> session;
   std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
+  // Pid namespace, container, pod, rank and job of processes, by host pid
+  // (model/process_identity.h); only those the recorder found any for.
+  std::unordered_map<int32_t, model::ProcessIdentity> identities;
   // Rank of each GPU process in its job (pid -> rank), from the CUPTI
   // library's capture summary (its RANK / SLURM_PROCID).
   std::map<int32_t, int32_t> gpu_ranks;
@@ -208,8 +212,13 @@ class Timeline {
   int32_t TgidOf(int32_t tid) const;  // the thread's own tid when unknown
   std::string ProcessName(int32_t tgid) const;
   bool IsKernelThread(int32_t tid) const;
-  // "python3 (tid 4242, pid 4240)"
+  // "python3 (tid 4242, pid 4240)"; in a container or job with where:
+  // "python3 (tid 4242, pid 4240, pod ml/trainer-0, container 3f7e0a52b1c9, rank 3)"
   std::string DescribeThread(int32_t tid) const;
+  // The identity of the thread's process; null when the trace has none.
+  const model::ProcessIdentity* IdentityOf(int32_t tid) const;
+  // "pod ml/trainer-0, container 3f7e0a52b1c9, rank 3"; empty without one.
+  std::string DescribeWhere(int32_t tid) const;
   // Hard IRQ or system vector: "eth0-rx-3 (irq 45)", "local_timer"
   std::string IrqName(int32_t id) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "import/gpu_summary_reader.h"
+#include "import/identity_reader.h"
 #include "model/gpu_capture.h"
 #include "import/session_summary_reader.h"
 
@@ -278,6 +279,11 @@ uint32_t TimelineBuilder::TrackString(std::string_view s) {
 void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
   if (import::IsGpuLossSummary(e)) {
     t_.gpu_loss = import::ParseGpuLossSummary(e);
+    return;
+  }
+  if (import::IsProcessIdentity(e)) {
+    model::ProcessIdentity id = import::ParseProcessIdentity(e);
+    if (id.pid > 0) t_.identities[id.pid] = std::move(id);
     return;
   }
   if (import::IsSessionSummary(e)) {

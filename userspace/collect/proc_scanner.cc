@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "collect/environ_identity.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -13,6 +14,37 @@ std::string ReadComm(const std::string& dir) {
   auto comm = ReadFileToString(dir + "/comm");
   return comm.ok() ? std::string(Trim(*comm)) : std::string();
 }
+
+// "NSpid:\t8000\t1": the id in each pid namespace, the host's first.
+std::vector<int32_t> ParseNsIds(std::string_view value) {
+  std::vector<int32_t> ids;
+  for (std::string_view f : Split(Trim(value), '\t'))
+    if (auto n = ParseInt64(Trim(f))) ids.push_back(static_cast<int32_t>(*n));
+  return ids;
+}
+
+}  // namespace
+
+uint64_t ReadPidNsInode(const std::string& proc_pid_dir) {
+  // "pid:[4026531836]"
+  char buf[64];
+  ssize_t n = ::readlink((proc_pid_dir + "/ns/pid").c_str(), buf, sizeof(buf) - 1);
+  if (n <= 0) return 0;
+  std::string_view link(buf, static_cast<size_t>(n));
+  auto open = link.find('['), close = link.rfind(']');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return 0;
+  return ParseUint64(link.substr(open + 1, close - open - 1)).value_or(0);
+}
+
+std::vector<int32_t> ReadNsTids(const std::string& proc_task_dir) {
+  auto status = ReadFileToString(proc_task_dir + "/status");
+  if (!status.ok()) return {};
+  for (std::string_view line : Split(*status, '\n'))
+    if (StartsWith(line, "NSpid:")) return ParseNsIds(line.substr(6));
+  return {};
+}
+
+namespace {
 
 }  // namespace
 
@@ -34,8 +66,17 @@ model::ProcessSnapshot ScanProcesses(const std::string& proc_root) {
       else if (StartsWith(line, "Uid:")) {
         auto fields = Split(Trim(line.substr(4)), '\t');
         if (!fields.empty()) p.uid = static_cast<int32_t>(ParseInt64(fields[0]).value_or(-1));
-      } else if (StartsWith(line, "Name:")) p.comm = std::string(Trim(line.substr(5)));
+      } else if (StartsWith(line, "Name:")) {
+        p.comm = std::string(Trim(line.substr(5)));
+      } else if (StartsWith(line, "NSpid:")) {
+        p.identity.nspid = ParseNsIds(line.substr(6));
+      }
     }
+    p.identity.pid = p.pid;
+    // Only processes inside a pid namespace of their own cost the readlink
+    // and, below, a status read per thread.
+    bool in_ns = p.identity.nspid.size() > 1;
+    if (in_ns) p.identity.pid_ns = ReadPidNsInode(dir);
     auto cmdline = ReadFileToString(dir + "/cmdline");
     if (cmdline.ok() && !cmdline->empty()) {
       std::string_view rest = *cmdline;
@@ -44,6 +85,8 @@ model::ProcessSnapshot ScanProcesses(const std::string& proc_root) {
     }
     // Kernel threads have no command line and are children of kthreadd (2).
     p.is_kthread = p.cmdline.empty() && (p.ppid == 2 || p.pid == 2);
+    // Its cgroups (container, pod, SLURM job) and its rank and job.
+    if (!p.is_kthread) ReadProcessIdentity(dir, &p.identity);
     auto stat = ReadFileToString(dir + "/stat");
     if (stat.ok()) {
       // Field 22 (starttime, clock ticks since boot) comes after the
@@ -67,6 +110,7 @@ model::ProcessSnapshot ScanProcesses(const std::string& proc_root) {
         th.tgid = p.pid;
         th.name = ReadComm(dir + "/task/" + t);
         if (th.name.empty() && th.tid == p.pid) th.name = p.comm;
+        if (in_ns) th.nstid = th.tid == p.pid ? p.identity.nspid : ReadNsTids(dir + "/task/" + t);
         snap.threads.push_back(std::move(th));
       }
     }

@@ -70,6 +70,8 @@ bool LoadCupti(const std::string& explicit_path, CuptiLibrary* lib, std::string*
             Resolve(lib->handle, "cuptiActivityGetNumDroppedRecords", &lib->GetNumDroppedRecords,
                     true, &missing) &&
             Resolve(lib->handle, "cuptiActivityFlushAll", &lib->FlushAll, true, &missing) &&
+            Resolve(lib->handle, "cuptiSubscribe", &lib->Subscribe, false, &missing) &&
+            Resolve(lib->handle, "cuptiUnsubscribe", &lib->Unsubscribe, false, &missing) &&
             Resolve(lib->handle, "InitializeInjectionNvtx2", &lib->InitializeInjectionNvtx2, false,
                     &missing);
   if (!ok) {

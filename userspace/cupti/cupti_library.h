@@ -26,6 +26,9 @@ struct CuptiLibrary {
   decltype(&::cuptiActivityGetNextRecord) GetNextRecord = nullptr;
   decltype(&::cuptiActivityGetNumDroppedRecords) GetNumDroppedRecords = nullptr;
   decltype(&::cuptiActivityFlushAll) FlushAll = nullptr;
+  // Optional: probing for another CUPTI client (one subscriber per process).
+  decltype(&::cuptiSubscribe) Subscribe = nullptr;
+  decltype(&::cuptiUnsubscribe) Unsubscribe = nullptr;
   // CUPTI's NVTX entry point, for NVTX_INJECTION64_PATH pointing at us.
   int (*InitializeInjectionNvtx2)(const void* get_export_table) = nullptr;
 

@@ -15,10 +15,14 @@ namespace gpunoise::cupti {
 FragmentWriter::FragmentWriter(std::string dir, int pid, uint64_t keep_ns)
     : dir_(std::move(dir)), pid_(pid), keep_ns_(keep_ns) {}
 
+FragmentWriter::FragmentWriter(std::string dir, int pid, uint64_t pid_ns, uint64_t keep_ns)
+    : dir_(std::move(dir)), pid_(pid), has_pid_ns_(true), pid_ns_(pid_ns), keep_ns_(keep_ns) {}
+
 bool FragmentWriter::Write(std::string_view chunk, uint64_t flush_ts, std::string* error) {
   // Two flushes in one nanosecond would share a name; keep names unique.
   if (flush_ts <= last_flush_ts_) flush_ts = last_flush_ts_ + 1;
-  std::string name = model::FragmentFileName(pid_, flush_ts);
+  std::string name = has_pid_ns_ ? model::FragmentFileName(pid_, flush_ts, pid_ns_)
+                                 : model::FragmentFileName(pid_, flush_ts);
   std::string final_path = dir_ + "/" + name;
   // 0600 under a random temp name, never through a symlink: the fragment
   // holds the job's kernel names and timings (common/private_file.h). The

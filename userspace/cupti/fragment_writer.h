@@ -16,6 +16,9 @@ class FragmentWriter {
   // keep_ns > 0: chunks older than that (by flush time) are deleted as new
   // ones are written, so a long-running job does not fill the disk.
   FragmentWriter(std::string dir, int pid, uint64_t keep_ns);
+  // `pid` inside pid namespace `pid_ns` (inode of /proc/self/ns/pid; 0: it
+  // could not be read): the name says so, for the recorder to translate.
+  FragmentWriter(std::string dir, int pid, uint64_t pid_ns, uint64_t keep_ns);
 
   // Writes `chunk` as the fragment flushed at `flush_ts` (CLOCK_BOOTTIME).
   // Returns false with `error` set ("failed to write DIR/x: No space left").
@@ -27,6 +30,8 @@ class FragmentWriter {
  private:
   std::string dir_;
   int pid_;
+  bool has_pid_ns_ = false;
+  uint64_t pid_ns_ = 0;
   uint64_t keep_ns_;
   uint64_t last_flush_ts_ = 0;
   std::deque<std::pair<uint64_t, std::string>> written_;

@@ -36,6 +36,7 @@
 #include "cupti/cupti_library.h"
 #include "cupti/fragment_writer.h"
 #include "cupti/injection_settings.h"
+#include "cupti/packet_builder.h"
 #include "cupti/signal_chain.h"
 #include "model/gpu_capture.h"
 
@@ -71,9 +72,29 @@ std::string ReadFirstLine(const char* path) {
   return line;
 }
 
-// The one line a training program ever sees from us.
+// The inode of this process's pid namespace (/proc/self/ns/pid reads
+// "pid:[4026531836]"); 0 when /proc is not mounted or not ours to read.
+uint64_t OwnPidNamespace() {
+  char buf[64];
+  ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* open = std::strchr(buf, '[');
+  return open ? std::strtoull(open + 1, nullptr, 10) : 0;
+}
+
+// PROC_PID_INIT_INO (include/linux/proc_ns.h): the host's pid namespace.
+constexpr uint64_t kInitPidNamespace = 0xEFFFFFFCull;
+
+// The one line a training program ever sees from us. Inside a container it
+// names the pid namespace, since the pid it shows is the namespace's.
 void Note(const std::string& message) {
-  std::fprintf(stderr, "gpunoise-cupti[%d]: %s\n", static_cast<int>(::getpid()), message.c_str());
+  uint64_t ns = OwnPidNamespace();
+  if (ns == kInitPidNamespace)
+    std::fprintf(stderr, "gpunoise-cupti[%d]: %s\n", static_cast<int>(::getpid()), message.c_str());
+  else
+    std::fprintf(stderr, "gpunoise-cupti[%d in pid namespace %llu]: %s\n", static_cast<int>(::getpid()),
+                 static_cast<unsigned long long>(ns), message.c_str());
 }
 
 // How long the end of the program (exit or a fatal SIGINT/SIGTERM) waits
@@ -128,6 +149,8 @@ class Capture {
     ::sem_init(&fatal_signal_posted_, 0, 0);
   }
   bool EnableActivities(std::string* error);
+  // One fragment saying why this process is not captured (mu_ held).
+  void WriteCaptureOff(const std::string& reason);
   void EnableApiRecords();
   void FlusherLoop();
   void ReaperLoop();
@@ -151,6 +174,7 @@ class Capture {
   std::mutex write_mu_;  // writer_, write_failed_: the file side, flusher only
   std::unique_ptr<FragmentWriter> writer_;
   bool write_failed_ = false;
+  bool other_subscriber_ = false;
 
   std::mutex pool_mu_;
   std::vector<uint8_t*> free_buffers_;
@@ -245,6 +269,25 @@ void Capture::Flush(bool final) {
     write_failed_ = true;  // say it once; keep trying on later flushes
     Note("GPU trace data lost: " + error);
   }
+}
+
+void Capture::WriteCaptureOff(const std::string& reason) {
+  if (!writer_) return;
+  ClockReadings now = ReadClocks();
+  std::string chunk;
+  PacketBuilder builder(static_cast<uint32_t>(owner_pid_), &chunk);
+  builder.StartSequence();
+  builder.ClockSnapshot(now);
+  TrackSpec process;
+  process.uuid = (static_cast<uint64_t>(owner_pid_) << 20) ^ now.boottime ^ 0x6770756e6f697365ull;
+  process.process_pid = owner_pid_;
+  process.process_name = ReadFirstLine("/proc/self/comm");
+  builder.TrackDescriptor(process);
+  builder.Instant(now.boottime, process.uuid, model::kCuptiCaptureOffEvent, "gpunoise")
+      .Arg("pid", static_cast<int32_t>(owner_pid_))
+      .Arg("reason", reason);
+  std::string error;
+  if (!writer_->Write(chunk, now.boottime, &error)) Note("GPU capture-off note lost: " + error);
 }
 
 // The only thread that writes: periodic flushes, flushes the program's
@@ -345,7 +388,24 @@ void Capture::EnableApiRecords() {
   }
 }
 
+void CUPTIAPI NoCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
 bool Capture::EnableActivities(std::string* error) {
+  // CUPTI serves one client per process. Registering our buffers over
+  // torch.profiler's (Kineto), dynolog's or Nsight's would take their data:
+  // probe for a subscriber and, if there is one, stay out of the way. The
+  // probe is released at once, so a profiler started later still works.
+  if (cupti_.Subscribe) {
+    CUpti_SubscriberHandle probe = nullptr;
+    CUptiResult s = cupti_.Subscribe(&probe, NoCallback, nullptr);
+    if (s == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      other_subscriber_ = true;
+      *error = "another CUPTI client already runs in this process (torch.profiler/Kineto, dynolog, Nsight?): "
+               "CUPTI allows one, so gpunoise stays out of its way";
+      return false;
+    }
+    if (s == CUPTI_SUCCESS && cupti_.Unsubscribe) cupti_.Unsubscribe(probe);
+  }
   CUptiResult r = cupti_.RegisterCallbacks(OnBufferRequested, OnBufferCompleted);
   if (r != CUPTI_SUCCESS) {
     *error = "failed to register CUPTI buffer callbacks: " + cupti_.ResultName(r);
@@ -386,6 +446,11 @@ bool Capture::EnableActivities(std::string* error) {
 void Capture::Start() {
   std::call_once(start_once_, [this] {
     settings_ = ReadInjectionSettings([](const char* name) { return std::getenv(name); });
+    // In a container the CUDA ordinals are the runtime's renumbering of the
+    // GPUs it exposed, not NVML's indexes.
+    settings_.visible_devices = ComposeVisibleDevices(std::getenv("NVIDIA_VISIBLE_DEVICES"),
+                                                      std::getenv("CUDA_VISIBLE_DEVICES"),
+                                                      OwnPidNamespace() != kInitPidNamespace);
     if (settings_.dir.empty()) {
       Note(std::string("GPU capture off: ") + model::kGpuDirEnv +
            " is not set (start the program with 'gpunoise record -- ...' or in the environment "
@@ -423,12 +488,16 @@ void Capture::Start() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       converter_ = std::make_unique<ActivityConverter>(std::move(options));
-      writer_ = std::make_unique<FragmentWriter>(settings_.dir, owner_pid_, settings_.keep_ns);
+      // The pid and the CUPTI thread ids are this namespace's; the name
+      // says which namespace, for the recorder to translate them.
+      writer_ = std::make_unique<FragmentWriter>(settings_.dir, owner_pid_, OwnPidNamespace(),
+                                                 settings_.keep_ns);
     }
     std::string error;
     if (!EnableActivities(&error)) {
       Note("GPU capture off: " + error);
       std::lock_guard<std::mutex> lock(mu_);
+      if (other_subscriber_) WriteCaptureOff(error);
       converter_.reset();
       return;
     }

@@ -47,6 +47,18 @@ std::vector<int> ParseVisibleDevices(const char* value) {
   return out;
 }
 
+std::vector<int> ComposeVisibleDevices(const char* nvidia_visible, const char* cuda_visible,
+                                       bool in_container) {
+  std::vector<int> cuda = ParseVisibleDevices(cuda_visible);
+  std::string_view nv = nvidia_visible ? nvidia_visible : "";
+  if (!in_container || nv.empty() || nv == "all" || nv == "none" || nv == "void") return cuda;
+  std::vector<int> exposed = ParseVisibleDevices(nvidia_visible);
+  if (cuda.empty()) return exposed;
+  std::vector<int> out;
+  for (int c : cuda) out.push_back(c >= 0 && static_cast<size_t>(c) < exposed.size() ? exposed[c] : -1);
+  return out;
+}
+
 InjectionSettings ReadInjectionSettings(
     const std::function<const char*(const char*)>& getenv_fn) {
   InjectionSettings s;

@@ -36,6 +36,16 @@ InjectionSettings ReadInjectionSettings(
 // CUDA, the list ends at the first negative number.
 std::vector<int> ParseVisibleDevices(const char* value);
 
+// Inside a container the runtime (nvidia-container-toolkit) exposes only the
+// GPUs NVIDIA_VISIBLE_DEVICES names, as CUDA ordinals 0..n-1 in that order,
+// and CUDA_VISIBLE_DEVICES then picks among those: physical =
+// nvidia[cuda[ordinal]]. Empty, "all", "none" and "void" leave the ordinals
+// alone; UUIDs map to -1 (the device record's UUID names the GPU then).
+// Outside a container the variable does nothing, so callers pass
+// `in_container` (a pid namespace other than the host's).
+std::vector<int> ComposeVisibleDevices(const char* nvidia_visible, const char* cuda_visible,
+                                       bool in_container);
+
 // The first of `names` set to a non-negative integer; -1 if none is.
 int32_t ParseRank(const std::function<const char*(const char*)>& getenv_fn,
                   std::initializer_list<const char*> names);

@@ -32,7 +32,33 @@ class DropsSink : public model::TraceSink {
   std::optional<uint64_t> dropped_;
 };
 
+class CaptureOffSink : public model::TraceSink {
+ public:
+  void OnEvent(const model::Event&) override {}
+  void OnTrackEvent(const model::TrackEventRecord& e) override {
+    if (e.type != model::TrackEventType::kInstant || e.name != model::kCuptiCaptureOffEvent) return;
+    const auto* pid = e.FindArg("pid");
+    const auto* reason = e.FindArg("reason");
+    note_ = "pid " + (pid ? pid->ToString() : std::string("?")) + ": " +
+            (reason ? reason->ToString() : std::string("capture off"));
+  }
+  std::optional<std::string> note() const { return note_; }
+
+ private:
+  std::optional<std::string> note_;
+};
+
 }  // namespace
+
+std::optional<std::string> CaptureOffIn(const std::string& path) {
+  CaptureOffSink sink;
+  import::ReadOptions options;
+  options.partial = true;
+  options.buffer_bytes = 64 << 10;
+  import::TraceReader reader(sink, options);
+  (void)reader.ReadFile(path);
+  return sink.note();
+}
 
 std::optional<uint64_t> CuptiDroppedRecordsIn(const std::string& path) {
   DropsSink sink;

@@ -15,4 +15,9 @@ namespace gpunoise::gpu {
 // readable part states.
 std::optional<uint64_t> CuptiDroppedRecordsIn(const std::string& path);
 
+// The library's note that it did not capture its process
+// (model::kCuptiCaptureOffEvent): "pid N (comm): reason"; nullopt if the
+// fragment holds none.
+std::optional<std::string> CaptureOffIn(const std::string& path);
+
 }  // namespace gpunoise::gpu

@@ -11,18 +11,32 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "common/files.h"
 #include "export/perfetto/trace_merger.h"
 #include "gpu/cupti_drops.h"
+#include "gpu/fragment_pid_translator.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::gpu {
 namespace {
 
-int PidOf(const std::string& path) {
+std::optional<model::FragmentName> NameOf(const std::string& path) {
   auto slash = path.rfind('/');
-  auto name = model::ParseFragmentFileName(slash == std::string::npos ? path : path.substr(slash + 1));
-  return name ? name->pid : -1;
+  return model::ParseFragmentFileName(slash == std::string::npos ? path : path.substr(slash + 1));
+}
+
+// A process by its pid namespace and its pid there: two containers' pid 1
+// are two processes. Names without a namespace are the host's.
+using ProcessKey = std::pair<uint64_t, int>;
+ProcessKey KeyOf(const model::FragmentName& n) {
+  return {n.has_pid_ns ? n.pid_ns : model::kInitPidNsInode, n.pid};
+}
+std::optional<ProcessKey> KeyOf(const std::string& path) {
+  auto name = NameOf(path);
+  if (!name) return std::nullopt;
+  return KeyOf(*name);
 }
 
 std::string DirOf(const std::string& path) {
@@ -56,11 +70,13 @@ Result<UniqueFd> OpenChecked(const std::string& path, DirOwners& owners) {
 // Each process's CUPTI dropped-record count as of its last fragment in
 // `files` that states one. The count only grows, and a fragment states it
 // only when it changed, so the latest fragment that states it has it.
-std::map<int, uint64_t> LatestDropCounts(const std::vector<std::string>& files, DirOwners& owners) {
-  std::map<int, uint64_t> out;
+std::map<ProcessKey, uint64_t> LatestDropCounts(const std::vector<std::string>& files, DirOwners& owners) {
+  std::map<ProcessKey, uint64_t> out;
   // `files` is ordered by process, then time: walk it backwards.
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
-    int pid = PidOf(*it);
+    auto key = KeyOf(*it);
+    if (!key) continue;
+    ProcessKey pid = *key;
     if (out.count(pid)) continue;
     // The reader takes a path: /proc/self/fd/N is the file already opened
     // and checked, not whatever the name leads to now.
@@ -92,7 +108,7 @@ Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_
   GN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
   struct stat dst {};
   if (::stat(dir.c_str(), &dst) != 0) return MakeError("{}: {}", dir, std::strerror(errno));
-  std::vector<std::tuple<int, uint64_t, std::string>> in, before;
+  std::vector<std::tuple<ProcessKey, uint64_t, std::string>> in, before;
   FragmentWindow out;
   for (const auto& name : names) {
     auto parsed = model::ParseFragmentFileName(name);
@@ -107,8 +123,8 @@ Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_
       out.refused.push_back(fd.error().message);
       continue;
     }
-    if (parsed->flush_ts < from_ts) before.emplace_back(parsed->pid, parsed->flush_ts, dir + "/" + name);
-    else in.emplace_back(parsed->pid, parsed->flush_ts, dir + "/" + name);
+    if (parsed->flush_ts < from_ts) before.emplace_back(KeyOf(*parsed), parsed->flush_ts, dir + "/" + name);
+    else in.emplace_back(KeyOf(*parsed), parsed->flush_ts, dir + "/" + name);
   }
   std::sort(in.begin(), in.end());
   std::sort(before.begin(), before.end());
@@ -125,12 +141,27 @@ Result<std::vector<std::string>> ListGpuFragments(const std::string& dir, uint64
 
 FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
                                      perfetto::TraceMerger& merger,
-                                     const std::vector<std::string>& before) {
+                                     const std::vector<std::string>& before,
+                                     FragmentPidTranslator* translator) {
   FragmentsAppended result;
-  std::set<int> pids;
+  std::set<ProcessKey> pids;
   DirOwners owners;
+  // Each process's last flush so far: a fragment holds what its process did
+  // since then, the window its ids are looked up in.
+  std::map<ProcessKey, uint64_t> last_flush;
+  for (const auto& path : before)
+    if (auto name = NameOf(path)) last_flush[KeyOf(*name)] = std::max(last_flush[KeyOf(*name)], name->flush_ts);
   for (const auto& path : files) {
     uint64_t before_packets = merger.packets();
+    auto name = NameOf(path);
+    bool rewrite = false;
+    if (name && translator) {
+      uint64_t& from = last_flush[KeyOf(*name)];
+      rewrite = translator->Select(*name, from);
+      from = name->flush_ts;
+    }
+    if (rewrite) merger.set_rewrite([translator](std::string_view p) { return translator->Rewrite(p); });
+    else merger.set_rewrite({});
     auto fd = OpenChecked(path, owners);
     if (!fd.ok()) {
       ++result.files;
@@ -142,7 +173,21 @@ FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
     uint64_t added = merger.packets() - before_packets;
     result.packets += added;
     ++result.files;
-    if (int pid = PidOf(path); pid >= 0) pids.insert(pid);
+    // A process's first fragment in the window may be the library's note
+    // that it stayed out (then it is its only one).
+    if (name && !pids.count(KeyOf(*name))) {
+      auto again = OpenChecked(path, owners);
+      if (again.ok()) {
+        if (auto off = CaptureOffIn("/proc/self/fd/" + std::to_string(again->get()))) {
+          std::string where = name->has_pid_ns && name->pid_ns != model::kInitPidNsInode
+                                  ? fmt::format(" in pid namespace {}", name->pid_ns)
+                                  : std::string();
+          auto colon = off->find(':');
+          result.not_captured.push_back(off->substr(0, colon) + where + off->substr(colon));
+        }
+      }
+    }
+    if (name) pids.insert(KeyOf(*name));
     if (!appended.ok()) {
       // Nothing of it in the trace, or the part before the damage.
       if (added == 0) ++result.unreadable;
@@ -150,9 +195,10 @@ FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
       result.problems.push_back(appended.error().message);
     }
   }
+  merger.set_rewrite({});
   result.processes = pids.size();
-  std::map<int, uint64_t> at_end = LatestDropCounts(files, owners);
-  std::map<int, uint64_t> at_start = LatestDropCounts(before, owners);
+  std::map<ProcessKey, uint64_t> at_end = LatestDropCounts(files, owners);
+  std::map<ProcessKey, uint64_t> at_start = LatestDropCounts(before, owners);
   for (const auto& [pid, n] : at_end) {
     uint64_t start = at_start.count(pid) ? at_start[pid] : 0;
     if (n > start) result.cupti_dropped_records += n - start;

@@ -17,6 +17,8 @@ class TraceMerger;
 
 namespace gpunoise::gpu {
 
+class FragmentPidTranslator;
+
 // Opens a fragment the way a root recorder must read a directory a user
 // writes into: not through a symlink (O_NOFOLLOW), never blocking on a FIFO
 // (O_NONBLOCK), and checked with fstat on the opened fd, not a stat that the
@@ -55,14 +57,20 @@ struct FragmentsAppended {
   // the process's whole capture up to the window's end).
   uint64_t cupti_dropped_records = 0;
   std::vector<std::string> problems;  // one line per fragment that was unreadable or cut short
+  // Processes whose library did not capture them (another CUPTI client):
+  // "pid 4242 in pid namespace N: another CUPTI client ...".
+  std::vector<std::string> not_captured;
 };
 
 // Appends each fragment with its own sequence ids, opened by OpenFragment
 // (a fragment refused now is unreadable, with its line in `problems`). A corrupt fragment keeps
 // the packets before the damage and is reported, never fatal: the kernel
 // side and the other processes' data are worth keeping.
+// With `translator`, fragments of processes in other pid namespaces get
+// their ids translated to host ids (fragment_pid_translator.h).
 FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
                                      perfetto::TraceMerger& merger,
-                                     const std::vector<std::string>& before = {});
+                                     const std::vector<std::string>& before = {},
+                                     FragmentPidTranslator* translator = nullptr);
 
 }  // namespace gpunoise::gpu

@@ -20,6 +20,13 @@ Status WriteGpuLoss(uint64_t ts, const model::GpuLoss& loss, perfetto::TrackEven
   perfetto::AddArg(e, "gpu.fragments_unreadable", loss.fragments_unreadable);
   perfetto::AddArg(e, "gpu.fragments_truncated", loss.fragments_truncated);
   perfetto::AddArg(e, "gpu.fragments_late", loss.fragments_late);
+  if (loss.processes_translated || loss.processes_unmapped || loss.threads_unmapped) {
+    perfetto::AddArg(e, "gpu.pidns.processes_translated", loss.processes_translated);
+    perfetto::AddArg(e, "gpu.pidns.processes_unmapped", loss.processes_unmapped);
+    perfetto::AddArg(e, "gpu.pidns.threads_unmapped", loss.threads_unmapped);
+  }
+  if (loss.processes_not_captured)
+    perfetto::AddArg(e, "gpu.processes_not_captured", loss.processes_not_captured);
   if (!loss.error.empty()) perfetto::AddArg(e, "gpu.error", loss.error);
   return out.WritePacket(packet);
 }

@@ -24,6 +24,10 @@ model::GpuLoss ParseGpuLossSummary(const model::TrackEventRecord& event) {
     else if (name == "gpu.fragments_unreadable") g.fragments_unreadable = Unsigned(a);
     else if (name == "gpu.fragments_truncated") g.fragments_truncated = Unsigned(a);
     else if (name == "gpu.fragments_late") g.fragments_late = Unsigned(a);
+    else if (name == "gpu.pidns.processes_translated") g.processes_translated = Unsigned(a);
+    else if (name == "gpu.pidns.processes_unmapped") g.processes_unmapped = Unsigned(a);
+    else if (name == "gpu.pidns.threads_unmapped") g.threads_unmapped = Unsigned(a);
+    else if (name == "gpu.processes_not_captured") g.processes_not_captured = Unsigned(a);
     else if (name == "gpu.error") g.error = a.ToString();
   }
   return g;

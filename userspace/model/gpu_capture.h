@@ -41,9 +41,20 @@ inline constexpr uint64_t kDefaultFlushMs = 1000;
 inline constexpr std::string_view kCuptiDroppedRecordsTrack = "CUPTI dropped records";
 inline constexpr std::string_view kCuptiCaptureSummaryEvent = "gpunoise GPU capture";
 inline constexpr std::string_view kCuptiDroppedRecordsArg = "dropped_records";
+// A process whose CUPTI already had a subscriber (torch.profiler/Kineto,
+// dynolog, Nsight): the library stays out of the way and writes one
+// fragment with this instant on the process's track, args "pid" (inside
+// its pid namespace) and "reason", so the recorder can say which process it
+// could not capture.
+inline constexpr std::string_view kCuptiCaptureOffEvent = "gpunoise GPU capture off";
 
 // Fragment files: "gpunoise-gpu-<pid>-<BOOTTIME ns, 20 digits>.pftrace", one
-// per flush, each a complete trace. Zero-padded so names sort by time.
+// per flush, each a complete trace. Zero-padded so names sort by time. A
+// library that knows its pid namespace adds "-ns<inode of /proc/self/ns/pid>"
+// before the suffix (0: it could not read it): <pid> is then the pid inside
+// that namespace, and so are the pids and tids inside the fragment; the
+// recorder translates them to host ids (gpu/fragment_pid_translator.h).
+// Recorders before that read only names without it.
 inline constexpr std::string_view kFragmentPrefix = "gpunoise-gpu-";
 inline constexpr std::string_view kFragmentSuffix = ".pftrace";
 
@@ -54,10 +65,32 @@ inline std::string FragmentFileName(int pid, uint64_t flush_ts) {
   return buf;
 }
 
+inline std::string FragmentFileName(int pid, uint64_t flush_ts, uint64_t pid_ns) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "gpunoise-gpu-%d-%020llu-ns%llu.pftrace", pid,
+                static_cast<unsigned long long>(flush_ts), static_cast<unsigned long long>(pid_ns));
+  return buf;
+}
+
 struct FragmentName {
   int pid = 0;
   uint64_t flush_ts = 0;
+  bool has_pid_ns = false;  // named with "-ns<inode>"
+  uint64_t pid_ns = 0;      // 0 with has_pid_ns: the library could not tell
 };
+
+inline bool ParseFragmentDigits(std::string_view digits, uint64_t limit, uint64_t* out) {
+  if (digits.empty() || digits.size() > 20) return false;
+  uint64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (limit - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return true;
+}
 
 inline std::optional<FragmentName> ParseFragmentFileName(std::string_view name) {
   if (name.substr(0, kFragmentPrefix.size()) != kFragmentPrefix) return std::nullopt;
@@ -70,14 +103,14 @@ inline std::optional<FragmentName> ParseFragmentFileName(std::string_view name) 
   if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) return std::nullopt;
   FragmentName out;
   uint64_t pid = 0;
-  for (char c : rest.substr(0, dash)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    pid = pid * 10 + static_cast<uint64_t>(c - '0');
-    if (pid > 0x7fffffff) return std::nullopt;
-  }
-  for (char c : rest.substr(dash + 1)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    out.flush_ts = out.flush_ts * 10 + static_cast<uint64_t>(c - '0');
+  if (!ParseFragmentDigits(rest.substr(0, dash), 0x7fffffff, &pid)) return std::nullopt;
+  std::string_view after = rest.substr(dash + 1);
+  auto ns = after.find("-ns");
+  std::string_view ts = ns == std::string_view::npos ? after : after.substr(0, ns);
+  if (!ParseFragmentDigits(ts, ~0ull, &out.flush_ts)) return std::nullopt;
+  if (ns != std::string_view::npos) {
+    if (!ParseFragmentDigits(after.substr(ns + 3), ~0ull, &out.pid_ns)) return std::nullopt;
+    out.has_pid_ns = true;
   }
   out.pid = static_cast<int>(pid);
   return out;

@@ -25,6 +25,14 @@ struct GpuLoss {
   uint64_t fragments_unreadable = 0;  // nothing of it reached the trace
   uint64_t fragments_truncated = 0;   // cut short: the packets before the damage are in
   uint64_t fragments_late = 0;        // flushed after the collection window closed: not in the trace
+  // Processes in other pid namespaces (containers) whose ids were
+  // translated to host ids, and the processes and threads that could not
+  // be: their GPU data is in the trace, attached to no host thread.
+  uint64_t processes_translated = 0;
+  uint64_t processes_unmapped = 0;
+  uint64_t threads_unmapped = 0;
+  // Processes the library did not capture: CUPTI already had a client.
+  uint64_t processes_not_captured = 0;
   std::string error;                  // the fragment directory could not be read at all
 };
 

@@ -16,6 +16,7 @@
 #include "export/perfetto/trace_merger.h"
 #include "export/perfetto/track_event_writer.h"
 #include "gpu/gpu_counter_packets.h"
+#include "gpu/fragment_pid_translator.h"
 #include "gpu/gpu_fragments.h"
 #include "gpu/gpu_loss_packets.h"
 #include "gpu/injection_env.h"
@@ -150,7 +151,24 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
   // symlink or someone else's file in the user's directory leads to.
   for (const auto& r : window->refused) warnings_.push_back("GPU fragment refused: " + r);
   perfetto::TraceMerger merger(&out, kFirstFragmentSequenceId);
-  gpu::FragmentsAppended appended = gpu::AppendGpuFragments(window->files, merger, window->before);
+  gpu::FragmentPidTranslator translator(&pid_ns_map_);
+  gpu::FragmentsAppended appended =
+      gpu::AppendGpuFragments(window->files, merger, window->before, &translator);
+  loss_.processes_not_captured = appended.not_captured.size();
+  for (const auto& n : appended.not_captured) warnings_.push_back("GPU capture of " + n);
+  const gpu::PidTranslationStats& ns = translator.stats();
+  loss_.processes_translated = ns.processes_translated;
+  loss_.processes_unmapped = ns.processes_unmapped;
+  loss_.threads_unmapped = ns.threads_unmapped;
+  for (const auto& p : ns.problems) warnings_.push_back("GPU data not attached: " + p);
+  if (ns.threads_unmapped_of_mapped)
+    warnings_.push_back(fmt::format(
+        "GPU data of {} threads in containers not attached to host threads (no host thread had "
+        "their namespace ids during their fragments' windows)",
+        ns.threads_unmapped_of_mapped));
+  if (pid_ns_map_.tasks_over_limit())
+    warnings_.push_back(fmt::format("pid namespace map full: {} tasks in containers not remembered",
+                                    pid_ns_map_.tasks_over_limit()));
   fragments_ = appended.files;
   processes_ = appended.processes;
   packets_ = appended.packets;

@@ -14,6 +14,7 @@
 #include "common/result.h"
 #include "gpu/nvml_sampler.h"
 #include "model/gpu_loss.h"
+#include "model/pid_ns_map.h"
 #include "model/session_info.h"
 
 namespace gpunoise::perfetto {
@@ -62,6 +63,10 @@ class GpuRecording {
 
   // One line for the end of the recording: "GPU: 3 processes, 41 fragments, ...".
   std::string Summary() const;
+  // Which host task has which ids inside pid namespaces: the recording
+  // fills it (RecordOptions::pid_ns_map), Append translates the fragments
+  // of containerized processes with it.
+  model::PidNsMap* pid_ns_map() { return &pid_ns_map_; }
   // What the GPU side lost, as Append wrote it into the trace.
   const model::GpuLoss& loss() const { return loss_; }
   // Lines for stderr not yet said (no injection library, no NVML, a bad
@@ -85,6 +90,7 @@ class GpuRecording {
   uint64_t packets_ = 0;
   size_t nvml_gpus_ = 0, nvml_samples_ = 0;
   model::GpuLoss loss_;
+  model::PidNsMap pid_ns_map_;
   std::vector<std::string> warnings_;
   std::vector<std::string> infos_;
 };

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 
+#include "export/perfetto/identity_packets.h"
 #include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
@@ -71,6 +73,7 @@ Status PerfettoTraceSink::WriteHeader(const model::HostInfo& host,
   GN_RETURN_IF_ERROR(Write(*packet_));
   perfetto::FillProcessTree(packet_.get(), processes);
   GN_RETURN_IF_ERROR(Write(*packet_));
+  RememberIdentities(processes);
   perfetto::FillFtraceStats(packet_.get(), perfetto::StatsPhase::kStart, session);
   GN_RETURN_IF_ERROR(Write(*packet_));
   return writer_.Flush();
@@ -157,6 +160,10 @@ Status PerfettoTraceSink::WriteFooter(const model::ProcessSnapshot& processes,
   };
   perfetto::FillProcessTree(packet_.get(), processes);
   keep(writer_.WritePacket(*packet_));
+  RememberIdentities(processes);
+  std::vector<model::ProcessIdentity> identities;
+  for (const auto& [pid, id] : identities_) identities.push_back(id);
+  keep(perfetto::WriteProcessIdentities(processes.ts, identities, track_events_, writer_));
   model::IrqTable named = irqs_;
   for (const auto& [irq, name] : fallback_names_) named[irq].name = name;
   perfetto::FillInterruptInfo(packet_.get(), named);
@@ -168,6 +175,27 @@ Status PerfettoTraceSink::WriteFooter(const model::ProcessSnapshot& processes,
   keep(writer_.WritePacket(*packet_));
   keep(writer_.Flush());
   return result;
+}
+
+void PerfettoTraceSink::RememberIdentities(const model::ProcessSnapshot& processes) {
+  // Start and end scans together: processes that ended during the
+  // recording keep what the first scan saw of them.
+  for (const model::ProcessInfo& p : processes.processes) {
+    if (!p.identity.worth_recording()) continue;
+    auto [it, first] = identities_.try_emplace(p.pid, p.identity);
+    if (first) continue;
+    // The second scan: throttling over the recording is end less start.
+    model::CgroupThrottling start = it->second.cpu_stat;
+    it->second = p.identity;
+    const model::CgroupThrottling& end = p.identity.cpu_stat;
+    if (start.valid && end.valid && start.file == end.file && end.nr_periods >= start.nr_periods) {
+      model::CgroupThrottling& d = it->second.cpu_stat_delta;
+      d = end;
+      d.nr_periods -= start.nr_periods;
+      d.nr_throttled -= std::min(start.nr_throttled, end.nr_throttled);
+      d.throttled_ns -= std::min(start.throttled_ns, end.throttled_ns);
+    }
+  }
 }
 
 Status PerfettoTraceSink::Commit() { return writer_.Commit(); }

@@ -108,6 +108,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events);
   Status Write(const perfetto::TracePacket& packet);
   Status WriteSerialized(std::string_view packet);
+  void RememberIdentities(const model::ProcessSnapshot& processes);
 
   perfetto::TraceFileWriter writer_;
   perfetto::FtraceBundleEncoder encoder_;
@@ -126,6 +127,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   std::map<int32_t, std::string> fallback_names_;
   IrqNameFallback irq_fallback_;
   Status first_error_;
+  std::map<int32_t, model::ProcessIdentity> identities_;  // by host pid
 
   // Events of batches the writer accepted whose packets may not be in the
   // file yet (the writer buffers), up to packet number `last_packet`.

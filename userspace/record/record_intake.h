@@ -18,6 +18,10 @@ extern "C" {
 #include "bpf/record.h"
 }
 
+namespace gpunoise::model {
+class PidNsMap;
+}
+
 namespace gpunoise::record {
 
 // One CPU's records on their way to the trace, and what became of them.
@@ -60,12 +64,21 @@ class RecordIntake {
   uint64_t collector_events(size_t collector) const {
     return collector < collector_events_.size() ? collector_events_[collector] : 0;
   }
+  // Fork and exit records also teach `map` which host task has which ids
+  // inside pid namespaces (bpf/sched.h gn_process_fork.ns).
+  void set_pid_ns_map(model::PidNsMap* map) { pid_ns_map_ = map; }
+  // Forks whose namespaces the program could not read (classic twin).
+  uint64_t pid_ns_unknown_forks() const { return pid_ns_unknown_forks_; }
 
  private:
+  void LearnPidNs(uint16_t kind, std::span<const uint8_t> data);
+
   std::vector<CpuBatch> batches_;
   std::array<int8_t, GN_REC_KIND_MAX> owners_;
   std::vector<uint64_t> collector_events_;
   uint64_t records_outside_cpus_ = 0;
+  model::PidNsMap* pid_ns_map_ = nullptr;
+  uint64_t pid_ns_unknown_forks_ = 0;
 };
 
 }  // namespace gpunoise::record

@@ -29,6 +29,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/unique_fd.h"
+#include "model/pid_ns_map.h"
 #include "model/redact.h"
 #include "model/switch_chain.h"
 #include "record/net_recording.h"
@@ -94,6 +95,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // Staging, indexed by CPU.
   int max_cpu = *std::max_element(cpus.begin(), cpus.end());
   RecordIntake intake(static_cast<size_t>(max_cpu));
+  intake.set_pid_ns_map(options.pid_ns_map);
   std::vector<CpuBatch>& batches = intake.batches();
   std::vector<std::unique_ptr<collect::Collector>> collectors;
   auto handler = [&intake](uint32_t cpu, std::span<const uint8_t> data) { intake.OnRecord(cpu, data); };
@@ -170,6 +172,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   for (int cpu : cpus) session.cpus.push_back({static_cast<uint32_t>(cpu), 0, 0, 0});
   for (auto& c : collectors) session.collectors.push_back(c->report());
   GN_RETURN_IF_ERROR(sink->WriteHeader(host, start_processes, session));
+  if (options.pid_ns_map) options.pid_ns_map->AddSnapshot(start_processes);
   start_processes = {};
   if (net) {
     GN_RETURN_IF_ERROR(sink->WriteNetIrqMap(session.start_ts));
@@ -455,7 +458,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (session.records_outside_cpus)
     log::Warning("{} records came from CPUs outside the recording (counted as lost)", session.records_outside_cpus);
 
-  Status footer = sink->WriteFooter(scan_processes(), session);
+  model::ProcessSnapshot end_processes = scan_processes();
+  // Tasks born between the first scan and the attach, and still alive.
+  if (options.pid_ns_map) options.pid_ns_map->AddSnapshot(end_processes);
+  Status footer = sink->WriteFooter(end_processes, session);
   if (!footer.ok() && !result.late_error) result.late_error = footer.error();
   if (options.append_extra) {
     Status extra = options.append_extra(sink->writer(), session);

@@ -17,6 +17,10 @@
 #include "common/result.h"
 #include "model/session_info.h"
 
+namespace gpunoise::model {
+class PidNsMap;
+}
+
 namespace gpunoise::record {
 
 // Event groups `--events` accepts. "net" keeps per-device, per-queue and
@@ -82,6 +86,10 @@ struct RecordOptions {
   // After the kernel side's closing metadata, before the file is
   // committed: appends more packets (GPU fragments, NVML counters).
   std::function<Status(perfetto::TraceFileWriter&, const model::SessionInfo&)> append_extra;
+  // When set, learns from /proc and the fork/exit records which host task
+  // has which ids inside pid namespaces (for the GPU fragments of
+  // containerized jobs); filled by the time append_extra runs.
+  model::PidNsMap* pid_ns_map = nullptr;
 };
 
 struct RecordResult {

@@ -75,12 +75,18 @@ void FillProcessTree(TracePacket* packet, const model::ProcessSnapshot& snapshot
       for (const auto& arg : p.cmdline) out->add_cmdline(arg);
     }
     if (p.start_from_boot_ns) out->set_process_start_from_boot(p.start_from_boot_ns);
+    // The pid in each pid namespace, the host's first (what a container's
+    // GPU fragments name it by), as Perfetto's own recorder writes it.
+    if (p.identity.nspid.size() > 1)
+      for (int32_t id : p.identity.nspid) out->add_nspid(id);
   }
   for (const auto& t : snapshot.threads) {
     auto* out = tree->add_threads();
     out->set_tid(t.tid);
     out->set_tgid(t.tgid);
     out->set_name(t.name);
+    if (t.nstid.size() > 1)
+      for (int32_t id : t.nstid) out->add_nstid(id);
   }
   tree->set_collection_end_timestamp(snapshot.ts);
 }

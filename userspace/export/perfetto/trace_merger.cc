@@ -210,9 +210,15 @@ Result<TraceMerger::InputStats> TraceMerger::Append(UniqueFd fd, const std::stri
   return stats;
 }
 
+Result<std::string> TraceMerger::Renumber(std::string_view packet, const IdMap& map_id) {
+  if (!rewrite_) return RenumberSequence(packet, map_id, machine_id_);
+  GN_ASSIGN_OR_RETURN(std::string rewritten, rewrite_(packet));
+  return RenumberSequence(rewritten, map_id, machine_id_);
+}
+
 Status TraceMerger::AppendPacket(std::string_view packet, const IdMap& map_id, const std::string& path,
                                  uint64_t offset, InputStats* stats) {
-  auto renumbered = RenumberSequence(packet, map_id, machine_id_);
+  auto renumbered = Renumber(packet, map_id);
   if (!renumbered.ok())
     return MakeError("{}: corrupt at byte {}: {}", path, offset, renumbered.error().message);
   GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(*renumbered));
@@ -239,7 +245,7 @@ Status TraceMerger::AppendCompressed(const CompressedPackets& block, const IdMap
     // Perfetto never nests compressed blocks, and its trace processor does
     // not read nested ones.
     if (*nested) return MakeError("at byte {}: a compressed block inside a compressed block", inner);
-    auto renumbered = RenumberSequence(packet, map_id, machine_id_);
+    auto renumbered = Renumber(packet, map_id);
     if (!renumbered.ok()) return MakeError("at byte {}: {}", inner, renumbered.error().message);
     if (Status written = out_->WriteSerializedPacket(*renumbered); !written.ok()) {
       write_error = written.error();

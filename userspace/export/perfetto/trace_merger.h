@@ -105,6 +105,11 @@ class TraceMerger {
   Result<InputStats> Append(UniqueFd fd, const std::string& path, uint32_t machine_id = 0);
   // Writes one packet the merger made itself (a machine's clock sync).
   Status AppendSerialized(std::string_view packet);
+  // Applied to each packet of the inputs appended while it is set, before
+  // the renumbering (GPU fragments of a container: namespace-local pids to
+  // host pids, gpu/fragment_pid_translator.h). Empty: packets as they are.
+  using PacketRewrite = std::function<Result<std::string>(std::string_view packet)>;
+  void set_rewrite(PacketRewrite rewrite) { rewrite_ = std::move(rewrite); }
 
   uint64_t packets() const { return packets_; }
   uint32_t sequences() const { return next_id_ - first_id_; }
@@ -124,6 +129,9 @@ class TraceMerger {
   std::vector<uint8_t> inflated_;  // the compressed block being copied
   size_t inputs_ = 0;
   uint32_t machine_id_ = 0;  // of the input being appended
+  PacketRewrite rewrite_;
+  // The packet after rewrite_ (or `packet` itself without one).
+  Result<std::string> Renumber(std::string_view packet, const IdMap& map_id);
   uint64_t packets_ = 0;
 };
 

@@ -97,6 +97,10 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
     w.Field("fragments_unreadable", l.gpu->fragments_unreadable);
     w.Field("fragments_truncated", l.gpu->fragments_truncated);
     w.Field("fragments_late", l.gpu->fragments_late);
+    w.Field("pidns_processes_translated", l.gpu->processes_translated);
+    w.Field("pidns_processes_unmapped", l.gpu->processes_unmapped);
+    w.Field("pidns_threads_unmapped", l.gpu->threads_unmapped);
+    w.Field("processes_not_captured", l.gpu->processes_not_captured);
     if (!l.gpu->error.empty()) w.Field("error", l.gpu->error);
     w.EndObject();
   } else {

@@ -124,8 +124,19 @@ std::string GpuLossLine(const model::GpuLoss& g) {
     Join(&lost, Plural(g.fragments_truncated, "fragment", "fragments") + " truncated (kept up to the damage)");
   if (g.fragments_late)
     Join(&lost, Plural(g.fragments_late, "fragment", "fragments") + " after the recording's end (not in the trace)");
+  if (g.threads_unmapped || g.processes_unmapped)
+    Join(&lost, fmt::format("{} and {} in pid namespaces with no host task known (their GPU data is on "
+                            "tracks attached to no host thread)",
+                            Plural(g.processes_unmapped, "process", "processes"),
+                            Plural(g.threads_unmapped, "thread", "threads")));
+  if (g.processes_not_captured)
+    Join(&lost, Plural(g.processes_not_captured, "process", "processes") +
+                    " not captured (another CUPTI client, such as torch.profiler or Nsight, held CUPTI)");
   if (!g.error.empty()) Join(&lost, "fragments not collected: " + g.error);
   out += lost.empty() ? "; nothing lost" : "; lost: " + lost;
+  if (g.processes_translated)
+    out += fmt::format("; {} in containers mapped to host pids",
+                       Plural(g.processes_translated, "process", "processes"));
   return out;
 }
 

@@ -1,0 +1,62 @@
+#include "collect/pod_selection.h"
+
+#include "collect/cgroup_identity.h"
+#include "common/strings.h"
+
+namespace gpunoise::collect {
+namespace {
+
+std::string Underscored(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c == '-') c = '_';
+  return out;
+}
+
+// The prefix of `path` up to the component that names the pod (either
+// driver's spelling) or the container; empty if none does.
+std::string PrefixThrough(std::string_view path, std::string_view pod_uid, std::string_view container) {
+  std::string prefix;
+  for (std::string_view part : Split(path, '/')) {
+    if (part.empty()) continue;
+    prefix += "/" + std::string(part);
+    bool pod = !pod_uid.empty() && (part.find("pod" + std::string(pod_uid)) != std::string_view::npos ||
+                                    part.find("pod" + Underscored(pod_uid)) != std::string_view::npos);
+    bool ctr = !container.empty() && part.find(container) != std::string_view::npos;
+    if (pod || ctr) return prefix;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool IsPodSelector(std::string_view spec) {
+  return StartsWith(spec, "pod-uid:") || StartsWith(spec, "container:");
+}
+
+Result<PodSelection> SelectPod(const model::ProcessSnapshot& processes, std::string_view spec) {
+  bool by_pod = StartsWith(spec, "pod-uid:");
+  std::string_view value = spec.substr(spec.find(':') + 1);
+  if (value.empty()) return MakeError("--cgroup {}: needs a value", spec);
+  if (!by_pod && value.size() < 12) return MakeError("--cgroup {}: give at least 12 digits of the container id", spec);
+  PodSelection sel;
+  std::string first_v2;
+  std::string container;
+  for (const model::ProcessInfo& p : processes.processes) {
+    const model::ContainerIdentity& c = p.identity.container;
+    bool match = by_pod ? c.pod_uid == value : StartsWith(c.container_id, value);
+    if (!match) continue;
+    sel.pids.push_back(p.pid);
+    if (first_v2.empty())
+      for (const std::string& line : p.identity.cgroups)
+        if (line.find(":/") == std::string::npos) first_v2 = line;  // the v2 line
+    if (container.empty()) container = c.container_id;
+  }
+  if (sel.pids.empty())
+    return MakeError("--cgroup {}: no process of this node is in that {}", spec, by_pod ? "pod" : "container");
+  // Only a v2 path that itself names the pod (or container) holds all of it.
+  sel.v2_path = PrefixThrough(first_v2, by_pod ? value : std::string_view(), by_pod ? std::string_view() : container);
+  return sel;
+}
+
+}  // namespace gpunoise::collect
