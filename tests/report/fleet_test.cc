@@ -3,6 +3,7 @@
 // all-reduce among all 12 ranks, an all-gather without rank 11), +-30 us
 // jitter on every collective, REALTIME clocks up to 300 us off.
 #include "analyze/fleet.h"
+#include "analyze/node_summary.h"
 
 #include <gtest/gtest.h>
 
@@ -446,3 +447,25 @@ TEST(SlurmRecordJob, DryRunStartsEveryNodeAtOneInstantAndGathersItsSummary) {
 
 }  // namespace
 }  // namespace gpunoise::testing
+
+namespace gpunoise::analyze {
+namespace {
+
+// The GPU capture's rank wins; without one, the rank the recorder read from
+// the process's environment (containers: RANK in /proc/PID/environ).
+TEST(FleetRanks, RankComesFromTheGpuCaptureElseFromTheProcessEnvironment) {
+  Timeline t;
+  t.gpu_ranks[10] = 3;
+  model::ProcessIdentity env_rank;
+  env_rank.job.rank = 7;
+  t.identities[10] = env_rank;
+  t.identities[11] = env_rank;
+  t.identities[12] = model::ProcessIdentity{};
+  EXPECT_EQ(RankOfProcess(t, 10), 3);
+  EXPECT_EQ(RankOfProcess(t, 11), 7);
+  EXPECT_EQ(RankOfProcess(t, 12), -1);
+  EXPECT_EQ(RankOfProcess(t, 13), -1);
+}
+
+}  // namespace
+}  // namespace gpunoise::analyze

@@ -74,9 +74,12 @@ std::string CollectiveOp(std::string_view name) {
   return {};
 }
 
+// The GPU capture's own rank (from the injection library's environment)
+// first; else the rank the recorder read from the process's environment.
 int32_t RankOfProcess(const Timeline& t, int32_t pid) {
-  auto it = t.gpu_ranks.find(pid);
-  return it == t.gpu_ranks.end() ? -1 : it->second;
+  if (auto it = t.gpu_ranks.find(pid); it != t.gpu_ranks.end()) return it->second;
+  if (auto it = t.identities.find(pid); it != t.identities.end() && it->second.job.rank) return *it->second.job.rank;
+  return -1;
 }
 
 NodeSummary SummarizeNode(const Timeline& t, const Analysis& a, const NodeSummaryOptions& options) {
