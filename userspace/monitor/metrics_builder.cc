@@ -15,17 +15,9 @@ namespace gpunoise::monitor {
 namespace {
 
 using openmetrics::Labels;
+using openmetrics::Family;
 using openmetrics::MetricFamily;
 using openmetrics::MetricType;
-
-MetricFamily Family(std::string name, MetricType type, std::string unit, std::string help) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.type = type;
-  f.unit = std::move(unit);
-  f.help = std::move(help);
-  return f;
-}
 
 std::string Cpu(uint32_t cpu) { return std::to_string(cpu); }
 std::string Queue(int32_t q) { return q >= 0 ? std::to_string(q) : std::string(); }

@@ -7,17 +7,9 @@ namespace {
 
 using model::NicCounterKind;
 using openmetrics::Labels;
+using openmetrics::Family;
 using openmetrics::MetricFamily;
 using openmetrics::MetricType;
-
-MetricFamily Family(std::string name, MetricType type, std::string unit, std::string help) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.type = type;
-  f.unit = std::move(unit);
-  f.help = std::move(help);
-  return f;
-}
 
 bool IsError(NicCounterKind k) {
   switch (k) {

@@ -42,4 +42,14 @@ struct MetricFamily {
   std::vector<HistogramSample> histograms;  // histograms
 };
 
+// A family with no samples yet.
+inline MetricFamily Family(std::string name, MetricType type, std::string unit, std::string help) {
+  MetricFamily f;
+  f.name = std::move(name);
+  f.type = type;
+  f.unit = std::move(unit);
+  f.help = std::move(help);
+  return f;
+}
+
 }  // namespace gpunoise::openmetrics
