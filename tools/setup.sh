@@ -19,6 +19,7 @@ packages=(
   python3 python3-yaml  # the bench harness tests, JSON and manifest checks (PyYAML)
   shellcheck  # the Slurm health-check wrapper
   openssl  # test certificates for the monitor's TLS tests
+  systemd  # systemd-analyze security: the shipped unit's sandboxing test (nothing is started)
   prometheus  # promtool (rule checks and tests) and a server for the monitor integration test
 )
 missing=()

@@ -55,9 +55,19 @@ void Spin(std::chrono::microseconds d) {
   while (std::chrono::steady_clock::now() < end) x = x + 1;
 }
 
+// Page-cache pressure and writeback need a disk-backed file system: on a
+// tmpfs /tmp (a minimal Debian root, many CI runners) written pages are
+// shmem, which without swap is never reclaimed or written back.
+std::string OnDisk() {
+  char tmpl[] = "/var/tmp/gpunoise-test-XXXXXX";
+  const char* made = mkdtemp(tmpl);
+  return made ? std::string(made) : MakeTempDir();
+}
+
 class TempDir {
  public:
   TempDir() : path_(MakeTempDir()) {}
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
@@ -637,7 +647,7 @@ TEST(Reclaim, PageCachePressureInALowMemcgLimitIsNamedWithTheTracepointsDuration
   std::ofstream(mem + "/memory.limit_in_bytes") << "32M";
   ReclaimOracle oracle(UniqueName("oracle"));
   ASSERT_TRUE(oracle.ok());
-  TempDir dir;
+  TempDir dir(OnDisk());
   std::string file = dir.path() + "/pagecache";
   pid_t writer = 0;
   std::string trace = RecordWhile(dir.path(), "reclaim.pftrace", "4", [&] {
@@ -680,7 +690,7 @@ TEST(Reclaim, PageCachePressureInALowMemcgLimitIsNamedWithTheTracepointsDuration
 
 TEST(Reclaim, TheSameWritesWithoutALimitDoNotReclaim) {
   GN_REQUIRE_REAL_EBPF();
-  TempDir dir;
+  TempDir dir(OnDisk());
   std::string file = dir.path() + "/pagecache";
   pid_t writer = 0;
   std::string trace = RecordWhile(dir.path(), "free.pftrace", "3", [&] {
@@ -752,7 +762,7 @@ TEST(WritebackStall, AWriterUnderTightDirtyLimitsIsNamedWithItsBalanceDirtyPages
   ASSERT_EQ(::mkdir(inst.c_str(), 0700), 0);
   std::ofstream(inst + "/buffer_size_kb") << "4096";
   std::ofstream(inst + "/events/writeback/balance_dirty_pages/enable") << "1";
-  TempDir dir;
+  TempDir dir(OnDisk());
   std::string file = dir.path() + "/checkpoint";
   pid_t writer = 0;
   std::string trace;
