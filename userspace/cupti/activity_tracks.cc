@@ -1,0 +1,188 @@
+// The converter's tracks: the process and thread tracks the API calls sit
+// on, the per-GPU groups and their stream lanes, uuids and flow ids.
+#include "cupti/activity_converter.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cupti/activity_names.h"
+#include "model/gpu_capture.h"
+#include "model/gpu_tracks.h"
+
+namespace gpunoise::cupti {
+namespace {
+
+// A device whose physical index the capture never learned.
+constexpr uint32_t kUnknownIndex = UINT32_MAX;
+
+}  // namespace
+
+uint64_t ActivityConverter::Key(std::string_view what) const {
+  uint64_t h = model::HashFnv1a64(what, salt_);
+  return h ? h : 1;
+}
+
+uint64_t ActivityConverter::ProcessTrackUuid() const { return Key("process"); }
+
+uint64_t ActivityConverter::ThreadTrackUuid(uint32_t tid) const {
+  return Key("thread " + std::to_string(tid));
+}
+
+uint64_t ActivityConverter::StreamTrackUuid(uint32_t device, uint32_t context, uint32_t stream,
+                                            size_t lane) const {
+  return Key("stream " + std::to_string(device) + " " + std::to_string(context) + " " +
+             std::to_string(stream) + " " + std::to_string(lane));
+}
+
+uint64_t ActivityConverter::FlowId(uint32_t correlation_id) const {
+  return Key("flow " + std::to_string(correlation_id));
+}
+
+std::string ActivityConverter::CorrelationName(uint32_t correlation_id) const {
+  return std::to_string(options_.pid) + "/" + std::to_string(correlation_id);
+}
+
+void ActivityConverter::LinkToLaunch(EventPacket& e, uint32_t correlation_id) const {
+  if (!correlation_id) return;
+  e.TerminatingFlow(FlowId(correlation_id));
+  e.Correlation(CorrelationName(correlation_id));
+}
+
+uint32_t ActivityConverter::PhysicalIndex(uint32_t ordinal) const {
+  if (options_.visible_devices.empty()) return ordinal;
+  if (ordinal < options_.visible_devices.size() && options_.visible_devices[ordinal] >= 0)
+    return static_cast<uint32_t>(options_.visible_devices[ordinal]);
+  return kUnknownIndex;
+}
+
+std::string ActivityConverter::GpuName(uint32_t ordinal) const {
+  auto it = devices_.find(ordinal);
+  std::string_view model = it == devices_.end() ? std::string_view() : it->second.model;
+  uint32_t physical = PhysicalIndex(ordinal);
+  return model::GpuTrackName(physical == kUnknownIndex ? ordinal : physical, model);
+}
+
+void ActivityConverter::Register(TrackSpec spec) {
+  auto it = track_index_.find(spec.uuid);
+  if (it != track_index_.end()) {
+    tracks_[it->second] = std::move(spec);
+    return;
+  }
+  track_index_.emplace(spec.uuid, tracks_.size());
+  tracks_.push_back(std::move(spec));
+}
+
+uint64_t ActivityConverter::EnsureProcessTrack() {
+  uint64_t uuid = ProcessTrackUuid();
+  if (!track_index_.count(uuid)) {
+    TrackSpec t;
+    t.uuid = uuid;
+    t.process_pid = options_.pid;
+    t.process_name = options_.process_name;
+    Register(std::move(t));
+  }
+  return uuid;
+}
+
+uint64_t ActivityConverter::EnsureThreadTrack(uint32_t tid) {
+  uint64_t uuid = ThreadTrackUuid(tid);
+  if (!track_index_.count(uuid)) {
+    TrackSpec t;
+    t.uuid = uuid;
+    t.thread_pid = options_.pid;
+    t.thread_tid = static_cast<int32_t>(tid);
+    Register(std::move(t));
+  }
+  return uuid;
+}
+
+uint64_t ActivityConverter::EnsureGpuGroup(uint32_t ordinal) {
+  uint32_t physical = PhysicalIndex(ordinal);
+  // Without a physical index (CUDA_VISIBLE_DEVICES by UUID) the group is this
+  // process's own: it cannot be matched with other processes or NVML.
+  uint64_t uuid = physical == kUnknownIndex
+                      ? Key("gpu ordinal " + std::to_string(ordinal))
+                      : model::GpuGroupTrackUuid(options_.node_id, physical);
+  auto it = track_index_.find(uuid);
+  std::string name = GpuName(ordinal);
+  auto dev = devices_.find(ordinal);
+  std::string description = dev == devices_.end() ? "" : dev->second.description;
+  if (it == track_index_.end() || tracks_[it->second].name != name ||
+      tracks_[it->second].description != description) {
+    TrackSpec t;
+    t.uuid = uuid;
+    t.name = std::move(name);
+    t.description = std::move(description);
+    Register(std::move(t));
+  }
+  return uuid;
+}
+
+uint64_t ActivityConverter::EnsureGpuProcessGroup(uint32_t ordinal) {
+  uint64_t uuid = Key("gpu process " + std::to_string(ordinal));
+  if (!track_index_.count(uuid)) {
+    TrackSpec t;
+    t.uuid = uuid;
+    t.parent_uuid = EnsureGpuGroup(ordinal);
+    t.name = (options_.process_name.empty() ? std::string("process") : options_.process_name) +
+             " " + std::to_string(options_.pid);
+    t.description = "GPU work of process " + std::to_string(options_.pid);
+    Register(std::move(t));
+  }
+  return uuid;
+}
+
+uint64_t ActivityConverter::EnsureStreamTrack(uint32_t device, uint32_t context,
+                                              uint32_t stream, uint64_t start, uint64_t end) {
+  LaneSet& lanes = stream_lanes_.try_emplace({device, context, stream}, 8).first->second;
+  size_t lane = lanes.Place(start, end);
+  uint64_t uuid = StreamTrackUuid(device, context, stream, lane);
+  if (!track_index_.count(uuid)) {
+    TrackSpec t;
+    t.uuid = uuid;
+    t.parent_uuid = EnsureGpuProcessGroup(device);
+    t.name = GpuName(device) + " stream " + std::to_string(stream);
+    if (lane > 0) t.name += " (overlap " + std::to_string(lane) + ")";
+    t.description = "CUDA stream " + std::to_string(stream) + " of context " +
+                    std::to_string(context) + " in process " + std::to_string(options_.pid);
+    Register(std::move(t));
+  }
+  return uuid;
+}
+
+uint64_t ActivityConverter::EnsureProcessLane(std::string_view group, LaneSet& lanes,
+                                              uint64_t start, uint64_t end) {
+  size_t lane = lanes.Place(start, end);
+  std::string name(group);
+  if (lane > 0) name += " " + std::to_string(lane + 1);
+  uint64_t uuid = Key("lane " + name);
+  if (!track_index_.count(uuid)) {
+    TrackSpec t;
+    t.uuid = uuid;
+    t.parent_uuid = EnsureProcessTrack();
+    t.name = std::move(name);
+    Register(std::move(t));
+  }
+  return uuid;
+}
+
+// The device record names the GPU; tracks made before it arrived are renamed
+// (the trace processor takes a descriptor's latest name).
+void ActivityConverter::RenameDeviceTracks(uint32_t ordinal) {
+  bool used = false;
+  for (auto& [key, lanes] : stream_lanes_) {
+    auto [device, context, stream] = key;
+    if (device != ordinal) continue;
+    used = true;
+    for (size_t lane = 0; lane < lanes.lanes(); ++lane) {
+      auto it = track_index_.find(StreamTrackUuid(device, context, stream, lane));
+      if (it == track_index_.end()) continue;
+      TrackSpec& t = tracks_[it->second];
+      t.name = GpuName(device) + " stream " + std::to_string(stream);
+      if (lane > 0) t.name += " (overlap " + std::to_string(lane) + ")";
+    }
+  }
+  if (used) EnsureGpuGroup(ordinal);
+}
+
+}  // namespace gpunoise::cupti
