@@ -256,7 +256,11 @@ FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& o
     for (size_t k = 1; k < refs.size(); ++k)
       if (starts[k] > starts[last]) last = k;
     const uint32_t culprit = refs[last].machine;
-    int64_t others_latest = INT64_MIN, others_sum = 0, others = 0;
+    // Waits are summed as gaps to the culprit's start: a sum of absolute
+    // timestamps overflows int64 past five machines.
+    int64_t others_latest = INT64_MIN;
+    uint64_t others_wait = 0;
+    size_t others = 0;
     for (size_t k = 0; k < refs.size(); ++k) {
       const CallRef& r = refs[k];
       uint64_t lag = static_cast<uint64_t>(starts[k] - first);
@@ -272,13 +276,13 @@ FleetAnalysis AnalyzeFleet(std::vector<NodeSummary> nodes, const FleetOptions& o
       ++lag_count[r.machine];
       if (r.machine != culprit) {
         others_latest = std::max(others_latest, starts[k]);
-        others_sum += starts[k];
+        others_wait += static_cast<uint64_t>(starts[last] - starts[k]);
         ++others;
       }
     }
     if (others && starts[last] > others_latest) {
       imposed[culprit] += static_cast<uint64_t>(starts[last] - others_latest);
-      peers_wait[culprit] += static_cast<uint64_t>(others * starts[last] - others_sum);
+      peers_wait[culprit] += others_wait;
     }
   }
   for (auto& [k, rl] : ranks) {
