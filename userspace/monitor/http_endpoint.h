@@ -9,7 +9,9 @@
 // "starting" or "stale" and costs no bcrypt, so liveness probes need no
 // credentials. Each connection has its own thread up to a cap, with read,
 // write and keep-alive timeouts, so clients that connect and send nothing
-// delay a scrape by at most the keep-alive timeout, never block it.
+// delay a scrape by at most the keep-alive timeout, never block it, and a
+// request deadline (monitor/request_deadline.h) cuts off clients that
+// trickle their request in.
 #pragma once
 
 #include <atomic>
@@ -33,6 +35,7 @@ class Server;
 namespace gpunoise::monitor {
 
 class BasicAuth;
+class RequestDeadlines;
 
 struct EndpointOptions {
   ListenAddress address;
@@ -40,6 +43,9 @@ struct EndpointOptions {
   size_t max_connections = 64;
   int read_timeout_s = 3;
   int keep_alive_timeout_s = 2;
+  // A whole request (TLS handshake included) must arrive within this of
+  // the connection or of the previous response (monitor/request_deadline.h).
+  int request_deadline_ms = 10'000;
 };
 
 class HttpEndpoint {
@@ -63,6 +69,8 @@ class HttpEndpoint {
   // /healthz says "stale" when no interval completed for this long.
   void set_stale_after(uint64_t ns) { stale_after_ns_ = ns; }
   uint64_t scrapes() const { return scrapes_.load(); }
+  // Connections shut down for not sending a whole request in time.
+  uint64_t requests_past_deadline() const;
 
  private:
   void Serve();
@@ -72,6 +80,7 @@ class HttpEndpoint {
   bool Authorized(const std::string& authorization);
 
   std::unique_ptr<TlsCredentials> tls_;
+  std::unique_ptr<RequestDeadlines> deadlines_;  // set before the server runs
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::string host_;
