@@ -159,3 +159,23 @@ int gn_cost_flush(struct bpf_raw_tracepoint_args *ctx)
 	gn_batch_flush(b, state, (__u32)ctx->args[0]);
 	return 1;
 }
+
+/* The same two paths on a real tracepoint, for the kernel's own per-program
+ * cost (bpf_stats): bench/batch_cost.cc --attach attaches one at a time.
+ * sched_switch runs with interrupts off (the runqueue lock), so nothing nests
+ * inside it; what the batch's atomics cost is still paid. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(gn_switch_direct, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct gn_cost_loop loop = {.ring = bpf_get_smp_processor_id()};
+	gn_direct_one(0, &loop);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(gn_switch_batched, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct gn_cost_loop loop = {.ring = bpf_get_smp_processor_id()};
+	gn_batch_one(0, &loop);
+	return 0;
+}

@@ -11,14 +11,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -91,12 +94,161 @@ std::string Span(std::vector<double> v, const char* fmt) {
   return buf;
 }
 
-int Run(int cpu, uint32_t records, int rounds) {
+struct ProgStats {
+  uint64_t run_time_ns = 0;
+  uint64_t run_cnt = 0;
+};
+
+ProgStats ReadStats(int prog_fd) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return {};
+  return {info.run_time_ns, info.run_cnt};
+}
+
+// Two threads passing a byte back and forth over pipes until `stop`: a
+// steady supply of context switches while a program is attached.
+class PingPong {
+ public:
+  PingPong() {
+    if (::pipe(a_) != 0 || ::pipe(b_) != 0) return;
+    ping_ = std::jthread([this](std::stop_token st) { Loop(st, a_[1], b_[0], true); });
+    pong_ = std::jthread([this](std::stop_token st) { Loop(st, b_[1], a_[0], false); });
+  }
+  ~PingPong() {
+    ping_.request_stop();
+    pong_.request_stop();
+    // Unblocks both readers.
+    for (int fd : {a_[1], b_[1]}) {
+      char c = 0;
+      if (fd >= 0) (void)!::write(fd, &c, 1);
+    }
+    ping_ = {};
+    pong_ = {};
+    for (int fd : {a_[0], a_[1], b_[0], b_[1]})
+      if (fd >= 0) ::close(fd);
+  }
+
+ private:
+  static void Loop(std::stop_token st, int out, int in, bool first) {
+    char c = 0;
+    if (first && ::write(out, &c, 1) != 1) return;
+    while (!st.stop_requested()) {
+      if (::read(in, &c, 1) != 1) return;
+      if (st.stop_requested() || ::write(out, &c, 1) != 1) return;
+    }
+  }
+  int a_[2] = {-1, -1};
+  int b_[2] = {-1, -1};
+  std::jthread ping_, pong_;
+};
+
+// The two programs on sched_switch, one at a time for `seconds`, in
+// interleaved rounds: the kernel's own ns per run (BPF_ENABLE_STATS, held
+// only for this), and every record drained and counted.
+int RunAttached(batch_cost_bpf* skel, collect::RingTransport& transport, Counts* counts, double seconds,
+                int rounds) {
+  int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (stats_fd < 0) {
+    std::fprintf(stderr, "gpunoise-batch-cost: failed to enable bpf_stats: %s\n", std::strerror(errno));
+    return 1;
+  }
+  struct Attached {
+    const char* name;
+    bpf_program* prog;
+    bool batched;
+    std::vector<double> ns_per_run;
+    uint64_t runs = 0, drained = 0;
+  };
+  std::vector<Attached> variants = {{"direct", skel->progs.gn_switch_direct, false, {}},
+                                    {"batched", skel->progs.gn_switch_batched, true, {}}};
+  int flush_fd = bpf_program__fd(skel->progs.gn_cost_flush);
+  uint64_t refused_before = skel->bss->gn_batch_lost;
+  uint64_t failed_before = skel->bss->gn_batch_failed;
+  uint64_t ring_lost_before = 0;
+  for (uint64_t l : transport.LostPerCpu()) ring_lost_before += l;
+  int status = 0;
+  {
+    PingPong load;
+    for (int round = 0; round < rounds && status == 0; ++round) {
+      for (int k = 0; k < 2; ++k) {
+        Attached& v = variants[(round % 2) ? 1 - k : k];
+        ProgStats before = ReadStats(bpf_program__fd(v.prog));
+        bpf_link* link = bpf_program__attach(v.prog);
+        if (!link) {
+          std::fprintf(stderr, "gpunoise-batch-cost: failed to attach %s to sched_switch: %s\n", v.name,
+                       std::strerror(errno));
+          status = 1;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+        bpf_link__destroy(link);
+        ProgStats after = ReadStats(bpf_program__fd(v.prog));
+        // The gate's-close flush, on every CPU (one IPI each).
+        if (v.batched)
+          for (int c = 0; c < libbpf_num_possible_cpus(); ++c) (void)RunProgram(flush_fd, c, static_cast<uint64_t>(c), 0);
+        *counts = {};
+        if (!transport.DrainAll().ok()) status = 1;
+        uint64_t runs = after.run_cnt - before.run_cnt;
+        v.runs += runs;
+        v.drained += counts->records;
+        if (runs) v.ns_per_run.push_back(static_cast<double>(after.run_time_ns - before.run_time_ns) / runs);
+      }
+    }
+  }
+  ::close(stats_fd);
+  if (status != 0) return status;
+  uint64_t refused = skel->bss->gn_batch_lost - refused_before;
+  uint64_t ring_lost = 0;
+  for (uint64_t l : transport.LostPerCpu()) ring_lost += l;
+  ring_lost -= ring_lost_before;
+  std::printf("attached to sched_switch, %d rounds of %.1f s each (bpf_stats):\n", rounds, seconds);
+  for (const Attached& v : variants) {
+    if (v.ns_per_run.empty()) {
+      std::printf("%-8s no runs\n", v.name);
+      continue;
+    }
+    std::printf("%-8s %s ns/run, %llu runs, %llu records drained\n", v.name,
+                Span(v.ns_per_run, "%.1f (p10 %.1f) [%.1f-%.1f]").c_str(),
+                static_cast<unsigned long long>(v.runs), static_cast<unsigned long long>(v.drained));
+  }
+  std::vector<double> ratios;
+  for (size_t i = 0; i < std::min(variants[0].ns_per_run.size(), variants[1].ns_per_run.size()); ++i)
+    ratios.push_back(variants[1].ns_per_run[i] / variants[0].ns_per_run[i]);
+  if (!ratios.empty()) std::printf("batched/direct %s\n", Span(ratios, "%.3f (p10 %.3f) [%.3f-%.3f]").c_str());
+  uint64_t failed = skel->bss->gn_batch_failed - failed_before;
+  std::printf("attached: refused records %llu, ring loss %llu, batches the ring refused %llu\n",
+              static_cast<unsigned long long>(refused), static_cast<unsigned long long>(ring_lost),
+              static_cast<unsigned long long>(failed));
+  if (ring_lost || failed) {
+    std::fprintf(stderr, "gpunoise-batch-cost: a ring filled up, so the attached figures time the failure path; "
+                         "use a shorter --attach\n");
+    return 1;
+  }
+  // Every run wrote one record, or counted it (refused, or lost to a full ring).
+  for (const Attached& v : variants)
+    if (v.drained + (v.batched ? refused : 0) + ring_lost < v.runs) {
+      std::fprintf(stderr, "gpunoise-batch-cost: %s: %llu runs but %llu records drained\n", v.name,
+                   static_cast<unsigned long long>(v.runs), static_cast<unsigned long long>(v.drained));
+      return 1;
+    }
+  return 0;
+}
+
+int Run(int cpu, uint32_t records, int rounds, double attach_seconds, int attach_rounds) {
   Counts counts;
   auto handler = [&counts](uint32_t, std::span<const uint8_t> data) { CountRecords(data, &counts); };
   // Room for one round of either variant (direct: 8 bytes of ring header per record).
   uint64_t ring_bytes = 4ull * records * (sizeof(gn_sched_switch) + 8) + (1 << 20);
-  auto transport = collect::RingTransport::Create({cpu}, ring_bytes, handler);
+  // Attached, a ring must hold a whole round of switches (a ping-pong makes
+  // about 400k/s here): a full ring would time the failure path instead.
+  if (attach_seconds > 0)
+    ring_bytes = std::max<uint64_t>(ring_bytes, static_cast<uint64_t>(attach_seconds * 64 * 1024 * 1024));
+  // A ring on every CPU: the attached programs (--attach) write where the
+  // switch happens.
+  std::vector<int> cpus;
+  for (int c = 0; c < libbpf_num_possible_cpus(); ++c) cpus.push_back(c);
+  auto transport = collect::RingTransport::Create(cpus, ring_bytes, handler);
   if (!transport.ok()) {
     std::fprintf(stderr, "gpunoise-batch-cost: %s\n", transport.error().message.c_str());
     return 1;
@@ -181,6 +333,8 @@ int Run(int cpu, uint32_t records, int rounds) {
                 static_cast<unsigned long long>((*transport)->LostPerCpu()[static_cast<size_t>(cpu)]));
     if (skel->bss->gn_batch_lost || skel->bss->gn_batch_failed) status = 1;
   }
+  if (status == 0 && attach_seconds > 0)
+    status = RunAttached(skel, **transport, &counts, attach_seconds, attach_rounds);
   batch_cost_bpf__destroy(skel);
   return status;
 }
@@ -191,13 +345,19 @@ int main(int argc, char** argv) {
   int cpu = 0;
   uint32_t records = 20000;
   int rounds = 10;
+  double attach_seconds = 0;
+  int attach_rounds = 6;
   po::options_description desc(
       "gpunoise-batch-cost: per-record cost of per-CPU batching in the kernel against the collectors'\n"
       "reserve/submit path, producer and drain, in interleaved rounds (root)\n\n"
-      "usage: sudo gpunoise-batch-cost [--cpu N] [--records N] [--rounds N]\n\noptions");
+      "usage: sudo gpunoise-batch-cost [--cpu N] [--records N] [--rounds N] [--attach S [--attach-rounds N]]\n\noptions");
   desc.add_options()("help,h", "this text")("cpu", po::value(&cpu)->default_value(0), "CPU the programs run on")(
       "records", po::value(&records)->default_value(20000), "records per run (1..1000000)")(
-      "rounds", po::value(&rounds)->default_value(10), "interleaved rounds (1..1000)");
+      "rounds", po::value(&rounds)->default_value(10), "interleaved rounds (1..1000)")(
+      "attach", po::value(&attach_seconds)->default_value(0),
+      "also attach each to sched_switch for this many seconds per round, under a pipe ping-pong "
+      "(0..10; 0: not)")("attach-rounds", po::value(&attach_rounds)->default_value(6),
+                         "interleaved rounds of --attach (1..100)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -211,8 +371,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (records < 1 || records > 1000000 || rounds < 1 || rounds > 1000 || cpu < 0 ||
-      cpu >= libbpf_num_possible_cpus()) {
-    std::fprintf(stderr, "usage: gpunoise-batch-cost: --records 1..1000000, --rounds 1..1000, --cpu a CPU\n");
+      cpu >= libbpf_num_possible_cpus() || attach_seconds < 0 || attach_seconds > 10 || attach_rounds < 1 ||
+      attach_rounds > 100) {
+    std::fprintf(stderr, "usage: gpunoise-batch-cost: --records 1..1000000, --rounds 1..1000, --cpu a CPU, --attach 0..10, --attach-rounds 1..100\n");
     return 2;
   }
   // On the CPU the programs run on: the test run then calls them directly
@@ -224,5 +385,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpunoise-batch-cost: failed to pin to CPU %d: %s\n", cpu, std::strerror(errno));
     return 1;
   }
-  return Run(cpu, records, rounds);
+  return Run(cpu, records, rounds, attach_seconds, attach_rounds);
 }

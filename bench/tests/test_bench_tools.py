@@ -5,6 +5,7 @@ run. GPUNOISE_BUILD_DIR names the build directory (CMake sets it)."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -172,6 +173,20 @@ class BatchCostTest(unittest.TestCase):
         # 1000 records of 56 B in 4 KiB batches: 13 full ones, plus the flushed rests.
         self.assertGreaterEqual(batches, 14, r.stdout)
         self.assertIn("refused records 0, batches the ring refused 0, ring loss 0", r.stdout)
+
+    def test_batch_cost_attached_to_sched_switch_drains_a_record_per_run(self):
+        # Each program on sched_switch for 0.2 s under a pipe ping-pong; the
+        # batched one's rests come out through the flush run on every CPU.
+        r = subprocess.run([BATCH_COST, "--rounds", "1", "--records", "100", "--attach", "0.2",
+                            "--attach-rounds", "2"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for name in ("direct", "batched"):
+            m = re.search(name + r" +[0-9.]+ \(p10 [0-9.]+\) \[[0-9.-]+\] ns/run, (\d+) runs, (\d+) records drained",
+                          r.stdout)
+            self.assertIsNotNone(m, r.stdout)
+            self.assertGreater(int(m.group(1)), 1000, r.stdout)  # the ping-pong switches
+            self.assertEqual(m.group(1), m.group(2), r.stdout)
+        self.assertIn("attached: refused records 0, ring loss 0, batches the ring refused 0", r.stdout)
 
     def test_batch_cost_flag_misuse_exits_2(self):
         r = subprocess.run([BATCH_COST, "--records", "0"], capture_output=True, text=True, timeout=60)
