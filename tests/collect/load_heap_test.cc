@@ -25,9 +25,9 @@ constexpr bool kOwnAllocator = false;
 constexpr bool kOwnAllocator = false;
 #endif
 
-// A block larger than this host's kernel BTF, so that the thresholds set at
-// the end of a scope leave it to mmap.
-constexpr size_t kBlock = 40 * 1024 * 1024;
+// Below the threshold while loading (32 MiB), above the one set afterwards
+// (the kernel BTF's size: 5.5 MB here, under 10 MB on distribution kernels).
+constexpr size_t kBlock = 24 * 1024 * 1024;
 constexpr long kPages = kBlock / 4096;
 
 long MinorFaults() {

@@ -14,7 +14,9 @@ namespace {
 // (DEFAULT_MMAP_THRESHOLD_MIN, DEFAULT_MMAP_THRESHOLD_MAX).
 constexpr size_t kMinThreshold = 128 * 1024;
 constexpr size_t kMaxThreshold = 32 * 1024 * 1024;
-constexpr int kLoadingThreshold = 64 * 1024 * 1024;
+// The most every glibc accepts for M_MMAP_THRESHOLD (HEAP_MAX_SIZE / 2), and
+// far above the kernel BTF's size.
+constexpr int kLoadingThreshold = 32 * 1024 * 1024;
 
 std::mutex g_mutex;
 int g_depth = 0;

@@ -13,7 +13,7 @@ namespace gpunoise::collect {
 // next object's copy faults every page in again and the kernel clears each
 // one: on this VM that was about a seventh of `record`'s start-up CPU
 // (docs/performance.md, "Start-up"). While an instance lives, blocks up to
-// 64 MiB come from the heap and freed ones stay there.
+// 32 MiB come from the heap and freed ones stay there.
 //
 // When the outermost instance ends, the heap is trimmed and the thresholds
 // are set to what glibc's own rule would have reached by then (mmap
