@@ -161,7 +161,9 @@ int RunAttached(batch_cost_bpf* skel, collect::RingTransport& transport, Counts*
     uint64_t runs = 0, drained = 0;
   };
   std::vector<Attached> variants = {{"direct", skel->progs.gn_switch_direct, false, {}},
-                                    {"batched", skel->progs.gn_switch_batched, true, {}}};
+                                    {"batched", skel->progs.gn_switch_batched, true, {}},
+                                    {"no-query", skel->progs.gn_switch_no_query, false, {}}};
+  const size_t n = variants.size();
   int flush_fd = bpf_program__fd(skel->progs.gn_cost_flush);
   uint64_t refused_before = skel->bss->gn_batch_lost;
   uint64_t failed_before = skel->bss->gn_batch_failed;
@@ -171,8 +173,8 @@ int RunAttached(batch_cost_bpf* skel, collect::RingTransport& transport, Counts*
   {
     PingPong load;
     for (int round = 0; round < rounds && status == 0; ++round) {
-      for (int k = 0; k < 2; ++k) {
-        Attached& v = variants[(round % 2) ? 1 - k : k];
+      for (size_t k = 0; k < n; ++k) {
+        Attached& v = variants[(round % 2) ? n - 1 - k : k];
         ProgStats before = ReadStats(bpf_program__fd(v.prog));
         bpf_link* link = bpf_program__attach(v.prog);
         if (!link) {
@@ -212,10 +214,13 @@ int RunAttached(batch_cost_bpf* skel, collect::RingTransport& transport, Counts*
                 Span(v.ns_per_run, "%.1f (p10 %.1f) [%.1f-%.1f]").c_str(),
                 static_cast<unsigned long long>(v.runs), static_cast<unsigned long long>(v.drained));
   }
-  std::vector<double> ratios;
-  for (size_t i = 0; i < std::min(variants[0].ns_per_run.size(), variants[1].ns_per_run.size()); ++i)
-    ratios.push_back(variants[1].ns_per_run[i] / variants[0].ns_per_run[i]);
-  if (!ratios.empty()) std::printf("batched/direct %s\n", Span(ratios, "%.3f (p10 %.3f) [%.3f-%.3f]").c_str());
+  for (size_t j = 1; j < n; ++j) {
+    std::vector<double> ratios;
+    for (size_t i = 0; i < std::min(variants[0].ns_per_run.size(), variants[j].ns_per_run.size()); ++i)
+      ratios.push_back(variants[j].ns_per_run[i] / variants[0].ns_per_run[i]);
+    if (!ratios.empty())
+      std::printf("%s/direct %s\n", variants[j].name, Span(ratios, "%.3f (p10 %.3f) [%.3f-%.3f]").c_str());
+  }
   uint64_t failed = skel->bss->gn_batch_failed - failed_before;
   std::printf("attached: refused records %llu, ring loss %llu, batches the ring refused %llu\n",
               static_cast<unsigned long long>(refused), static_cast<unsigned long long>(ring_lost),

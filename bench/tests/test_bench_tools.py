@@ -180,7 +180,7 @@ class BatchCostTest(unittest.TestCase):
         r = subprocess.run([BATCH_COST, "--rounds", "1", "--records", "100", "--attach", "0.2",
                             "--attach-rounds", "2"], capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        for name in ("direct", "batched"):
+        for name in ("direct", "batched", "no-query"):
             m = re.search(name + r" +[0-9.]+ \(p10 [0-9.]+\) \[[0-9.-]+\] ns/run, (\d+) runs, (\d+) records drained",
                           r.stdout)
             self.assertIsNotNone(m, r.stdout)
