@@ -7,7 +7,10 @@
 // producer's ns per record (wall time of the test run: the program loops in
 // the kernel, so the syscall's own cost is spread over every record) and
 // the drain's ns per record (libbpf's ring reading plus the walk over each
-// batch's records), median and range, and the per-round ratios.
+// batch's records), median and range, and the per-round ratios. With
+// --attach it also attaches each producer (and the direct path without
+// bpf_ringbuf_query) to sched_switch in turn and reads the kernel's own
+// ns per run (BPF_ENABLE_STATS).
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sched.h>
