@@ -295,6 +295,13 @@ TEST(NicCountersIntegration, ABridgePortFlapCarriesTheKernelLinesForThatDevice) 
   }
   EXPECT_TRUE(down_line) << log;
   EXPECT_TRUE(up_line) << log;
+  // One down, one up: the bridge's own port notifications (AF_BRIDGE,
+  // no carrier attribute) are not link changes of the port.
+  size_t downs = 0, ups = 0;
+  for (const auto& a : TrackEventArgs(*trace, "carrier_down")) downs += a.count("device") && a.at("device") == dev;
+  for (const auto& a : TrackEventArgs(*trace, "carrier_up")) ups += a.count("device") && a.at("device") == dev;
+  EXPECT_EQ(downs, 1u);
+  EXPECT_EQ(ups, 1u);
 
   // In the report: the link_flap finding quotes them.
   ChildProcess report({GpunoiseBinary(), "report", "--json", rec.path()});
