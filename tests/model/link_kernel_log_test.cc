@@ -45,7 +45,8 @@ TEST(KernelLogNamesDevice, ByParentDeviceFieldClassifiedDeviceOrText) {
   KernelLogEntry mlx = Line(0, "mlx5_core 0000:3b:00.0 eth0: Link down", "+pci:0000:3b:00.0");
   EXPECT_TRUE(KernelLogNamesDevice(mlx, "eth0", "0000:3b:00.0"));
   // The parent alone is enough when the text does not name the netdev.
-  KernelLogEntry reset = Line(0, "mlx5_core 0000:3b:00.0: poll_health: device's health compromised", "+pci:0000:3b:00.0");
+  KernelLogEntry reset =
+      Line(0, "mlx5_core 0000:3b:00.0: poll_health: device's health compromised", "+pci:0000:3b:00.0");
   EXPECT_TRUE(KernelLogNamesDevice(reset, "eth0", "0000:3b:00.0"));
   EXPECT_FALSE(KernelLogNamesDevice(reset, "eth0", ""));
   EXPECT_FALSE(KernelLogNamesDevice(reset, "eth1", "0000:3b:00.1"));
