@@ -193,6 +193,42 @@ TEST(NicHealth, ASpeedThatOnlyRoseIsNoDownshiftAndARecoveryIsSaid) {
   EXPECT_NE(d->title.find("back to 100 Gb/s"), std::string::npos) << d->title;
 }
 
+TEST(NicHealth, CountersThatWentBackDownInOneReadingAreOneNicResetWithTheDriversLine) {
+  Synth s;
+  s.Switch(kBase, 0, 0, 0);
+  Tracks(s);
+  NicCounters(s, kBase + 900 * kMs, {});
+  for (const char* counter : {"rx_packets", "tx_packets", "rx_missed_errors"})
+    Instant(s, kEth, kBase + 300 * kMs, "counter_reset", "gpunoise.link",
+            {Str("device", "eth2"), Str("kind", "counter_reset"), Str("counter", counter), Num("previous", 5000),
+             Num("current", 3), Str("source", "sample")});
+  model::KernelLogEntry line;
+  line.ts = kBase + 250 * kMs;
+  line.seq = 77;
+  line.text = "ixgbe 0000:3b:00.0 eth2: Reset adapter";
+  line.device = "+pci:0000:3b:00.0";
+  s.builder().OnKernelLog(line);
+  s.Switch(kBase + 1000 * kMs, 0, 0, 0);
+  Timeline t = s.Build();
+  std::optional<Finding> r;
+  Analysis a = AnalyzeOrDie(t);
+  for (const auto& f : FindingsOf(a, "nic_trouble"))
+    if (f.kind == "nic_counter_reset") r = f;
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->Metric("resets"), 1);
+  EXPECT_EQ(r->Metric("counters"), 3);
+  EXPECT_EQ(r->start, kBase + 300 * kMs);
+  std::string evidence;
+  for (const auto& e : r->evidence) evidence += e + "\n";
+  EXPECT_NE(evidence.find("3 counters went back down (rx_packets, tx_packets, rx_missed_errors)"), std::string::npos)
+      << evidence;
+  // The driver's line, once although it is joined to each counter's event.
+  const std::string quoted = "kernel: ixgbe 0000:3b:00.0 eth2: Reset adapter";
+  size_t at = evidence.find(quoted);
+  ASSERT_NE(at, std::string::npos) << evidence;
+  EXPECT_EQ(evidence.find("Reset adapter", at + quoted.size()), std::string::npos) << evidence;
+}
+
 TEST(NicHealth, ALinkThatOnlyCameUpIsNoFlap) {
   Synth s;
   s.Switch(kBase, 0, 0, 0);

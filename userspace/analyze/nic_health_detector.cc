@@ -163,6 +163,43 @@ void LinkDownshift(const AnalysisContext& ctx, const NicMetadata& nic, const Ker
   }
 }
 
+// Counters that went back down: the device or one of its queues was reset
+// (a firmware reset, a TX-timeout recovery, a driver reload). One reset
+// takes many counters down in the same reading, so the events of one
+// reading count as one reset.
+void NicReset(const AnalysisContext& ctx, const NicMetadata& nic, const KernelLines& lines,
+              std::vector<Finding>& out) {
+  std::map<std::string, std::map<uint64_t, std::vector<size_t>>> by_device;  // device -> reading time -> events
+  for (size_t i = 0; i < nic.link_events.size(); ++i)
+    if (nic.link_events[i].kind == model::LinkEventKind::kCounterReset)
+      by_device[nic.link_events[i].device][nic.link_events[i].ts].push_back(i);
+  for (const auto& [device, resets] : by_device) {
+    Finding f = Base("nic_counter_reset", device);
+    f.start = resets.begin()->first;
+    f.end = resets.rbegin()->first;
+    size_t counters = 0;
+    for (const auto& [ts, idx] : resets) {
+      counters += idx.size();
+      std::string names;
+      for (size_t k = 0; k < idx.size() && k < 4; ++k)
+        names += (names.empty() ? "" : ", ") + nic.link_events[idx[k]].counter;
+      if (idx.size() > 4) names += fmt::format(" and {} more", idx.size() - 4);
+      f.evidence.push_back(fmt::format("{} {}: {} counter{} went back down ({})", At(ctx, ts), device, idx.size(),
+                                       idx.size() == 1 ? "" : "s", names));
+      std::set<uint64_t> seen;  // a line joined to several counters of one reset is quoted once
+      for (size_t i : idx)
+        if (auto l = lines.find(i); l != lines.end())
+          for (const model::KernelLogEntry* k : l->second)
+            if (seen.insert(k->seq).second)
+              f.evidence.push_back(fmt::format("  {} kernel: {}", At(ctx, k->ts), k->text));
+    }
+    f.title = fmt::format("{}: the NIC's counters went back down {} time{} (a device or queue reset), first at {}",
+                          device, resets.size(), resets.size() == 1 ? "" : "s", At(ctx, f.start));
+    f.metrics = {{"resets", static_cast<double>(resets.size())}, {"counters", static_cast<double>(counters)}};
+    out.push_back(std::move(f));
+  }
+}
+
 void PcieDegraded(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<Finding>& out) {
   for (const PcieLink& p : nic.pcie) {
     const auto& s = p.state;
@@ -346,6 +383,7 @@ std::vector<Finding> DetectNicHealth(const AnalysisContext& ctx) {
   KernelLines lines = KernelLinesOf(ctx, nic);
   LinkFlaps(ctx, nic, lines, out);
   LinkDownshift(ctx, nic, lines, out);
+  NicReset(ctx, nic, lines, out);
   PcieDegraded(ctx, nic, out);
   Saturation(ctx, nic, out);
   return out;
