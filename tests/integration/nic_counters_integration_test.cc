@@ -418,6 +418,63 @@ TEST(NicCountersIntegration, ASpeedAndDuplexDropDuringARecordingIsALinkDownshift
   EXPECT_LE(ts, change_to + 200'000'000);
 }
 
+// A link that comes back at another speed (the carrier off, the speed
+// changed, the carrier on: what a renegotiating NIC does, with tun's
+// TUNSETCARRIER as the cable): the speed change is read when the carrier
+// returns, at the netlink event's time, not at the next counter sample.
+TEST(NicCountersIntegration, ALinkThatComesBackSlowerHasItsSpeedChangeAtTheCarriersReturn) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  const std::string ns = pair->netns(Side::kReceiver);
+  const std::string dev = pair->device(Side::kReceiver);
+  const std::string tap_name = dev.substr(0, dev.size() - 1) + "t";
+  UniqueFd tap = TapIn(ns, tap_name, &error);
+  ASSERT_TRUE(tap.valid()) << error;
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "set", tap_name, "up"}), 0);
+  std::string out;
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ethtool", "-s", tap_name, "speed", "100000", "duplex", "full",
+                        "autoneg", "off"},
+                       &out),
+            0)
+      << out;
+  // Sampled rarely (no periodic reading before the stop), so that only the
+  // carrier's return can explain a reading of the new speed at its time.
+  std::string dir = MakeTempDir(), path = dir + "/nic.pftrace";
+  ChildProcess rec({"ip", "netns", "exec", ns, GpunoiseBinary(), "record", "-o", path, "-e", "net", "--net-interval",
+                    "10s", "-d", "20s"});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 30s));
+  std::this_thread::sleep_for(300ms);
+  int off = 0, on = 1;
+  ASSERT_EQ(::ioctl(tap.get(), TUNSETCARRIER, &off), 0) << std::strerror(errno);
+  std::this_thread::sleep_for(200ms);
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ethtool", "-s", tap_name, "speed", "25000"}, &out), 0) << out;
+  ASSERT_EQ(::ioctl(tap.get(), TUNSETCARRIER, &on), 0) << std::strerror(errno);
+  // linkwatch announces a change up to a second after the previous one.
+  std::this_thread::sleep_for(1500ms);
+  rec.Signal(SIGINT);
+  ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+
+  std::string read_error;
+  auto trace = ReadTrace(path, &read_error);
+  ASSERT_TRUE(trace) << read_error;
+  if (FindTraceProcessor().empty()) GTEST_SKIP() << kNoTraceProcessor;
+  auto rows = Query(path,
+                    "select s.ts, s.name, extract_arg(s.arg_set_id, 'debug.current') from slice s join track t on "
+                    "s.track_id = t.id where s.category = 'gpunoise.link' and t.name = '" + tap_name +
+                        "' and s.name in ('carrier_up', 'speed_change') order by s.ts;");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  ASSERT_EQ(rows.size(), 2u) << rec.stderr_text();
+  ASSERT_EQ(rows[1].size(), 3u);
+  EXPECT_EQ(rows[0][1], "carrier_up");
+  EXPECT_EQ(rows[1][1], "speed_change");
+  EXPECT_EQ(rows[1][2], "25000");
+  // Both from the same pass of the drain loop.
+  EXPECT_EQ(rows[0][0], rows[1][0]);
+}
+
 // The monitor, run inside the receiver's namespace, exports the device's
 // carrier and carrier changes; a down/up shows in both (scraped from inside
 // that namespace, where the monitor listens).

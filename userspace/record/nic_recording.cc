@@ -49,11 +49,20 @@ Status NicRecording::ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force)
 
 Status NicRecording::Poll(PerfettoTraceSink& sink, uint64_t now) {
   if (!active_ || !links_) return OkStatus();
+  bool came_up = false;
   for (const model::LinkEvent& e : links_->Poll(now))
     if (tracker_.Notice(e)) {
       GN_RETURN_IF_ERROR(sink.nic_tracks().WriteLinkEvent(e));
       events_.push_back(e);
+      came_up = came_up || e.kind == model::LinkEventKind::kCarrierUp;
     }
+  // A link that came back may have renegotiated (a driver sets the new speed
+  // before it turns the carrier on): read the settings now, so a speed or
+  // duplex change is placed at the carrier's return, not at the next sample.
+  if (came_up && !frozen_) {
+    if (auto readings = sampler_.Read(); readings.ok())
+      GN_RETURN_IF_ERROR(WriteUpdate(sink, tracker_.Observe(now, *readings)));
+  }
   return OkStatus();
 }
 
