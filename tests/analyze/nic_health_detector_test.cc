@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "analyze/analysis.h"
 #include "analyze/synthetic.h"
 #include "model/events.h"
@@ -100,6 +102,131 @@ TEST(NicHealth, ALinkDownAndUpIsALinkFlapWithItsTimes) {
   EXPECT_TRUE(eth2->nic_counters);
   EXPECT_EQ(eth2->carrier_changes, 2u);
   EXPECT_EQ(eth2->driver, "ixgbe");
+}
+
+TEST(NicHealth, ALinkFlapCarriesTheKernelLinesNamingItsDevice) {
+  Synth s;
+  s.Switch(kBase, 0, 0, 0);
+  Tracks(s);
+  LinkEvent(s, kBase + 200 * kMs, false, 5);
+  LinkEvent(s, kBase + 450 * kMs, true, 6);
+  NicCounters(s, kBase + 900 * kMs, {});
+  auto line = [&](uint64_t ts, std::string text, std::string device) {
+    model::KernelLogEntry e;
+    e.ts = ts;
+    e.text = std::move(text);
+    e.device = std::move(device);
+    s.builder().OnKernelLog(e);
+  };
+  // The driver's own line (DEVICE= its PCI parent), a bridge reacting (the
+  // name in the text), another device's line and one far too late.
+  line(kBase + 199 * kMs, "ixgbe 0000:3b:00.0 eth2: NIC Link is Down", "+pci:0000:3b:00.0");
+  line(kBase + 452 * kMs, "br0: port 1(eth2) entered forwarding state", "");
+  line(kBase + 451 * kMs, "ixgbe 0000:3b:00.1 eth3: NIC Link is Up 10 Gbps", "+pci:0000:3b:00.1");
+  line(kBase + 5000 * kMs, "br0: port 1(eth2) entered disabled state", "");
+  s.Switch(kBase + 6000 * kMs, 0, 0, 0);
+  Timeline t = s.Build();
+  std::optional<Finding> flap;
+  Analysis a = AnalyzeOrDie(t);
+  for (const auto& f : FindingsOf(a, "nic_trouble"))
+    if (f.kind == "link_flap") flap = f;
+  ASSERT_TRUE(flap);
+  EXPECT_EQ(flap->Metric("kernel_lines"), 2);
+  std::string evidence;
+  for (const auto& e : flap->evidence) evidence += e + "\n";
+  EXPECT_NE(evidence.find("kernel: ixgbe 0000:3b:00.0 eth2: NIC Link is Down"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("kernel: br0: port 1(eth2) entered forwarding state"), std::string::npos) << evidence;
+  EXPECT_EQ(evidence.find("eth3"), std::string::npos) << evidence;
+  EXPECT_EQ(evidence.find("disabled state"), std::string::npos) << evidence;
+}
+
+void SpeedChange(Synth& s, uint64_t ts, int64_t from, int64_t to) {
+  Instant(s, kEth, ts, "speed_change", "gpunoise.link",
+          {Str("device", "eth2"), Str("kind", "speed_change"), Num("carrier", 1), Num("speed_mbps", to),
+           Str("duplex", "full"), Num("previous", from), Num("current", to), Str("source", "sample")});
+}
+
+TEST(NicHealth, ASpeedDropIsALinkDownshiftWithOldAndNewSpeeds) {
+  Synth s;
+  s.Switch(kBase, 0, 0, 0);
+  Tracks(s);
+  SpeedChange(s, kBase + 300 * kMs, 100000, 25000);
+  s.Switch(kBase + 1000 * kMs, 0, 0, 0);
+  Timeline t = s.Build();
+  std::optional<Finding> d;
+  Analysis a = AnalyzeOrDie(t);
+  for (const auto& f : FindingsOf(a, "nic_trouble"))
+    if (f.kind == "link_downshift") d = f;
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->device, "eth2");
+  EXPECT_EQ(d->start, kBase + 300 * kMs);
+  EXPECT_EQ(d->Metric("from_mbps"), 100000);
+  EXPECT_EQ(d->Metric("lowest_mbps"), 25000);
+  EXPECT_EQ(d->Metric("end_mbps"), 25000);
+  EXPECT_NE(d->title.find("link speed fell from 100 Gb/s to 25 Gb/s"), std::string::npos) << d->title;
+  EXPECT_NE(d->title.find("stayed there"), std::string::npos) << d->title;
+}
+
+TEST(NicHealth, ASpeedThatOnlyRoseIsNoDownshiftAndARecoveryIsSaid) {
+  {
+    Synth s;
+    s.Switch(kBase, 0, 0, 0);
+    Tracks(s);
+    SpeedChange(s, kBase + 300 * kMs, 25000, 100000);
+    s.Switch(kBase + 1000 * kMs, 0, 0, 0);
+    Timeline t = s.Build();
+    for (const auto& f : FindingsOf(AnalyzeOrDie(t), "nic_trouble")) EXPECT_NE(f.kind, "link_downshift");
+  }
+  Synth s;
+  s.Switch(kBase, 0, 0, 0);
+  Tracks(s);
+  SpeedChange(s, kBase + 300 * kMs, 100000, 10000);
+  SpeedChange(s, kBase + 600 * kMs, 10000, 100000);
+  s.Switch(kBase + 1000 * kMs, 0, 0, 0);
+  Timeline t = s.Build();
+  std::optional<Finding> d;
+  Analysis a = AnalyzeOrDie(t);
+  for (const auto& f : FindingsOf(a, "nic_trouble"))
+    if (f.kind == "link_downshift") d = f;
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->end, kBase + 600 * kMs);
+  EXPECT_NE(d->title.find("back to 100 Gb/s"), std::string::npos) << d->title;
+}
+
+TEST(NicHealth, CountersThatWentBackDownInOneReadingAreOneNicResetWithTheDriversLine) {
+  Synth s;
+  s.Switch(kBase, 0, 0, 0);
+  Tracks(s);
+  NicCounters(s, kBase + 900 * kMs, {});
+  for (const char* counter : {"rx_packets", "tx_packets", "rx_missed_errors"})
+    Instant(s, kEth, kBase + 300 * kMs, "counter_reset", "gpunoise.link",
+            {Str("device", "eth2"), Str("kind", "counter_reset"), Str("counter", counter), Num("previous", 5000),
+             Num("current", 3), Str("source", "sample")});
+  model::KernelLogEntry line;
+  line.ts = kBase + 250 * kMs;
+  line.seq = 77;
+  line.text = "ixgbe 0000:3b:00.0 eth2: Reset adapter";
+  line.device = "+pci:0000:3b:00.0";
+  s.builder().OnKernelLog(line);
+  s.Switch(kBase + 1000 * kMs, 0, 0, 0);
+  Timeline t = s.Build();
+  std::optional<Finding> r;
+  Analysis a = AnalyzeOrDie(t);
+  for (const auto& f : FindingsOf(a, "nic_trouble"))
+    if (f.kind == "nic_counter_reset") r = f;
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->Metric("resets"), 1);
+  EXPECT_EQ(r->Metric("counters"), 3);
+  EXPECT_EQ(r->start, kBase + 300 * kMs);
+  std::string evidence;
+  for (const auto& e : r->evidence) evidence += e + "\n";
+  EXPECT_NE(evidence.find("3 counters went back down (rx_packets, tx_packets, rx_missed_errors)"), std::string::npos)
+      << evidence;
+  // The driver's line, once although it is joined to each counter's event.
+  const std::string quoted = "kernel: ixgbe 0000:3b:00.0 eth2: Reset adapter";
+  size_t at = evidence.find(quoted);
+  ASSERT_NE(at, std::string::npos) << evidence;
+  EXPECT_EQ(evidence.find("Reset adapter", at + quoted.size()), std::string::npos) << evidence;
 }
 
 TEST(NicHealth, ALinkThatOnlyCameUpIsNoFlap) {

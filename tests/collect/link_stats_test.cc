@@ -4,6 +4,7 @@
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <sys/socket.h>
 
 #include <cstring>
 #include <vector>
@@ -13,7 +14,8 @@ namespace {
 
 // Appends one RTM_NEWLINK message (ifinfomsg, IFLA_IFNAME, IFLA_STATS64) as
 // the kernel lays it out.
-void AddLink(std::vector<uint8_t>& buf, int ifindex, const char* name, uint64_t rx, uint64_t tx) {
+void AddLink(std::vector<uint8_t>& buf, int ifindex, const char* name, uint64_t rx, uint64_t tx,
+             unsigned char family = AF_UNSPEC) {
   size_t name_len = std::strlen(name) + 1;
   size_t len = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg)) + RTA_ALIGN(RTA_LENGTH(name_len)) +
                RTA_ALIGN(RTA_LENGTH(sizeof(rtnl_link_stats64)));
@@ -25,6 +27,7 @@ void AddLink(std::vector<uint8_t>& buf, int ifindex, const char* name, uint64_t 
   std::memcpy(buf.data() + off, &h, sizeof(h));
   ifinfomsg ifi{};
   ifi.ifi_index = ifindex;
+  ifi.ifi_family = family;
   std::memcpy(buf.data() + off + NLMSG_HDRLEN, &ifi, sizeof(ifi));
   size_t a = off + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
   rtattr ra{};
@@ -81,6 +84,18 @@ TEST(LinkStats, StopsAtDoneAndAtTruncatedMessages) {
   AddLink(cut, 3, "cut", 1, 1);
   cut.resize(cut.size() - 20);
   EXPECT_TRUE(ParseLinkDump(cut, &done).empty());
+}
+
+TEST(LinkStats, BridgePortNotificationsAreNotLinks) {
+  // What a bridge sends when a port changes STP state: RTM_NEWLINK,
+  // AF_BRIDGE, no IFLA_CARRIER. Taken as a link it would read "carrier down".
+  std::vector<uint8_t> buf;
+  AddLink(buf, 5, "veth0", 0, 0, AF_BRIDGE);
+  AddLink(buf, 6, "eth0", 1, 1);
+  bool done = false;
+  auto links = ParseLinkDump(buf, &done);
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(links[0].name, "eth0");
 }
 
 TEST(LinkStats, ReadsThisNamespacesLoopback) {

@@ -5,9 +5,16 @@
 // before and after (exact for cumulative counters) and against the kernel's
 // carrier_changes, through both the trace's own fields and Perfetto's
 // trace processor.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -18,6 +25,7 @@
 
 #include "common/clock.h"
 #include "common/strings.h"
+#include "common/unique_fd.h"
 #include "integration/support/metrics_scrape.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
@@ -235,6 +243,236 @@ TEST(NicCountersIntegration, LinkDownAndUpDuringARecordingIsALinkFlapAtTheRightT
   EXPECT_LE(down_ts, down_to + 100'000'000) << "source " << rows[0][3];
   EXPECT_GE(up_ts, up_from);
   EXPECT_LE(up_ts, up_to + 100'000'000) << "source " << rows[1][3];
+}
+
+// A bridge port taken down and up: the bridge logs what happened to the
+// port ("<br>: port 1(<dev>) entered disabled state"), naming the device in
+// the text (veth has no parent device, so no DEVICE= field). Those lines
+// end up beside the link events on the device's track and in the
+// link_flap finding's evidence.
+TEST(NicCountersIntegration, ABridgePortFlapCarriesTheKernelLinesForThatDevice) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  const std::string ns = pair->netns(Side::kReceiver);
+  const std::string dev = pair->device(Side::kReceiver);
+  // The bridge lives in the pair's namespace and goes with it.
+  const std::string br = dev.substr(0, dev.size() - 1) + "b";
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "add", br, "type", "bridge"}), 0);
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "set", dev, "master", br}), 0);
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "set", br, "up"}), 0);
+
+  NsRecording rec(*pair, Side::kReceiver);
+  ASSERT_TRUE(rec.WaitStarted());
+  std::this_thread::sleep_for(400ms);
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "set", dev, "down"}), 0);
+  std::this_thread::sleep_for(400ms);
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "set", dev, "up"}), 0);
+  // The bridge hears of the carrier through linkwatch, which holds a
+  // non-urgent change up to a second after the previous one: its
+  // "forwarding state" line can come that much after the netlink event.
+  std::this_thread::sleep_for(1500ms);
+  std::string log;
+  ASSERT_TRUE(rec.Finish(&log)) << log;
+  EXPECT_NE(log.find("lines attached to link events"), std::string::npos) << log;
+
+  // In the trace: the bridge's lines as instants on the device's track,
+  // each tied to the link event it belongs to.
+  std::string read_error;
+  auto trace = ReadTrace(rec.path(), &read_error);
+  ASSERT_TRUE(trace) << read_error;
+  const std::string port = "(" + dev + ")";
+  bool down_line = false, up_line = false;
+  for (const auto& a : TrackEventArgs(*trace, "kernel log")) {
+    // The bridge lost its carrier with its only port: its own events get
+    // the same lines (they name the bridge too).
+    if (!a.count("text") || a.at("text").find(port) == std::string::npos || a.at("device") != dev) continue;
+    if (a.at("link_event") == "carrier_down" && a.at("text").find("entered disabled state") != std::string::npos)
+      down_line = true;
+    if (a.at("link_event") == "carrier_up" && a.at("text").find("entered forwarding state") != std::string::npos)
+      up_line = true;
+  }
+  EXPECT_TRUE(down_line) << log;
+  EXPECT_TRUE(up_line) << log;
+  // One down, one up: the bridge's own port notifications (AF_BRIDGE,
+  // no carrier attribute) are not link changes of the port.
+  size_t downs = 0, ups = 0;
+  for (const auto& a : TrackEventArgs(*trace, "carrier_down")) downs += a.count("device") && a.at("device") == dev;
+  for (const auto& a : TrackEventArgs(*trace, "carrier_up")) ups += a.count("device") && a.at("device") == dev;
+  EXPECT_EQ(downs, 1u);
+  EXPECT_EQ(ups, 1u);
+
+  // In the report: the link_flap finding quotes them.
+  ChildProcess report({GpunoiseBinary(), "report", "--json", rec.path()});
+  ASSERT_EQ(report.Wait(120s), 0) << report.stderr_text();
+  std::string json = report.stdout_text();
+  size_t flap = json.find("\"link_flap\"");
+  ASSERT_NE(flap, std::string::npos) << json.substr(0, 2000);
+  EXPECT_NE(json.find("kernel: " + br + ": port 1" + port + " entered disabled state"), std::string::npos)
+      << json.substr(flap, 3000);
+
+  if (FindTraceProcessor().empty()) GTEST_SKIP() << kNoTraceProcessor;
+  auto rows = Query(rec.path(),
+                    "select t.name, extract_arg(s.arg_set_id, 'debug.link_event'), extract_arg(s.arg_set_id, "
+                    "'debug.text') from slice s join track t on s.track_id = t.id where s.category = "
+                    "'gpunoise.link' and s.name = 'kernel log' order by s.ts;");
+  bool seen = false;
+  for (const auto& r : rows)
+    if (r.size() == 3 && r[0] == dev && r[1] == "carrier_down" && r[2].find(port) != std::string::npos) seen = true;
+  EXPECT_TRUE(seen) << rows.size() << " kernel log rows";
+}
+
+// A tap device inside namespace `ns`, attached to this process (so it has
+// carrier) for as long as the returned descriptor is open; it goes away
+// with it. The namespace is entered by a thread of its own (setns changes
+// only the calling thread).
+UniqueFd TapIn(const std::string& ns, const std::string& name, std::string* error) {
+  UniqueFd tap;
+  std::thread([&] {
+    UniqueFd nsfd(::open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!nsfd.valid() || ::setns(nsfd.get(), CLONE_NEWNET) != 0) {
+      *error = "cannot enter namespace " + ns + ": " + std::strerror(errno);
+      return;
+    }
+    UniqueFd fd(::open("/dev/net/tun", O_RDWR | O_CLOEXEC));
+    ifreq ifr{};
+    std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+    if (!fd.valid() || ::ioctl(fd.get(), TUNSETIFF, &ifr) != 0) {
+      *error = "cannot create tap " + name + ": " + std::strerror(errno);
+      return;
+    }
+    tap = std::move(fd);
+  }).join();
+  return tap;
+}
+
+// The tun driver keeps the link settings ethtool gives it and reports them
+// back like a NIC: a port "renegotiated" from 100G full duplex to 25G half
+// duplex during a recording is a speed and a duplex change with the old and
+// new values, and a link_downshift finding.
+TEST(NicCountersIntegration, ASpeedAndDuplexDropDuringARecordingIsALinkDownshift) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  const std::string ns = pair->netns(Side::kReceiver);
+  const std::string dev = pair->device(Side::kReceiver);
+  const std::string tap_name = dev.substr(0, dev.size() - 1) + "t";
+  UniqueFd tap = TapIn(ns, tap_name, &error);
+  ASSERT_TRUE(tap.valid()) << error;
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "set", tap_name, "up"}), 0);
+  std::string out;
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ethtool", "-s", tap_name, "speed", "100000", "duplex", "full",
+                        "autoneg", "off"},
+                       &out),
+            0)
+      << out;
+
+  NsRecording rec(*pair, Side::kReceiver);
+  ASSERT_TRUE(rec.WaitStarted());
+  std::this_thread::sleep_for(400ms);
+  uint64_t change_from = BoottimeNs();
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ethtool", "-s", tap_name, "speed", "25000", "duplex", "half"},
+                       &out),
+            0)
+      << out;
+  uint64_t change_to = BoottimeNs();
+  std::this_thread::sleep_for(400ms);
+  std::string log;
+  ASSERT_TRUE(rec.Finish(&log)) << log;
+
+  std::string read_error;
+  auto trace = ReadTrace(rec.path(), &read_error);
+  ASSERT_TRUE(trace) << read_error;
+  std::optional<EventArgs> speed, duplex;
+  for (const auto& a : TrackEventArgs(*trace, "speed_change"))
+    if (a.count("device") && a.at("device") == tap_name) speed = a;
+  for (const auto& a : TrackEventArgs(*trace, "duplex_change"))
+    if (a.count("device") && a.at("device") == tap_name) duplex = a;
+  ASSERT_TRUE(speed) << log;
+  EXPECT_EQ(speed->at("previous"), "100000");
+  EXPECT_EQ(speed->at("current"), "25000");
+  ASSERT_TRUE(duplex) << log;
+  EXPECT_EQ(duplex->at("previous_duplex"), "full");
+  EXPECT_EQ(duplex->at("duplex"), "half");
+
+  ChildProcess report({GpunoiseBinary(), "report", "--json", rec.path()});
+  ASSERT_EQ(report.Wait(120s), 0) << report.stderr_text();
+  std::string json = report.stdout_text();
+  EXPECT_NE(json.find("\"link_downshift\""), std::string::npos) << json.substr(0, 2000);
+  EXPECT_NE(json.find(tap_name + ": link speed fell from 100 Gb/s to 25 Gb/s and half duplex"), std::string::npos)
+      << json.substr(0, 4000);
+
+  // Seen at the next counter sample (--net-interval 50ms).
+  if (FindTraceProcessor().empty()) GTEST_SKIP() << kNoTraceProcessor;
+  auto rows = Query(rec.path(),
+                    "select s.ts, t.name from slice s join track t on s.track_id = t.id where s.category = "
+                    "'gpunoise.link' and s.name = 'speed_change';");
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0].size(), 2u);
+  EXPECT_EQ(rows[0][1], tap_name);
+  const uint64_t ts = std::stoull(rows[0][0]);
+  EXPECT_GE(ts, change_from);
+  EXPECT_LE(ts, change_to + 200'000'000);
+}
+
+// A link that comes back at another speed (the carrier off, the speed
+// changed, the carrier on: what a renegotiating NIC does, with tun's
+// TUNSETCARRIER as the cable): the speed change is read when the carrier
+// returns, at the netlink event's time, not at the next counter sample.
+TEST(NicCountersIntegration, ALinkThatComesBackSlowerHasItsSpeedChangeAtTheCarriersReturn) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  const std::string ns = pair->netns(Side::kReceiver);
+  const std::string dev = pair->device(Side::kReceiver);
+  const std::string tap_name = dev.substr(0, dev.size() - 1) + "t";
+  UniqueFd tap = TapIn(ns, tap_name, &error);
+  ASSERT_TRUE(tap.valid()) << error;
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ip", "link", "set", tap_name, "up"}), 0);
+  std::string out;
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ethtool", "-s", tap_name, "speed", "100000", "duplex", "full",
+                        "autoneg", "off"},
+                       &out),
+            0)
+      << out;
+  // Sampled rarely (no periodic reading before the stop), so that only the
+  // carrier's return can explain a reading of the new speed at its time.
+  std::string dir = MakeTempDir(), path = dir + "/nic.pftrace";
+  ChildProcess rec({"ip", "netns", "exec", ns, GpunoiseBinary(), "record", "-o", path, "-e", "net", "--net-interval",
+                    "10s", "-d", "20s"});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 30s));
+  std::this_thread::sleep_for(300ms);
+  int off = 0, on = 1;
+  ASSERT_EQ(::ioctl(tap.get(), TUNSETCARRIER, &off), 0) << std::strerror(errno);
+  std::this_thread::sleep_for(200ms);
+  ASSERT_EQ(RunCommand({"ip", "netns", "exec", ns, "ethtool", "-s", tap_name, "speed", "25000"}, &out), 0) << out;
+  ASSERT_EQ(::ioctl(tap.get(), TUNSETCARRIER, &on), 0) << std::strerror(errno);
+  // linkwatch announces a change up to a second after the previous one.
+  std::this_thread::sleep_for(1500ms);
+  rec.Signal(SIGINT);
+  ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+
+  std::string read_error;
+  auto trace = ReadTrace(path, &read_error);
+  ASSERT_TRUE(trace) << read_error;
+  if (FindTraceProcessor().empty()) GTEST_SKIP() << kNoTraceProcessor;
+  auto rows = Query(path,
+                    "select s.ts, s.name, extract_arg(s.arg_set_id, 'debug.current') from slice s join track t on "
+                    "s.track_id = t.id where s.category = 'gpunoise.link' and t.name = '" + tap_name +
+                        "' and s.name in ('carrier_up', 'speed_change') order by s.ts;");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  ASSERT_EQ(rows.size(), 2u) << rec.stderr_text();
+  ASSERT_EQ(rows[1].size(), 3u);
+  EXPECT_EQ(rows[0][1], "carrier_up");
+  EXPECT_EQ(rows[1][1], "speed_change");
+  EXPECT_EQ(rows[1][2], "25000");
+  // Both from the same pass of the drain loop.
+  EXPECT_EQ(rows[0][0], rows[1][0]);
 }
 
 // The monitor, run inside the receiver's namespace, exports the device's

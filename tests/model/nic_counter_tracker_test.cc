@@ -39,6 +39,36 @@ TEST(NicCounterTracker, StepsAndTotalsFromTheBaseline) {
   EXPECT_EQ(totals[0].queue, 0);
 }
 
+TEST(NicCounterTracker, SpeedDuplexAndAutonegChangesAreEventsWithOldAndNewValues) {
+  NicCounterTracker t;
+  auto with = [](uint32_t speed, std::string duplex, std::string autoneg) {
+    NicReading r = R("eth0", true, 1, {});
+    r.speed_mbps = speed;
+    r.duplex = std::move(duplex);
+    r.autoneg = std::move(autoneg);
+    return r;
+  };
+  t.Observe(1, {with(100000, "full", "on")});
+  EXPECT_TRUE(t.Observe(2, {with(100000, "full", "on")}).events.empty());
+  // The link renegotiated to 25G half duplex with autonegotiation off.
+  auto u = t.Observe(3, {with(25000, "half", "off")});
+  ASSERT_EQ(u.events.size(), 3u);
+  EXPECT_EQ(u.events[0].kind, LinkEventKind::kSpeedChange);
+  EXPECT_EQ(u.events[0].previous, 100000u);
+  EXPECT_EQ(u.events[0].current, 25000u);
+  EXPECT_EQ(u.events[1].kind, LinkEventKind::kDuplexChange);
+  EXPECT_EQ(u.events[1].previous_duplex, "full");
+  EXPECT_EQ(u.events[1].duplex, "half");
+  EXPECT_EQ(u.events[2].kind, LinkEventKind::kAutonegChange);
+  EXPECT_EQ(u.events[2].previous_autoneg, "on");
+  EXPECT_EQ(u.events[2].autoneg, "off");
+  // Unknown settings (the link went down: no speed, no duplex) are no change.
+  EXPECT_TRUE(t.Observe(4, {with(0, "", "")}).events.empty());
+  EXPECT_TRUE(t.Observe(5, {with(25000, "half", "off")}).events.empty());
+  EXPECT_EQ(LinkEventKindName(LinkEventKind::kDuplexChange), "duplex_change");
+  EXPECT_EQ(LinkEventKindFromName("autoneg_change"), LinkEventKind::kAutonegChange);
+}
+
 TEST(NicCounterTracker, AResetIsAnEventAndCountsFromZero) {
   NicCounterTracker t;
   t.Observe(1, {R("eth0", true, 1, {{"rx_missed_errors", 5000}})});

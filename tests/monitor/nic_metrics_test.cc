@@ -93,6 +93,20 @@ TEST(NicMetrics, DropsPauseAndErrorsByKindWithStableNames) {
   EXPECT_EQ(Value(*FindFamily(out, "gpunoise_nic_link_up"), {{"device", "eth2"}}), 1);
 }
 
+TEST(NicMetrics, LinkSpeedAndDuplexWhileTheDriverReportsThem) {
+  NicMetricsInput in = Input();
+  in.speed_mbps["eth2"] = 25000;
+  in.full_duplex["eth2"] = false;
+  std::vector<MetricFamily> out;
+  AddNicFamilies(in, out);
+  EXPECT_EQ(Value(*FindFamily(out, "gpunoise_nic_link_speed_mbps"), {{"device", "eth2"}}), 25000);
+  EXPECT_EQ(Value(*FindFamily(out, "gpunoise_nic_link_full_duplex"), {{"device", "eth2"}}), 0);
+  // No settings (no link, a virtual device): no sample, not a 0.
+  std::vector<MetricFamily> none;
+  AddNicFamilies(Input(), none);
+  EXPECT_TRUE(FindFamily(none, "gpunoise_nic_link_speed_mbps")->samples.empty());
+}
+
 TEST(NicMetrics, PcieWidthSpeedAndAerBySeverity) {
   std::vector<MetricFamily> out;
   AddNicFamilies(Input(), out);

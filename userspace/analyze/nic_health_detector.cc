@@ -10,6 +10,7 @@
 #include "analyze/format_util.h"
 #include "analyze/nic_metadata.h"
 #include "model/events.h"
+#include "model/link_kernel_log.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -28,13 +29,31 @@ Finding Base(std::string kind, std::string device) {
 
 std::string At(const AnalysisContext& ctx, uint64_t ts) { return FormatOffset(ts, ctx.from); }
 
-void LinkFlaps(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<Finding>& out) {
+// The kernel log lines of each link event (model/link_kernel_log.h), by
+// the event's index in nic.link_events.
+std::map<size_t, std::vector<const model::KernelLogEntry*>> KernelLinesOf(const AnalysisContext& ctx,
+                                                                          const NicMetadata& nic) {
+  std::map<std::string, std::string> bus;
+  for (const NicDevice& d : nic.devices)
+    if (!d.bus_info.empty()) bus[d.device] = d.bus_info;
+  const auto& log = ctx.t().kernel_log;
+  auto window = static_cast<uint64_t>(ctx.th().Get("nic.link_log_window"));
+  std::map<size_t, std::vector<const model::KernelLogEntry*>> out;
+  for (const auto& m : model::JoinLinkKernelLog(nic.link_events, log, bus, window))
+    out[m.event].push_back(&log[m.entry]);
+  return out;
+}
+
+using KernelLines = std::map<size_t, std::vector<const model::KernelLogEntry*>>;
+
+void LinkFlaps(const AnalysisContext& ctx, const NicMetadata& nic, const KernelLines& lines,
+               std::vector<Finding>& out) {
   std::map<std::string, std::vector<const model::LinkEvent*>> by_device;
   for (const auto& e : nic.link_events)
     if (e.kind == model::LinkEventKind::kCarrierDown || e.kind == model::LinkEventKind::kCarrierUp)
       by_device[e.device].push_back(&e);
   for (const auto& [device, events] : by_device) {
-    uint64_t downs = 0, ups = 0, longest = 0, down_since = 0;
+    uint64_t downs = 0, ups = 0, longest = 0, down_since = 0, kernel_lines = 0;
     Finding f = Base("link_flap", device);
     f.start = events.front()->ts;
     f.end = events.back()->ts;
@@ -53,6 +72,14 @@ void LinkFlaps(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<F
       f.evidence.push_back(fmt::format("{} {}: carrier {} (operstate {}, carrier_changes {}, from {})", At(ctx, e->ts),
                                        device, e->carrier ? "up" : "down", e->operstate.empty() ? "?" : e->operstate,
                                        e->carrier_changes, e->source));
+      // What the kernel logged about the device around the change: the
+      // driver's reason, a bridge or bond reacting.
+      auto l = lines.find(static_cast<size_t>(e - nic.link_events.data()));
+      if (l == lines.end()) continue;
+      for (const model::KernelLogEntry* k : l->second) {
+        ++kernel_lines;
+        f.evidence.push_back(fmt::format("  {} kernel: {}", At(ctx, k->ts), k->text));
+      }
     }
     if (downs == 0) continue;  // a link that only came up is not a flap
     if (down_since) f.windows.push_back({down_since, std::max(ctx.to, down_since), 0, "carrier still down at the end"});
@@ -62,7 +89,113 @@ void LinkFlaps(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<F
     f.metrics = {{"downs", static_cast<double>(downs)},
                  {"ups", static_cast<double>(ups)},
                  {"longest_down_ns", static_cast<double>(longest)},
-                 {"carrier_changes", d ? static_cast<double>(d->carrier_changes) : static_cast<double>(downs + ups)}};
+                 {"carrier_changes", d ? static_cast<double>(d->carrier_changes) : static_cast<double>(downs + ups)},
+                 {"kernel_lines", static_cast<double>(kernel_lines)}};
+    out.push_back(std::move(f));
+  }
+}
+
+std::string Mbps(uint64_t mbps) {
+  return mbps >= 1000 ? fmt::format("{:g} Gb/s", static_cast<double>(mbps) / 1000) : fmt::format("{} Mb/s", mbps);
+}
+
+// A link that renegotiated to a lower speed (a 100G port now at 25G: every
+// collective crossing it is capped) or to half duplex during the recording.
+void LinkDownshift(const AnalysisContext& ctx, const NicMetadata& nic, const KernelLines& lines,
+                   std::vector<Finding>& out) {
+  std::map<std::string, std::vector<size_t>> by_device;
+  for (size_t i = 0; i < nic.link_events.size(); ++i) {
+    auto k = nic.link_events[i].kind;
+    if (k == model::LinkEventKind::kSpeedChange || k == model::LinkEventKind::kDuplexChange ||
+        k == model::LinkEventKind::kAutonegChange)
+      by_device[nic.link_events[i].device].push_back(i);
+  }
+  for (const auto& [device, idx] : by_device) {
+    Finding f = Base("link_downshift", device);
+    uint64_t downshifts = 0, from = 0, lowest = 0, end_speed = 0, first = 0, recovered = 0;
+    bool half = false;
+    for (size_t i : idx) {
+      const model::LinkEvent& e = nic.link_events[i];
+      if (e.kind == model::LinkEventKind::kSpeedChange) {
+        end_speed = e.current;
+        if (e.current < e.previous) {
+          ++downshifts;
+          if (!from) from = e.previous;
+          lowest = lowest ? std::min(lowest, e.current) : e.current;
+          if (!first) first = e.ts;
+          recovered = 0;
+        } else if (from && e.current >= from) {
+          recovered = e.ts;
+        }
+        f.evidence.push_back(fmt::format("{} {}: speed {} -> {}", At(ctx, e.ts), device, Mbps(e.previous),
+                                         Mbps(e.current)));
+      } else if (e.kind == model::LinkEventKind::kDuplexChange) {
+        if (e.duplex == "half") {
+          half = true;
+          ++downshifts;
+          if (!first) first = e.ts;
+        }
+        f.evidence.push_back(
+            fmt::format("{} {}: duplex {} -> {}", At(ctx, e.ts), device, e.previous_duplex, e.duplex));
+      } else {
+        f.evidence.push_back(fmt::format("{} {}: autonegotiation {} -> {}", At(ctx, e.ts), device,
+                                         e.previous_autoneg, e.autoneg));
+      }
+      if (auto l = lines.find(i); l != lines.end())
+        for (const model::KernelLogEntry* k : l->second)
+          f.evidence.push_back(fmt::format("  {} kernel: {}", At(ctx, k->ts), k->text));
+    }
+    if (!downshifts) continue;  // speeds that only rose (a link coming up to its full rate)
+    f.start = first;
+    f.end = recovered ? recovered : std::max(ctx.to, first);
+    std::string what = lowest ? fmt::format("link speed fell from {} to {}", Mbps(from), Mbps(lowest))
+                              : std::string("link fell to half duplex");
+    if (lowest && half) what += " and half duplex";
+    f.title = fmt::format("{}: {} at {}{}", device, what, At(ctx, first),
+                          recovered ? fmt::format(" (back to {} at {})", Mbps(end_speed), At(ctx, recovered))
+                                    : std::string(" and stayed there"));
+    f.metrics = {{"downshifts", static_cast<double>(downshifts)},
+                 {"from_mbps", static_cast<double>(from)},
+                 {"lowest_mbps", static_cast<double>(lowest)},
+                 {"end_mbps", static_cast<double>(end_speed)},
+                 {"half_duplex", half ? 1.0 : 0.0}};
+    out.push_back(std::move(f));
+  }
+}
+
+// Counters that went back down: the device or one of its queues was reset
+// (a firmware reset, a TX-timeout recovery, a driver reload). One reset
+// takes many counters down in the same reading, so the events of one
+// reading count as one reset.
+void NicReset(const AnalysisContext& ctx, const NicMetadata& nic, const KernelLines& lines,
+              std::vector<Finding>& out) {
+  std::map<std::string, std::map<uint64_t, std::vector<size_t>>> by_device;  // device -> reading time -> events
+  for (size_t i = 0; i < nic.link_events.size(); ++i)
+    if (nic.link_events[i].kind == model::LinkEventKind::kCounterReset)
+      by_device[nic.link_events[i].device][nic.link_events[i].ts].push_back(i);
+  for (const auto& [device, resets] : by_device) {
+    Finding f = Base("nic_counter_reset", device);
+    f.start = resets.begin()->first;
+    f.end = resets.rbegin()->first;
+    size_t counters = 0;
+    for (const auto& [ts, idx] : resets) {
+      counters += idx.size();
+      std::string names;
+      for (size_t k = 0; k < idx.size() && k < 4; ++k)
+        names += (names.empty() ? "" : ", ") + nic.link_events[idx[k]].counter;
+      if (idx.size() > 4) names += fmt::format(" and {} more", idx.size() - 4);
+      f.evidence.push_back(fmt::format("{} {}: {} counter{} went back down ({})", At(ctx, ts), device, idx.size(),
+                                       idx.size() == 1 ? "" : "s", names));
+      std::set<uint64_t> seen;  // a line joined to several counters of one reset is quoted once
+      for (size_t i : idx)
+        if (auto l = lines.find(i); l != lines.end())
+          for (const model::KernelLogEntry* k : l->second)
+            if (seen.insert(k->seq).second)
+              f.evidence.push_back(fmt::format("  {} kernel: {}", At(ctx, k->ts), k->text));
+    }
+    f.title = fmt::format("{}: the NIC's counters went back down {} time{} (a device or queue reset), first at {}",
+                          device, resets.size(), resets.size() == 1 ? "" : "s", At(ctx, f.start));
+    f.metrics = {{"resets", static_cast<double>(resets.size())}, {"counters", static_cast<double>(counters)}};
     out.push_back(std::move(f));
   }
 }
@@ -247,7 +380,10 @@ void Saturation(const AnalysisContext& ctx, const NicMetadata& nic, std::vector<
 std::vector<Finding> DetectNicHealth(const AnalysisContext& ctx) {
   std::vector<Finding> out;
   NicMetadata nic = ReadNicMetadata(ctx.t(), ctx.net);
-  LinkFlaps(ctx, nic, out);
+  KernelLines lines = KernelLinesOf(ctx, nic);
+  LinkFlaps(ctx, nic, lines, out);
+  LinkDownshift(ctx, nic, lines, out);
+  NicReset(ctx, nic, lines, out);
   PcieDegraded(ctx, nic, out);
   Saturation(ctx, nic, out);
   return out;

@@ -118,6 +118,10 @@ NicMetadata ReadNicMetadata(const Timeline& t, const NetMetadata& net) {
       l.operstate = Str(e, "operstate");
       l.carrier_changes = static_cast<uint32_t>(U(e, "carrier_changes"));
       l.speed_mbps = static_cast<uint32_t>(U(e, "speed_mbps"));
+      l.duplex = Str(e, "duplex");
+      l.autoneg = Str(e, "autoneg");
+      l.previous_duplex = Str(e, "previous_duplex");
+      l.previous_autoneg = Str(e, "previous_autoneg");
       l.counter = Str(e, "counter");
       l.previous = U(e, "previous");
       l.current = U(e, "current");

@@ -29,6 +29,8 @@ const std::vector<ThresholdSpec>& AllThresholds() {
       {"nic.drop_rate", ThresholdUnit::kRate, 100, "packet drops per second for one reason"},
       {"nic.saturation_drop_rate", ThresholdUnit::kRate, 1,
        "drops per second the NIC itself counted on one queue (ethtool -S) for nic_saturation"},
+      {"nic.link_log_window", ThresholdUnit::kDuration, 2e9,
+       "kernel log lines naming a device this near one of its link events belong to that event"},
       {"nic.irq_overlap_min", ThresholdUnit::kCount, 100,
        "NIC queue interrupts served on CPUs running focus threads, at least this many ..."},
       {"nic.irq_overlap_share", ThresholdUnit::kRatio, 0.005,

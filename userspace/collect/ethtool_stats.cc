@@ -165,12 +165,18 @@ Result<std::vector<uint64_t>> EthtoolIoctl::StatValues(const std::string& ifname
   return std::vector<uint64_t>(stats->data, stats->data + std::min<uint32_t>(stats->n_stats, n));
 }
 
-uint32_t EthtoolIoctl::SpeedMbps(const std::string& ifname) const {
+EthtoolIoctl::LinkSettings EthtoolIoctl::Settings(const std::string& ifname) const {
+  LinkSettings s;
   ethtool_cmd cmd{};
   cmd.cmd = ETHTOOL_GSET;
-  if (EthtoolCall(fd_.get(), ifname, &cmd) != 0) return 0;
+  if (EthtoolCall(fd_.get(), ifname, &cmd) != 0) return s;
   uint32_t speed = ethtool_cmd_speed(&cmd);
-  return speed == static_cast<uint32_t>(SPEED_UNKNOWN) ? 0 : speed;
+  s.speed_mbps = speed == static_cast<uint32_t>(SPEED_UNKNOWN) ? 0 : speed;
+  if (cmd.duplex == DUPLEX_FULL) s.duplex = "full";
+  else if (cmd.duplex == DUPLEX_HALF) s.duplex = "half";
+  if (cmd.autoneg == AUTONEG_ENABLE) s.autoneg = "on";
+  else if (cmd.autoneg == AUTONEG_DISABLE) s.autoneg = "off";
+  return s;
 }
 
 void ParseStatsReply(const nlmsghdr* msg, std::vector<model::NicCounterValue>& out) {

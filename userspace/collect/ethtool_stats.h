@@ -38,9 +38,15 @@ class EthtoolIoctl {
   // The values, in the order of StatNames; `expected` is how many names
   // there were (a driver whose count changed since must be re-read: error).
   Result<std::vector<uint64_t>> StatValues(const std::string& ifname, size_t expected) const;
-  // Link speed in Mb/s (ETHTOOL_GSET); 0 when unknown (no link, virtual
-  // devices without a speed).
-  uint32_t SpeedMbps(const std::string& ifname) const;
+  // Link speed in Mb/s, duplex and autonegotiation (ETHTOOL_GSET, what
+  // `ethtool DEV` shows); unknown parts (no link, virtual devices without a
+  // speed) are 0 / empty.
+  struct LinkSettings {
+    uint32_t speed_mbps = 0;
+    std::string duplex;   // "full", "half", "" unknown
+    std::string autoneg;  // "on", "off", "" unknown
+  };
+  LinkSettings Settings(const std::string& ifname) const;
 
  private:
   explicit EthtoolIoctl(UniqueFd fd) : fd_(std::move(fd)) {}

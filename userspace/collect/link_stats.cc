@@ -42,6 +42,13 @@ std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done) 
         h.nlmsg_len >= NLMSG_LENGTH(sizeof(ifinfomsg))) {
       ifinfomsg ifi;
       std::memcpy(&ifi, data.data() + off + NLMSG_HDRLEN, sizeof(ifi));
+      // A bridge announces its ports' STP state in RTM_NEWLINK messages of
+      // family AF_BRIDGE, on the same group, without IFLA_CARRIER: read as
+      // a link they would say "carrier down" for a port whose link is up.
+      if (ifi.ifi_family == AF_BRIDGE) {
+        off += NLMSG_ALIGN(h.nlmsg_len);
+        continue;
+      }
       LinkStats s;
       s.ifindex = ifi.ifi_index;
       s.deleted = h.nlmsg_type == RTM_DELLINK;

@@ -46,7 +46,13 @@ Result<std::vector<model::NicReading>> NicSampler::Read(std::vector<LinkStats>* 
     r.carrier = l.carrier;
     r.operstate = std::string(OperstateName(l.operstate));
     r.carrier_changes = l.carrier_changes;
-    if (l.carrier && ioctl_) r.speed_mbps = ioctl_->SpeedMbps(l.name);
+    if (l.carrier && ioctl_) {
+      // One GSET: speed, duplex and autonegotiation (known only with a link).
+      EthtoolIoctl::LinkSettings s = ioctl_->Settings(l.name);
+      r.speed_mbps = s.speed_mbps;
+      r.duplex = std::move(s.duplex);
+      r.autoneg = std::move(s.autoneg);
+    }
     if (ioctl_) {
       auto drv = drivers_.find(l.name);
       if (drv == drivers_.end()) {

@@ -40,6 +40,8 @@ NicTrackerUpdate NicCounterTracker::Observe(uint64_t ts, const std::vector<NicRe
       e.operstate = r.operstate;
       e.carrier_changes = r.carrier_changes;
       e.speed_mbps = r.speed_mbps;
+      e.duplex = r.duplex;
+      e.autoneg = r.autoneg;
       e.source = "sample";
       return e;
     };
@@ -52,6 +54,8 @@ NicTrackerUpdate NicCounterTracker::Observe(uint64_t ts, const std::vector<NicRe
       d.carrier = r.carrier;
       d.carrier_changes = d.carrier_changes_base = d.accounted = r.carrier_changes;
       d.speed_mbps = r.speed_mbps;
+      d.duplex = r.duplex;
+      d.autoneg = r.autoneg;
       for (const auto& c : r.counters) d.last[c.name] = c.value;
       continue;
     }
@@ -86,6 +90,21 @@ NicTrackerUpdate NicCounterTracker::Observe(uint64_t ts, const std::vector<NicRe
       u.events.push_back(std::move(e));
     }
     if (r.speed_mbps) d.speed_mbps = r.speed_mbps;
+    // Duplex and autonegotiation are known only while the link is up (like
+    // the speed): a change is between two known settings, with the old and
+    // new one on the event.
+    if (!r.duplex.empty() && !d.duplex.empty() && r.duplex != d.duplex) {
+      LinkEvent e = event(LinkEventKind::kDuplexChange);
+      e.previous_duplex = d.duplex;
+      u.events.push_back(std::move(e));
+    }
+    if (!r.duplex.empty()) d.duplex = r.duplex;
+    if (!r.autoneg.empty() && !d.autoneg.empty() && r.autoneg != d.autoneg) {
+      LinkEvent e = event(LinkEventKind::kAutonegChange);
+      e.previous_autoneg = d.autoneg;
+      u.events.push_back(std::move(e));
+    }
+    if (!r.autoneg.empty()) d.autoneg = r.autoneg;
     for (const auto& c : r.counters) {
       auto last = d.last.find(c.name);
       if (last == d.last.end()) {

@@ -26,6 +26,7 @@ struct NicReading {
   std::string operstate;
   uint32_t carrier_changes = 0;
   uint32_t speed_mbps = 0;
+  std::string duplex, autoneg;  // "full"/"half", "on"/"off"; empty: unknown (no link, no ethtool settings)
   std::vector<NicCounterValue> counters;
 };
 
@@ -71,6 +72,7 @@ class NicCounterTracker {
     bool carrier = false;
     uint32_t carrier_changes = 0, carrier_changes_base = 0;
     uint32_t speed_mbps = 0;
+    std::string duplex, autoneg;
     uint32_t accounted = 0;  // the kernel's carrier_changes up to which events were reported
     uint32_t downs = 0;
     uint64_t resets = 0;

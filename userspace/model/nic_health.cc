@@ -6,13 +6,15 @@
 namespace gpunoise::model {
 namespace {
 
-constexpr std::array<std::pair<LinkEventKind, std::string_view>, 6> kLinkKindNames{{
+constexpr std::array<std::pair<LinkEventKind, std::string_view>, 8> kLinkKindNames{{
     {LinkEventKind::kCarrierDown, "carrier_down"},
     {LinkEventKind::kCarrierUp, "carrier_up"},
     {LinkEventKind::kSpeedChange, "speed_change"},
     {LinkEventKind::kAppeared, "appeared"},
     {LinkEventKind::kRemoved, "removed"},
     {LinkEventKind::kCounterReset, "counter_reset"},
+    {LinkEventKind::kDuplexChange, "duplex_change"},
+    {LinkEventKind::kAutonegChange, "autoneg_change"},
 }};
 
 // A 32-bit counter that wrapped was within this distance of 2^32 before.

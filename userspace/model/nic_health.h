@@ -39,6 +39,8 @@ enum class LinkEventKind : uint8_t {
   kAppeared,
   kRemoved,
   kCounterReset,
+  kDuplexChange,   // "full" <-> "half" (ethtool link settings)
+  kAutonegChange,  // autonegotiation turned "on" or "off"
 };
 std::string_view LinkEventKindName(LinkEventKind kind);  // "carrier_down", ...
 std::optional<LinkEventKind> LinkEventKindFromName(std::string_view name);
@@ -54,8 +56,14 @@ struct LinkEvent {
   std::string operstate;      // "up", "down", "lowerlayerdown", ... (RFC 2863)
   uint32_t carrier_changes = 0;  // the kernel's count after the event
   uint32_t speed_mbps = 0;       // 0: unknown
+  // Link settings after the event (ethtool: "full"/"half", "on"/"off";
+  // empty: unknown), and before it for kDuplexChange/kAutonegChange.
+  std::string duplex, autoneg;
+  std::string previous_duplex, previous_autoneg;
   std::string counter;           // kCounterReset: which counter
-  uint64_t previous = 0, current = 0;  // kCounterReset: the values around the reset
+  // kCounterReset: the counter's values around the reset; kSpeedChange:
+  // the speeds (Mb/s) before and after.
+  uint64_t previous = 0, current = 0;
   std::string source;  // "netlink" (an RTM_NEWLINK notification) or "sample" (seen in a periodic read)
 };
 

@@ -78,6 +78,10 @@ void AddNicFamilies(const NicMetricsInput& in, std::vector<MetricFamily>& out) {
                        "NIC counters that went down (a device or queue reset); counted from zero after each.");
   auto up = Family("gpunoise_nic_link_up", MetricType::kGauge, "",
                    "1 when the device has carrier and is operationally up.");
+  auto speed_mbps = Family("gpunoise_nic_link_speed_mbps", MetricType::kGauge, "",
+                           "Negotiated link speed in Mb/s (ethtool), while the link is up and the driver reports one.");
+  auto duplex = Family("gpunoise_nic_link_full_duplex", MetricType::kGauge, "",
+                       "1 at full duplex, 0 at half (ethtool), while the link is up and the driver reports it.");
   for (const auto& d : in.devices) {
     if (!d.present) continue;
     Labels l = {{"device", d.device}};
@@ -85,10 +89,16 @@ void AddNicFamilies(const NicMetricsInput& in, std::vector<MetricFamily>& out) {
     resets.samples.push_back({l, static_cast<double>(d.resets)});
     auto c = in.carrier.find(d.device);
     if (c != in.carrier.end()) up.samples.push_back({l, c->second ? 1.0 : 0.0});
+    if (auto s = in.speed_mbps.find(d.device); s != in.speed_mbps.end())
+      speed_mbps.samples.push_back({l, static_cast<double>(s->second)});
+    if (auto f = in.full_duplex.find(d.device); f != in.full_duplex.end())
+      duplex.samples.push_back({l, f->second ? 1.0 : 0.0});
   }
   out.push_back(std::move(carrier_changes));
   out.push_back(std::move(resets));
   out.push_back(std::move(up));
+  out.push_back(std::move(speed_mbps));
+  out.push_back(std::move(duplex));
 
   auto aer = Family("gpunoise_pcie_aer_errors", MetricType::kCounter, "",
                     "PCIe AER errors the device reported since boot (aer_dev_*), by severity.");

@@ -9,6 +9,8 @@
 //   gpunoise_nic_carrier_changes_total{device}       carrier changes since the monitor started
 //   gpunoise_nic_statistics_resets_total{device}        counters that went down (device resets)
 //   gpunoise_nic_link_up{device}                     1 with carrier and operstate up
+//   gpunoise_nic_link_speed_mbps{device}             negotiated speed while the link is up (ethtool)
+//   gpunoise_nic_link_full_duplex{device}            1 full, 0 half duplex while the link is up
 //   gpunoise_pcie_aer_errors_total{address,role,device,severity}
 //   gpunoise_pcie_link_width{address,role,device}, gpunoise_pcie_link_max_width{...}
 //   gpunoise_pcie_link_speed_gts{...}, gpunoise_pcie_link_max_speed_gts{...}
@@ -28,6 +30,9 @@ struct NicMetricsInput {
   std::vector<model::NicCounterTotal> totals;  // cumulative since the monitor started
   std::vector<model::NicCounterTracker::DeviceSummary> devices;
   std::map<std::string, bool> carrier;  // device -> carrier and operationally up now
+  // Link settings now, where the driver reports them (only with a link).
+  std::map<std::string, uint32_t> speed_mbps;
+  std::map<std::string, bool> full_duplex;
   std::vector<model::PcieLinkState> pcie;
 };
 

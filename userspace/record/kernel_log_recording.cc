@@ -8,7 +8,8 @@
 
 namespace gpunoise::record {
 
-Status AppendKernelLog(collect::KmsgReader& reader, perfetto::TraceFileWriter& out) {
+Status AppendKernelLog(collect::KmsgReader& reader, perfetto::TraceFileWriter& out,
+                       std::vector<model::KernelLogEntry>* read) {
   std::vector<model::KernelLogEntry> entries;
   GN_RETURN_IF_ERROR(reader.ReadAvailable(&entries));
   perfetto::ClockReadings clocks = perfetto::ReadClocks();
@@ -31,6 +32,7 @@ Status AppendKernelLog(collect::KmsgReader& reader, perfetto::TraceFileWriter& o
       entries.begin(), entries.end(), [](const auto& e) { return e.cls != model::KernelLogClass::kNone; }));
   log::Info("kernel log: {} records ({} classified), {} lost to the kernel's ring{}", entries.size(), classified,
             reader.lost(), reader.anchored() ? "" : "; times are the kernel's local clock (no anchor)");
+  if (read) *read = std::move(entries);
   return OkStatus();
 }
 

@@ -12,6 +12,8 @@ namespace gpunoise::record {
 // Sequence id of the kernel log packets (track events use 1).
 inline constexpr uint32_t kKernelLogSequenceId = 7;
 
-Status AppendKernelLog(collect::KmsgReader& reader, perfetto::TraceFileWriter& out);
+// `read`, when given, receives the records (for the link events' join).
+Status AppendKernelLog(collect::KmsgReader& reader, perfetto::TraceFileWriter& out,
+                       std::vector<model::KernelLogEntry>* read = nullptr);
 
 }  // namespace gpunoise::record

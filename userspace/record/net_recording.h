@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,11 @@ class NetRecording {
   // After the collectors stopped: last sample, totals, NIC status (at the
   // frozen time; freezes first if Freeze was not called).
   Status Finish(PerfettoTraceSink& sink);
+  // At the very end, with the recording's kernel log: its lines that belong
+  // to a link event, beside the event (NicRecording::AttachKernelLog).
+  Result<size_t> AttachKernelLog(PerfettoTraceSink& sink, std::span<const model::KernelLogEntry> log) {
+    return nic_counters_.AttachKernelLog(sink, log);
+  }
 
   // "network: 2 devices, rx 1.2M packets, tx 1.2M packets, 35.0k drops
   // (SOCKET_RCVBUFF 35.0k); nic: no NIC-driver tracepoints on this node"

@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "model/link_kernel_log.h"
 #include "record/perfetto_trace_sink.h"
 
 namespace gpunoise::record {
@@ -48,9 +49,38 @@ Status NicRecording::ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force)
 
 Status NicRecording::Poll(PerfettoTraceSink& sink, uint64_t now) {
   if (!active_ || !links_) return OkStatus();
+  bool came_up = false;
   for (const model::LinkEvent& e : links_->Poll(now))
-    if (tracker_.Notice(e)) GN_RETURN_IF_ERROR(sink.nic_tracks().WriteLinkEvent(e));
+    if (tracker_.Notice(e)) {
+      GN_RETURN_IF_ERROR(sink.nic_tracks().WriteLinkEvent(e));
+      events_.push_back(e);
+      came_up = came_up || e.kind == model::LinkEventKind::kCarrierUp;
+    }
+  // A link that came back may have renegotiated (a driver sets the new speed
+  // before it turns the carrier on): read the settings now, so a speed or
+  // duplex change is placed at the carrier's return, not at the next sample.
+  if (came_up && !frozen_) {
+    if (auto readings = sampler_.Read(); readings.ok())
+      GN_RETURN_IF_ERROR(WriteUpdate(sink, tracker_.Observe(now, *readings)));
+  }
   return OkStatus();
+}
+
+Status NicRecording::WriteUpdate(PerfettoTraceSink& sink, const model::NicTrackerUpdate& update) {
+  GN_RETURN_IF_ERROR(sink.nic_tracks().WriteUpdate(update));
+  events_.insert(events_.end(), update.events.begin(), update.events.end());
+  return OkStatus();
+}
+
+Result<size_t> NicRecording::AttachKernelLog(PerfettoTraceSink& sink, std::span<const model::KernelLogEntry> log) {
+  if (!active_ || events_.empty() || log.empty()) return size_t{0};
+  std::map<std::string, std::string> bus;
+  for (const auto& [device, info] : sampler_.drivers())
+    if (!info.bus_info.empty()) bus[device] = info.bus_info;
+  auto matches = model::JoinLinkKernelLog(events_, log, bus, model::kDefaultLinkLogWindowNs);
+  for (const auto& m : matches)
+    GN_RETURN_IF_ERROR(sink.nic_tracks().WriteLinkKernelLog(events_[m.event], log[m.entry]));
+  return matches.size();
 }
 
 Status NicRecording::Sample(PerfettoTraceSink& sink, uint64_t now) {
@@ -58,7 +88,7 @@ Status NicRecording::Sample(PerfettoTraceSink& sink, uint64_t now) {
   GN_RETURN_IF_ERROR(Poll(sink, now));  // notifications first: they carry the exact time
   auto readings = sampler_.Read();
   if (!readings.ok()) return OkStatus();  // named once by the sampler's log; the next read may work
-  GN_RETURN_IF_ERROR(sink.nic_tracks().WriteUpdate(tracker_.Observe(now, *readings)));
+  GN_RETURN_IF_ERROR(WriteUpdate(sink, tracker_.Observe(now, *readings)));
   return ReadPcie(sink, now, false);
 }
 
@@ -74,7 +104,7 @@ Status NicRecording::Finish(PerfettoTraceSink& sink, uint64_t ts) {
   if (!active_) return OkStatus();
   GN_RETURN_IF_ERROR(Poll(sink, ts));
   if (!frozen_) Freeze(ts);
-  if (frozen_) GN_RETURN_IF_ERROR(sink.nic_tracks().WriteUpdate(tracker_.Observe(frozen_ts_, *frozen_)));
+  if (frozen_) GN_RETURN_IF_ERROR(WriteUpdate(sink, tracker_.Observe(frozen_ts_, *frozen_)));
   GN_RETURN_IF_ERROR(ReadPcie(sink, ts, true));
   GN_RETURN_IF_ERROR(sink.nic_tracks().CloseRates(ts));
   std::map<std::string, perfetto::NicTrackWriter::DeviceInfo> devices;

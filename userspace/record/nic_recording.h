@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "collect/nic_sampler.h"
 #include "collect/pcie_health.h"
 #include "common/result.h"
+#include "model/kernel_log.h"
 #include "model/nic_counter_tracker.h"
 
 namespace gpunoise::record {
@@ -35,11 +37,17 @@ class NicRecording {
   // The last reading (frozen, else now) and totals at `ts`.
   Status Finish(PerfettoTraceSink& sink, uint64_t ts);
 
+  // After the kernel log was read (at the very end): the lines naming a
+  // device near one of its link events, as instants beside the event on
+  // the device's track (model/link_kernel_log.h). Returns how many.
+  Result<size_t> AttachKernelLog(PerfettoTraceSink& sink, std::span<const model::KernelLogEntry> log);
+
   // "nic counters: eth0 (virtio_net) 20 counters, 0 drops, 0 pause frames, 0 link changes; ..."
   std::string Summary() const;
 
  private:
   Status ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force);
+  Status WriteUpdate(PerfettoTraceSink& sink, const model::NicTrackerUpdate& update);
 
   collect::NicSampler sampler_;
   std::optional<collect::LinkMonitor> links_;
@@ -50,6 +58,7 @@ class NicRecording {
   std::optional<std::vector<model::NicReading>> frozen_;
   uint64_t frozen_ts_ = 0;
   bool active_ = false;
+  std::vector<model::LinkEvent> events_;  // every link event written, for the kernel log join
 };
 
 }  // namespace gpunoise::record

@@ -467,6 +467,11 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     Status extra = options.append_extra(sink->writer(), session);
     if (!extra.ok() && !result.late_error) result.late_error = extra.error();
   }
+  if (net && options.kernel_log) {
+    auto joined = net->AttachKernelLog(*sink, *options.kernel_log);
+    if (!joined.ok() && !result.late_error) result.late_error = joined.error();
+    else if (joined.ok() && *joined) log::Info("kernel log: {} lines attached to link events", *joined);
+  }
   Status committed = sink->Commit();
   if (!committed.ok() && !result.late_error) result.late_error = committed.error();
   result.path = sink->path();

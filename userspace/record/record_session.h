@@ -15,6 +15,7 @@
 
 #include "export/perfetto/trace_file_writer.h"
 #include "common/result.h"
+#include "model/kernel_log.h"
 #include "model/session_info.h"
 
 namespace gpunoise::model {
@@ -90,6 +91,10 @@ struct RecordOptions {
   // has which ids inside pid namespaces (for the GPU fragments of
   // containerized jobs); filled by the time append_extra runs.
   model::PidNsMap* pid_ns_map = nullptr;
+  // When set, append_extra fills it with the kernel log records of the
+  // recording; the link events then get the lines naming their device
+  // (model/link_kernel_log.h), written beside them.
+  const std::vector<model::KernelLogEntry>* kernel_log = nullptr;
 };
 
 struct RecordResult {

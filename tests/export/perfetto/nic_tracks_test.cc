@@ -121,6 +121,53 @@ TEST(NicTracks, LinkEventsAreInstantsOnTheDeviceTrackWithTypedArgs) {
   EXPECT_EQ(args["source"], "netlink");
 }
 
+TEST(NicTracks, AKernelLogLineOfALinkEventIsAnInstantAtItsOwnTimeOnTheDeviceTrack) {
+  Capture cap;
+  TrackEventWriter writer(1, 0);
+  NetTrackWriter net(writer, cap.out());
+  NicTrackWriter nic(writer, net, cap.out());
+  model::LinkEvent e;
+  e.ts = 5'000;
+  e.device = "eth2";
+  e.kind = model::LinkEventKind::kSpeedChange;
+  e.previous = 100000;
+  e.current = 25000;
+  e.duplex = "half";
+  e.previous_duplex = "full";
+  e.source = "sample";
+  ASSERT_TRUE(nic.WriteLinkEvent(e).ok());
+  model::KernelLogEntry line;
+  line.ts = 4'200;
+  line.seq = 991;
+  line.level = 6;
+  line.text = "ice 0000:5e:00.0 eth2: NIC Link is up 25 Gbps Full Duplex";
+  line.device = "+pci:0000:5e:00.0";
+  ASSERT_TRUE(nic.WriteLinkKernelLog(e, line).ok());
+  auto speed = cap.Instants("speed_change");
+  ASSERT_EQ(speed.size(), 1u);
+  auto sargs = Args(*speed[0]);
+  EXPECT_EQ(sargs["previous"], "100000");
+  EXPECT_EQ(sargs["current"], "25000");
+  EXPECT_EQ(sargs["duplex"], "half");
+  EXPECT_EQ(sargs["previous_duplex"], "full");
+  auto lines = cap.Instants("kernel log");
+  ASSERT_EQ(lines.size(), 1u);
+  const TracePacket& p = *lines[0];
+  EXPECT_EQ(p.timestamp(), 4'200u);
+  EXPECT_EQ(p.track_event().categories(0), "gpunoise.link");
+  EXPECT_EQ(p.track_event().track_uuid(), speed[0]->track_event().track_uuid());
+  EXPECT_EQ(cap.Tracks()[p.track_event().track_uuid()].name(), "eth2");
+  auto args = Args(p);
+  EXPECT_EQ(args["device"], "eth2");
+  EXPECT_EQ(args["text"], line.text);
+  EXPECT_EQ(args["seq"], "991");
+  EXPECT_EQ(args["level"], "6");
+  EXPECT_EQ(args["kernel_device"], "+pci:0000:5e:00.0");
+  EXPECT_EQ(args["link_event"], "speed_change");
+  EXPECT_EQ(args["link_event_ts"], "5000");
+  EXPECT_EQ(args.count("kind"), 0u);  // never read back as a link event itself
+}
+
 TEST(NicTracks, PcieIsSampledOnChangeAndARetrainIsAnInstant) {
   Capture cap;
   TrackEventWriter writer(1, 0);

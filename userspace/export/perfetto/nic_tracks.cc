@@ -54,12 +54,30 @@ Status NicTrackWriter::WriteLinkEvent(const model::LinkEvent& e) {
   if (!e.operstate.empty()) AddArg(ev, "operstate", e.operstate);
   AddArg(ev, "carrier_changes", e.carrier_changes);
   if (e.speed_mbps) AddArg(ev, "speed_mbps", e.speed_mbps);
+  if (!e.duplex.empty()) AddArg(ev, "duplex", e.duplex);
+  if (!e.autoneg.empty()) AddArg(ev, "autoneg", e.autoneg);
+  if (!e.previous_duplex.empty()) AddArg(ev, "previous_duplex", e.previous_duplex);
+  if (!e.previous_autoneg.empty()) AddArg(ev, "previous_autoneg", e.previous_autoneg);
   if (!e.counter.empty()) AddArg(ev, "counter", e.counter);
   if (e.kind == model::LinkEventKind::kCounterReset || e.kind == model::LinkEventKind::kSpeedChange) {
     AddArg(ev, "previous", e.previous);
     AddArg(ev, "current", e.current);
   }
   AddArg(ev, "source", e.source);
+  return out_(packet);
+}
+
+Status NicTrackWriter::WriteLinkKernelLog(const model::LinkEvent& e, const model::KernelLogEntry& line) {
+  TracePacket packet;
+  uint64_t track = net_.DeviceTrackUuid(e.device.empty() ? std::string("(nic)") : e.device);
+  TrackEvent* ev = writer_.FillInstant(&packet, line.ts, track, kLinkKernelLogEventName, kLinkEventCategory);
+  AddArg(ev, "device", e.device);
+  AddArg(ev, "text", line.text);
+  AddArg(ev, "seq", line.seq);
+  AddArg(ev, "level", static_cast<uint32_t>(line.level));
+  if (!line.device.empty()) AddArg(ev, "kernel_device", line.device);
+  AddArg(ev, "link_event", model::LinkEventKindName(e.kind));
+  AddArg(ev, "link_event_ts", e.ts);
   return out_(packet);
 }
 

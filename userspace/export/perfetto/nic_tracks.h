@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "model/kernel_log.h"
 #include "model/nic_counter_tracker.h"
 #include "model/nic_health.h"
 
@@ -36,6 +37,7 @@ class NetTrackWriter;
 
 inline constexpr std::string_view kLinkEventCategory = "gpunoise.link";
 inline constexpr std::string_view kNicCountersEventName = "nic counters";
+inline constexpr std::string_view kLinkKernelLogEventName = "kernel log";
 inline constexpr std::string_view kPcieLinkEventName = "pcie link";
 inline constexpr std::string_view kPcieRetrainEventName = "pcie retrain";
 inline constexpr std::string_view kPcieRootTrackName = "PCIe";
@@ -52,6 +54,11 @@ class NicTrackWriter {
   // the update are written too.
   Status WriteUpdate(const model::NicTrackerUpdate& update);
   Status WriteLinkEvent(const model::LinkEvent& e);
+  // A kernel log line that belongs to link event `e` (model/link_kernel_log.h):
+  // an instant kLinkKernelLogEventName at the line's own time on the
+  // device's track, args "device", "text", "seq", "level", "kernel_device"
+  // (DEVICE=), "link_event" (the event's kind) and "link_event_ts".
+  Status WriteLinkKernelLog(const model::LinkEvent& e, const model::KernelLogEntry& line);
   // Ends every NIC counter track at `ts`.
   Status CloseRates(uint64_t ts);
 
