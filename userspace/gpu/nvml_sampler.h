@@ -20,7 +20,8 @@ namespace gpunoise::gpu {
 struct GpuInfo {
   uint32_t index = 0;  // NVML's index: the physical GPU
   std::string name;    // "NVIDIA H200"
-  std::string uuid;    // "GPU-..."
+  std::string uuid;    // "GPU-...": the key CUPTI's device records share
+  std::string pci_bus_id;  // "00000000:3B:00.0", empty if NVML gave none
   uint64_t memory_total = 0;
 };
 
