@@ -102,10 +102,7 @@ pid_t StartPolling(const std::string& cgroup, const std::string& child_after, co
     if (!forked && ::access(child_after.c_str(), F_OK) == 0) {
       forked = true;
       pid_t child = ::fork();
-      if (child == 0) {
-        std::ofstream(child_after + ".pid") << ::getpid();
-        forked = true;
-      }
+      if (child == 0) std::ofstream(child_after + ".pid") << ::getpid();
     }
     std::this_thread::sleep_for(10ms);
   }
@@ -195,7 +192,8 @@ TEST(PodNames, CgroupSelectionOnV1FindsThePodsProcessesAndTheirDescendants) {
   std::this_thread::sleep_for(200ms);
 
   ChildProcess rec({GpunoiseBinary(), "record", "-d", "2", "--cgroup", std::string("pod-uid:") + kUid, "-o", out});
-  ASSERT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
+  // Not "recording": the --cgroup line before the attach has that word too.
+  ASSERT_TRUE(rec.WaitForStderr("until it ends", 30s)) << rec.stderr_text();
   WriteFile(go, "go");  // the pod's process forks a child now
   ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
   WriteFile(done, "done");
