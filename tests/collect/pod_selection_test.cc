@@ -54,3 +54,38 @@ TEST(PodSelection, UnknownPodsAndShortIdsAreErrors) {
 
 }  // namespace
 }  // namespace gpunoise::collect
+
+namespace gpunoise::collect {
+namespace {
+
+TEST(PodSelection, APodByNameIsItsUidsProcesses) {
+  model::ProcessSnapshot snap;
+  std::string pod = "/kubepods/burstable/pod" + std::string(kUid);
+  snap.processes = {Proc(10, {pod + "/" + kId}), Proc(11, {pod + "/" + kId})};
+  for (auto& p : snap.processes) {
+    p.identity.container.pod_name = "trainer-0";
+    p.identity.container.pod_namespace = "ml";
+  }
+  model::ProcessInfo other = Proc(12, {"/kubepods/burstable/pod00000000-0000-0000-0000-000000000000/x"});
+  other.identity.container.pod_uid = "00000000-0000-0000-0000-000000000000";
+  other.identity.container.pod_name = "trainer-1";
+  snap.processes.push_back(other);
+  for (const char* spec : {"pod:trainer-0", "pod:ml/trainer-0"}) {
+    auto sel = SelectPod(snap, spec);
+    ASSERT_TRUE(sel.ok()) << sel.error().message;
+    EXPECT_EQ(sel->pids, (std::vector<int>{10, 11})) << spec;
+  }
+  auto none = SelectPod(snap, "pod:trainer-9");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("no pod of that name"), std::string::npos) << none.error().message;
+  // One name in two namespaces: ambiguous without the namespace.
+  snap.processes[2].identity.container.pod_name = "trainer-0";
+  snap.processes[2].identity.container.pod_namespace = "dev";
+  EXPECT_FALSE(SelectPod(snap, "pod:trainer-0").ok());
+  auto ml = SelectPod(snap, "pod:ml/trainer-0");
+  ASSERT_TRUE(ml.ok());
+  EXPECT_EQ(ml->pids, (std::vector<int>{10, 11}));
+}
+
+}  // namespace
+}  // namespace gpunoise::collect

@@ -7,124 +7,13 @@
 
 #include <cstring>
 
+#include "cupti/converter_test_records.h"
 #include "export/perfetto/trace_view.h"
 #include "model/gpu_tracks.h"
 
 namespace gpunoise::cupti {
 namespace {
 
-using testing::Slice;
-using testing::TraceView;
-
-constexpr int32_t kPid = 4242;
-constexpr uint32_t kTid = 4243;
-constexpr char kNode[] = "5a0c9d5e-0000-4000-8000-000000000001";
-constexpr uint32_t kLaunchCbid = 211;
-constexpr uint32_t kSyncCbid = 131;
-constexpr uint32_t kMemcpyCbid = 31;
-
-ConverterOptions Options() {
-  ConverterOptions o;
-  o.pid = kPid;
-  o.process_name = "train.py";
-  o.node_id = kNode;
-  o.start_ts = 1000;
-  o.sequence_id = 77;
-  o.api_name = [](bool runtime, uint32_t cbid) -> std::string {
-    if (!runtime) return cbid == kLaunchCbid ? "cuLaunchKernel" : "";
-    switch (cbid) {
-      case kLaunchCbid: return "cudaLaunchKernel_v7000";
-      case kSyncCbid: return "cudaStreamSynchronize_v3020";
-      case kMemcpyCbid: return "cudaMemcpyAsync_v3020";
-      default: return "";
-    }
-  };
-  return o;
-}
-
-template <typename T>
-T Zeroed() {
-  T t;
-  std::memset(&t, 0, sizeof(t));
-  return t;
-}
-
-const CUpti_Activity* AsRecord(const void* r) { return static_cast<const CUpti_Activity*>(r); }
-
-CUpti_ActivityDevice5 Device(uint32_t id, const char* name) {
-  auto d = Zeroed<CUpti_ActivityDevice5>();
-  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-  d.id = id;
-  d.name = name;
-  d.numMultiprocessors = 132;
-  d.computeCapabilityMajor = 9;
-  d.globalMemorySize = 141ull << 30;
-  for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(0x10 + i);
-  return d;
-}
-
-CUpti_ActivityKernel10 Kernel(uint64_t start, uint64_t end, uint32_t stream, uint32_t corr,
-                              const char* name = "_Z5scaleIfEvPT_S0_i") {
-  auto k = Zeroed<CUpti_ActivityKernel10>();
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = start;
-  k.end = end;
-  k.deviceId = 0;
-  k.contextId = 1;
-  k.streamId = stream;
-  k.gridX = 128, k.gridY = 1, k.gridZ = 1;
-  k.blockX = 256, k.blockY = 1, k.blockZ = 1;
-  k.registersPerThread = 32;
-  k.staticSharedMemory = 1024;
-  k.dynamicSharedMemory = 2048;
-  k.correlationId = corr;
-  k.name = name;
-  return k;
-}
-
-CUpti_ActivityAPI Api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint64_t end,
-                      uint32_t corr, uint32_t tid = kTid) {
-  auto a = Zeroed<CUpti_ActivityAPI>();
-  a.kind = kind;
-  a.cbid = cbid;
-  a.start = start;
-  a.end = end;
-  a.processId = kPid;
-  a.threadId = tid;
-  a.correlationId = corr;
-  return a;
-}
-
-CUpti_ActivityMarker2 Marker(CUpti_ActivityFlag flag, uint32_t id, uint64_t ts, uint32_t tid,
-                             const char* name, const char* domain = nullptr) {
-  auto m = Zeroed<CUpti_ActivityMarker2>();
-  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
-  m.flags = flag;
-  m.id = id;
-  m.timestamp = ts;
-  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  m.objectId.pt.processId = kPid;
-  m.objectId.pt.threadId = tid;
-  m.name = name;
-  m.domain = domain;
-  return m;
-}
-
-ClockReadings Now(uint64_t boottime) { return ClockReadings{boottime, boottime - 7, boottime + 99}; }
-
-const std::string& StringArg(const Slice& s, const std::string& name) {
-  static const std::string kMissing = "<missing>";
-  auto* a = s.Arg(name);
-  return a ? a->string_value() : kMissing;
-}
-uint64_t UintArg(const Slice& s, const std::string& name) {
-  auto* a = s.Arg(name);
-  return a ? a->uint_value() : ~0ull;
-}
-int64_t IntArg(const Slice& s, const std::string& name) {
-  auto* a = s.Arg(name);
-  return a ? a->int_value() : -1;
-}
 
 TEST(ActivityConverter, KernelIsASliceOnItsStreamTrackUnderTheGpuAndProcess) {
   ActivityConverter c(Options());
@@ -135,15 +24,16 @@ TEST(ActivityConverter, KernelIsASliceOnItsStreamTrackUnderTheGpuAndProcess) {
   TraceView v(c.TakeChunk(Now(10000), false));
   ASSERT_TRUE(v.parsed());
 
-  const auto* stream = v.TrackNamed("GPU 0 (H200) stream 7");
+  const auto* stream = v.TrackNamed("GPU-10111213 (H200) stream 7");
   ASSERT_NE(stream, nullptr);
+  EXPECT_NE(stream->description().find("CUDA device 0"), std::string::npos) << stream->description();
   const auto* proc_group = v.Track(stream->parent_uuid());
   ASSERT_NE(proc_group, nullptr);
   EXPECT_EQ(proc_group->name(), "train.py 4242");
   const auto* gpu = v.Track(proc_group->parent_uuid());
   ASSERT_NE(gpu, nullptr);
-  EXPECT_EQ(gpu->name(), "GPU 0 (H200)");
-  EXPECT_EQ(gpu->uuid(), model::GpuGroupTrackUuid(kNode, 0));
+  EXPECT_EQ(gpu->name(), "GPU-10111213 (H200)");
+  EXPECT_EQ(gpu->uuid(), model::GpuGroupTrackUuidByUuid(kNode, kDeviceUuid));
   EXPECT_NE(gpu->description().find("GPU-10111213-1415-1617-1819-1a1b1c1d1e1f"), std::string::npos)
       << gpu->description();
 
@@ -490,38 +380,6 @@ TEST(ActivityConverter, OverlappingWorkOnOneStreamGetsAnOverlapLane) {
   EXPECT_EQ(v.Track(c.StreamTrackUuid(0, 1, 7, 1))->name(), "GPU 0 stream 7 (overlap 1)");
 }
 
-TEST(ActivityConverter, DeviceRecordArrivingLateRenamesTheTracks) {
-  ActivityConverter c(Options());
-  auto k = Kernel(100, 300, 7, 1);
-  c.Convert(AsRecord(&k));
-  TraceView before(c.TakeChunk(Now(1000), false));
-  EXPECT_NE(before.TrackNamed("GPU 0 stream 7"), nullptr);
-  auto dev = Device(0, "NVIDIA H200");
-  c.Convert(AsRecord(&dev));
-  auto k2 = Kernel(1100, 1300, 7, 2);
-  c.Convert(AsRecord(&k2));
-  TraceView after(c.TakeChunk(Now(2000), false));
-  const auto* stream = after.TrackNamed("GPU 0 (H200) stream 7");
-  ASSERT_NE(stream, nullptr);
-  EXPECT_EQ(stream->uuid(), c.StreamTrackUuid(0, 1, 7, 0));  // same track, new name
-  EXPECT_NE(after.TrackNamed("GPU 0 (H200)"), nullptr);
-}
-
-TEST(ActivityConverter, VisibleDevicesMapTheOrdinalToThePhysicalGpu) {
-  ConverterOptions o = Options();
-  o.visible_devices = {3, 5};
-  ActivityConverter c(o);
-  auto dev = Device(0, "NVIDIA H200");
-  c.Convert(AsRecord(&dev));
-  auto k = Kernel(100, 300, 7, 1);
-  c.Convert(AsRecord(&k));
-  TraceView v(c.TakeChunk(Now(1000), false));
-  const auto* gpu = v.TrackNamed("GPU 3 (H200)");
-  ASSERT_NE(gpu, nullptr);
-  EXPECT_EQ(gpu->uuid(), model::GpuGroupTrackUuid(kNode, 3));
-  EXPECT_NE(v.TrackNamed("GPU 3 (H200) stream 7"), nullptr);
-}
-
 TEST(ActivityConverter, DroppedRecordsBecomeACounterAndTheFinalSummary) {
   ActivityConverter c(Options());
   auto k = Kernel(100, 300, 7, 1);
@@ -624,6 +482,8 @@ TEST(ActivityConverter, UuidsDifferBetweenProcessesAndNodes) {
   EXPECT_NE(a.FlowId(1), b.FlowId(1));
   EXPECT_NE(a.ProcessTrackUuid(), n.ProcessTrackUuid());
   EXPECT_NE(model::GpuGroupTrackUuid(kNode, 0), model::GpuGroupTrackUuid("another-node", 0));
+  EXPECT_NE(model::GpuGroupTrackUuidByUuid(kNode, kDeviceUuid),
+            model::GpuGroupTrackUuidByUuid("another-node", kDeviceUuid));
 }
 
 }  // namespace

@@ -9,6 +9,10 @@
 // cuptiActivityGetNumDroppedRecords reports 5 records dropped, once. With
 // FAKE_CUPTI_FORCED_FLUSH_HANG_MS=N a forced flush (the final one) first
 // blocks for N ms, as a CUPTI caught in CUDA's teardown might.
+// FAKE_CUPTI_DEVICES=GPU-<uuid>,GPU-<uuid>... sends one device record per
+// UUID (CUDA ordinals 0, 1, ... in that order) instead of the one without a
+// UUID, and FAKE_CUPTI_KERNEL_DEVICE=N puts the kernels on ordinal N: a
+// process that sees the node's GPUs under ordinals of its own.
 #include <cupti.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -46,6 +51,42 @@ size_t RecordSize(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return Aligned(sizeof(CUpti_ActivityKernel10));
     default: return 0;
   }
+}
+
+// "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f" -> its 16 bytes; false if it
+// is not 32 hex digits.
+bool ParseUuid(const std::string& text, CUuuid* out) {
+  std::string hex;
+  for (char c : text.substr(text.rfind("GPU-", 0) == 0 ? 4 : 0))
+    if (c != '-') hex += c;
+  if (hex.size() != 32) return false;
+  for (int i = 0; i < 16; ++i)
+    out->bytes[i] = static_cast<char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  return true;
+}
+
+std::vector<CUpti_ActivityDevice5> Devices() {
+  std::vector<CUpti_ActivityDevice5> out;
+  const char* list = std::getenv("FAKE_CUPTI_DEVICES");
+  std::string rest = list ? list : "";
+  do {
+    CUpti_ActivityDevice5 d;
+    std::memset(&d, 0, sizeof(d));
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.name = "NVIDIA Fake";
+    d.id = static_cast<uint32_t>(out.size());
+    size_t comma = rest.find(',');
+    std::string uuid = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    if (!uuid.empty() && !ParseUuid(uuid, &d.uuid)) continue;
+    out.push_back(d);
+  } while (!rest.empty());
+  return out;
+}
+
+uint32_t KernelDevice() {
+  const char* n = std::getenv("FAKE_CUPTI_KERNEL_DEVICE");
+  return n ? static_cast<uint32_t>(std::atoi(n)) : 0;
 }
 
 template <typename T>
@@ -136,13 +177,8 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   if (!buffer) return CUPTI_SUCCESS;
   size_t used = 0;
   uint64_t now = g_timestamp();
-  if (!g_device_sent.exchange(true)) {
-    CUpti_ActivityDevice5 d;
-    std::memset(&d, 0, sizeof(d));
-    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-    d.name = "NVIDIA Fake";
-    Put(buffer, size, &used, d);
-  }
+  if (!g_device_sent.exchange(true))
+    for (const CUpti_ActivityDevice5& d : Devices()) Put(buffer, size, &used, d);
   std::vector<std::pair<uint32_t, uint64_t>> launches;
   {
     std::lock_guard<std::mutex> launch_lock(g_launch_mu);
@@ -169,6 +205,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
     k.start = ts - 1000;
     k.end = ts - 500;
     k.streamId = 7;
+    k.deviceId = KernelDevice();
     k.correlationId = corr;
     k.name = "_Z4busyv";
     Put(buffer, size, &used, k);

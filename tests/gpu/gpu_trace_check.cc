@@ -99,7 +99,10 @@ CheckReport CheckGpuTrace(const perfetto::Trace& trace, const std::string& manif
     for (const Slice& s : view.SlicesOn(uuid))
       for (uint64_t f : s.flows) flow_sources[f] = s;
 
-  static const std::regex kStreamTrack(R"(^GPU \d+( \(.*\))? stream \d+( \(overlap \d+\))?$)");
+  // "GPU-5f2a1c3e (H200) stream 7" (by UUID), or "GPU 3 (H200) stream 7"
+  // for a device record without one.
+  static const std::regex kStreamTrack(R"(^GPU(-[0-9a-f]{8}| \d+)( \(.*\))? stream \d+( \(overlap \d+\))?$)");
+  std::set<uint64_t> stream_gpus;  // the GPU groups the kernels' streams sit under
   std::map<std::string, std::set<std::string>> stream_of_label;  // label -> base stream track names
   for (const KernelLine& k : kernels) {
     std::vector<Slice> found;
@@ -123,6 +126,7 @@ CheckReport CheckGpuTrace(const perfetto::Trace& trace, const std::string& manif
         break;
       }
       tracks.insert(name.substr(0, name.find(" (overlap")));
+      if (const auto* group = view.Track(track->parent_uuid())) stream_gpus.insert(group->parent_uuid());
       if (s.terminating_flows.size() != 1 || !flow_sources.count(s.terminating_flows[0])) {
         ++bad_flow;
         continue;
@@ -181,15 +185,19 @@ CheckReport CheckGpuTrace(const perfetto::Trace& trace, const std::string& manif
   }
   if (expect_nvml) {
     // NVML's SM clock sits under a GPU group, beside that GPU's streams.
-    size_t clock_tracks = 0, points = 0;
+    // Both key the group by the GPU's UUID: the kernels' GPU has NVML's clock.
+    size_t clock_tracks = 0, points = 0, beside_kernels = 0;
     for (const auto& [uuid, d] : view.tracks()) {
       if (d->name() != "SM clock" || !d->has_counter()) continue;
       const auto* gpu = view.Track(d->parent_uuid());
-      if (!gpu || gpu->name().rfind("GPU ", 0) != 0) continue;
+      if (!gpu || gpu->name().rfind("GPU", 0) != 0) continue;
       ++clock_tracks;
+      if (stream_gpus.count(gpu->uuid())) ++beside_kernels;
       points += view.Counter(uuid).size();
     }
     if (!clock_tracks || !points) fail("no NVML SM clock counter under a GPU group");
+    else if (!kernels.empty() && !beside_kernels)
+      fail("NVML's counters and the kernels' streams are under different GPU groups (UUID join failed)");
     else pass("NVML: " + std::to_string(clock_tracks) + " GPUs with SM clock counters (" + std::to_string(points) + " samples)");
   }
   if (view.unmatched_ends()) fail(std::to_string(view.unmatched_ends()) + " slice ends without a begin");

@@ -44,6 +44,10 @@ struct FakeNvml {
       std::snprintf(buf, len, "GPU-0000000%u-aaaa-bbbb-cccc-dddddddddddd", Index(d));
       return kNvmlSuccess;
     };
+    api.DeviceGetPciInfo = [](NvmlDevice d, NvmlPciInfo* pci) {
+      std::snprintf(pci->bus_id, sizeof(pci->bus_id), "00000000:%X:00.0", 0x3b + Index(d));
+      return kNvmlSuccess;
+    };
     api.DeviceGetClockInfo = [](NvmlDevice d, unsigned type, unsigned* mhz) {
       *mhz = type == kNvmlClockSm ? 1980 - 100 * Index(d) : 0;
       return kNvmlSuccess;
@@ -156,9 +160,12 @@ TEST(GpuCounterPackets, CountersSitUnderTheSharedGpuGroup) {
   unlink(path.c_str());
   ASSERT_TRUE(v.parsed());
 
-  const auto* gpu1 = v.Track(model::GpuGroupTrackUuid("node-a", 1));
+  // Keyed by UUID, the key the CUPTI library's groups have (activity_converter_test).
+  const auto* gpu1 = v.Track(model::GpuGroupTrackUuidByUuid("node-a", "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd"));
   ASSERT_NE(gpu1, nullptr);
-  EXPECT_EQ(gpu1->name(), "GPU 1 (H200)");
+  EXPECT_EQ(gpu1->name(), "GPU-00000001 (H200)");
+  EXPECT_NE(gpu1->description().find("NVML index 1, PCI 00000000:3C:00.0"), std::string::npos)
+      << gpu1->description();
   int counters_under_gpu1 = 0;
   uint64_t clock_track = 0, power_track = 0, memory_track = 0;
   for (const auto& [uuid, d] : v.tracks()) {

@@ -75,7 +75,7 @@ int RunRecord(int argc, char** argv) {
   std::string trace_group;
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
-  std::string compress_text = "zlib";
+  std::string compress_text = "zlib", kubelet_log_dir;
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
@@ -124,6 +124,8 @@ int RunRecord(int argc, char** argv) {
       ("run-as-root", po::bool_switch(&run_as_root), "with -- CMD under sudo: run CMD as root instead of the sudo user")
       ("group", po::value(&trace_group),
        "make the trace 0640 and of this group (name or number) instead of 0600, for the people who read traces")
+      ("kubelet-log-dir", po::value(&kubelet_log_dir)->default_value("/var/log"),
+       "where the kubelet's pods/ and containers/ log directories are: they give pods' and containers' names")
       ("redact", po::bool_switch(&redact),
        "processes' command lines in the trace keep only the program name (arguments often carry tokens)")
       ("verbose,v", po::bool_switch(&verbose), "show libbpf's messages");
@@ -149,6 +151,7 @@ int RunRecord(int argc, char** argv) {
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
   options.records_per_cpu_per_drain = drain_batch;
   options.redact = redact;
+  options.kubelet_log_dir = kubelet_log_dir;
   if (!start_at_text.empty()) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
@@ -271,7 +274,7 @@ int RunRecord(int argc, char** argv) {
   if (collect::IsPodSelector(cgroup)) {
     // Resolved now and kept: the trace names the pod's processes
     // (docs/containers.md), so the report needs no live node.
-    auto sel = collect::SelectPod(collect::ScanProcesses(), cgroup);
+    auto sel = collect::SelectPod(collect::ScanProcesses("/proc", kubelet_log_dir), cgroup);
     if (!sel.ok()) {
       log::Error("{}", sel.error().message);
       return 1;

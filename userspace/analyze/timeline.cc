@@ -134,7 +134,8 @@ std::string Timeline::DescribeWhere(int32_t tid) const {
   const model::ContainerIdentity& c = id->container;
   if (!c.pod_name.empty()) add(c.pod_namespace.empty() ? "pod " + c.pod_name : "pod " + c.pod_namespace + "/" + c.pod_name);
   else if (!c.pod_uid.empty()) add("pod-uid " + c.pod_uid);
-  if (!c.container_id.empty()) add("container " + c.container_id.substr(0, 12));
+  if (!c.container_name.empty()) add("container " + c.container_name);
+  else if (!c.container_id.empty()) add("container " + c.container_id.substr(0, 12));
   if (id->job.rank) add(fmt::format("rank {}", *id->job.rank));
   if (!id->job.job_id.empty()) add("job " + id->job.job_id);
   return out;

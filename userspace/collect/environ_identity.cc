@@ -24,9 +24,11 @@ std::optional<int32_t> Number(const std::map<std::string_view, std::string_view>
   return static_cast<int32_t>(*n);
 }
 
-std::string ReadBounded(const std::string& path, size_t limit) {
+// nullopt: the file could not be opened (another user's environ without
+// CAP_SYS_PTRACE, a process that exited).
+std::optional<std::string> ReadBoundedOrFail(const std::string& path, size_t limit) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return {};
+  if (!fd.valid()) return std::nullopt;
   std::string out(limit, '\0');
   size_t got = 0;
   while (got < limit) {
@@ -36,6 +38,10 @@ std::string ReadBounded(const std::string& path, size_t limit) {
   }
   out.resize(got);
   return out;
+}
+
+std::string ReadBounded(const std::string& path, size_t limit) {
+  return ReadBoundedOrFail(path, limit).value_or(std::string());
 }
 
 bool NamespaceDiffers(const std::string& proc_pid_dir, const char* ns) {
@@ -91,7 +97,9 @@ void ReadProcessIdentity(const std::string& proc_pid_dir, model::ProcessIdentity
     // processes in a container, pod or job.
     if (!id->container.empty()) id->cpu_stat = ReadCgroupThrottling(id->cgroups, HostThrottlingMounts());
   }
-  id->job = ParseJobEnviron(ReadBounded(proc_pid_dir + "/environ", kMaxEnvironBytes));
+  std::optional<std::string> environ = ReadBoundedOrFail(proc_pid_dir + "/environ", kMaxEnvironBytes);
+  id->environ_unreadable = !environ;
+  id->job = ParseJobEnviron(environ.value_or(std::string()));
   // Pod name and namespace without a kubelet client: kubelet writes the
   // pod's name as its hostname and mounts the service account's namespace.
   // Only a process with a root and a hostname of its own has them: one that

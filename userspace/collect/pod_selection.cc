@@ -31,13 +31,30 @@ std::string PrefixThrough(std::string_view path, std::string_view pod_uid, std::
 }  // namespace
 
 bool IsPodSelector(std::string_view spec) {
-  return StartsWith(spec, "pod-uid:") || StartsWith(spec, "container:");
+  return StartsWith(spec, "pod-uid:") || StartsWith(spec, "pod:") || StartsWith(spec, "container:");
 }
 
 Result<PodSelection> SelectPod(const model::ProcessSnapshot& processes, std::string_view spec) {
-  bool by_pod = StartsWith(spec, "pod-uid:");
+  bool by_name = StartsWith(spec, "pod:");
+  bool by_pod = by_name || StartsWith(spec, "pod-uid:");
   std::string_view value = spec.substr(spec.find(':') + 1);
   if (value.empty()) return MakeError("--cgroup {}: needs a value", spec);
+  // A name is resolved to its pod's UID: the cgroups know only that.
+  std::string uid;
+  if (by_name) {
+    for (const model::ProcessInfo& p : processes.processes) {
+      const model::ContainerIdentity& c = p.identity.container;
+      if (c.pod_uid.empty() || c.pod_name.empty()) continue;
+      if (c.pod_name != value && c.pod_namespace + "/" + c.pod_name != value) continue;
+      if (!uid.empty() && uid != c.pod_uid)
+        return MakeError("--cgroup {}: two pods have that name (give NAMESPACE/NAME or pod-uid:)", spec);
+      uid = c.pod_uid;
+    }
+    if (uid.empty())
+      return MakeError("--cgroup {}: no pod of that name on this node (names come from the kubelet's "
+                       "/var/log/pods; see --kubelet-log-dir)", spec);
+    value = uid;
+  }
   if (!by_pod && value.size() < 12) return MakeError("--cgroup {}: give at least 12 digits of the container id", spec);
   PodSelection sel;
   std::string first_v2;

@@ -16,7 +16,9 @@
 
 namespace gpunoise::collect {
 
-// "pod-uid:..." or "container:..." (12 digits or more).
+// "pod-uid:...", "pod:NAME" or "pod:NAMESPACE/NAME" (names from the kubelet's
+// log directories, collect/kubelet_pods.h) or "container:..." (12 digits or
+// more).
 bool IsPodSelector(std::string_view spec);
 
 struct PodSelection {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "collect/environ_identity.h"
+#include "collect/kubelet_pods.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -48,7 +49,7 @@ namespace {
 
 }  // namespace
 
-model::ProcessSnapshot ScanProcesses(const std::string& proc_root) {
+model::ProcessSnapshot ScanProcesses(const std::string& proc_root, const std::string& kubelet_log_root) {
   model::ProcessSnapshot snap;
   static const long kTicksPerSecond = ::sysconf(_SC_CLK_TCK);
   auto entries = ListDirectory(proc_root);
@@ -116,6 +117,7 @@ model::ProcessSnapshot ScanProcesses(const std::string& proc_root) {
     }
     snap.processes.push_back(std::move(p));
   }
+  KubeletPods::Read(kubelet_log_root).Name(&snap);
   snap.ts = BoottimeNs();
   return snap;
 }

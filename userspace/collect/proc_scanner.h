@@ -10,7 +10,10 @@
 
 namespace gpunoise::collect {
 
-model::ProcessSnapshot ScanProcesses(const std::string& proc_root = "/proc");
+// `kubelet_log_root`: where the kubelet's pods/ and containers/ log trees
+// are (collect/kubelet_pods.h), for pod and container names.
+model::ProcessSnapshot ScanProcesses(const std::string& proc_root = "/proc",
+                                     const std::string& kubelet_log_root = "/var/log");
 
 // The inode of /proc/PID/ns/pid ("pid:[4026531836]"); 0 if unreadable.
 uint64_t ReadPidNsInode(const std::string& proc_pid_dir);

@@ -422,15 +422,22 @@ void ActivityConverter::OnDevice(const CUpti_ActivityDevice5& d) {
   unsigned char uuid[16];
   static_assert(sizeof(d.uuid.bytes) == sizeof(uuid));
   std::memcpy(uuid, d.uuid.bytes, sizeof(uuid));
+  // Tracks made before the record keep the group they were made under (a
+  // track never changes its parent): remember it before the UUID moves the
+  // device's new tracks to the UUID's group.
+  uint64_t old_group = GroupUuid(d.id);
   Device& dev = devices_[d.id];
   dev.model = d.name ? d.name : "";
   dev.uuid = model::FormatGpuUuid(uuid);
-  dev.description = dev.model + ", " + dev.uuid + ", CUDA device " + std::to_string(d.id) + ", " +
+  // Shared by every process that uses the GPU: nothing of this process's
+  // view (its CUDA ordinal is on the stream tracks).
+  dev.description = dev.model + ", " + (dev.uuid.empty() ? "no UUID" : dev.uuid) + ", " +
                     std::to_string(d.numMultiprocessors) + " SMs, compute capability " +
                     std::to_string(d.computeCapabilityMajor) + "." +
                     std::to_string(d.computeCapabilityMinor) + ", " +
                     std::to_string(d.globalMemorySize >> 20) + " MiB";
-  RenameDeviceTracks(d.id);
+  if (d.isMigEnabled) dev.description += ", MIG instance";
+  RenameDeviceTracks(d.id, old_group);
 }
 
 void ActivityConverter::Close(uint64_t now) {

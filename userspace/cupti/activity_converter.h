@@ -5,10 +5,11 @@
 // tests feed it records of the real types without a GPU or a driver.
 //
 // Timeline it builds, per process:
-//   GPU group "GPU 3 (H200)" (shared by every process on the node and by the
+//   GPU group "GPU-5f2a1c3e (H200)", keyed by the GPU's UUID (shared by every
+//   process on the node, whatever ordinal it sees the GPU under, and by the
 //   recorder's NVML counters)
 //     "<process> <pid>"
-//       "GPU 3 (H200) stream 7": kernels, copies, memsets, graph launches
+//       "GPU-5f2a1c3e (H200) stream 7": kernels, copies, memsets, graph launches
 //   thread tracks (real Linux tid, beside the kernel's scheduling data):
 //     CUDA API calls, NVTX push/pop ranges and marks, synchronization waits;
 //     a flow from each launch call to the GPU work it launched
@@ -101,6 +102,7 @@ class ActivityConverter {
   // Track uuids, public for tests.
   uint64_t ProcessTrackUuid() const;
   uint64_t ThreadTrackUuid(uint32_t tid) const;
+  // Of the stream's track under the device's current GPU group.
   uint64_t StreamTrackUuid(uint32_t device, uint32_t context, uint32_t stream, size_t lane) const;
   uint64_t FlowId(uint32_t correlation_id) const;
   // "pid/correlation": what Perfetto's UI groups a launch and its GPU work by.
@@ -112,7 +114,7 @@ class ActivityConverter {
  private:
   struct Device {
     std::string model;  // "NVIDIA H200", empty until the device record arrives
-    std::string uuid;
+    std::string uuid;  // "GPU-...", empty when the record has none
     std::string description;
   };
   struct ApiCall {
@@ -137,9 +139,18 @@ class ActivityConverter {
 
   uint64_t Key(std::string_view what) const;
   uint32_t PhysicalIndex(uint32_t ordinal) const;
+  // The GPU group of an ordinal: by the device record's UUID once known, else
+  // by the physical index (IndexGroupUuid), else this process's own.
+  uint64_t GroupUuid(uint32_t ordinal) const;
+  uint64_t IndexGroupUuid(uint32_t ordinal) const;
   std::string GpuName(uint32_t ordinal) const;
+  std::string IndexGpuName(uint32_t ordinal) const;
+  uint64_t StreamKey(uint64_t group, uint32_t device, uint32_t context, uint32_t stream,
+                     size_t lane) const;
+  std::string StreamName(std::string_view gpu, uint32_t stream, size_t lane) const;
   void Register(TrackSpec spec);
   uint64_t EnsureGpuGroup(uint32_t ordinal);
+  void EnsureGroupTrack(uint64_t uuid, std::string name, std::string description);
   uint64_t EnsureGpuProcessGroup(uint32_t ordinal);
   uint64_t EnsureStreamTrack(uint32_t device, uint32_t context, uint32_t stream, uint64_t start,
                              uint64_t end);
@@ -147,7 +158,7 @@ class ActivityConverter {
   uint64_t EnsureProcessTrack();
   uint64_t EnsureProcessLane(std::string_view group, LaneSet& lanes, uint64_t start,
                              uint64_t end);
-  void RenameDeviceTracks(uint32_t ordinal);
+  void RenameDeviceTracks(uint32_t ordinal, uint64_t old_group);
   const std::string& ApiName(bool runtime, uint32_t cbid);
 
   void OnKernel(const CUpti_ActivityKernel10& k);

@@ -28,10 +28,22 @@ uint64_t ActivityConverter::ThreadTrackUuid(uint32_t tid) const {
   return Key("thread " + std::to_string(tid));
 }
 
+uint64_t ActivityConverter::StreamKey(uint64_t group, uint32_t device, uint32_t context,
+                                      uint32_t stream, size_t lane) const {
+  return Key("stream " + std::to_string(group) + " " + std::to_string(device) + " " +
+             std::to_string(context) + " " + std::to_string(stream) + " " + std::to_string(lane));
+}
+
 uint64_t ActivityConverter::StreamTrackUuid(uint32_t device, uint32_t context, uint32_t stream,
                                             size_t lane) const {
-  return Key("stream " + std::to_string(device) + " " + std::to_string(context) + " " +
-             std::to_string(stream) + " " + std::to_string(lane));
+  return StreamKey(GroupUuid(device), device, context, stream, lane);
+}
+
+std::string ActivityConverter::StreamName(std::string_view gpu, uint32_t stream,
+                                          size_t lane) const {
+  std::string name = std::string(gpu) + " stream " + std::to_string(stream);
+  if (lane > 0) name += " (overlap " + std::to_string(lane) + ")";
+  return name;
 }
 
 uint64_t ActivityConverter::FlowId(uint32_t correlation_id) const {
@@ -55,11 +67,31 @@ uint32_t ActivityConverter::PhysicalIndex(uint32_t ordinal) const {
   return kUnknownIndex;
 }
 
-std::string ActivityConverter::GpuName(uint32_t ordinal) const {
+uint64_t ActivityConverter::IndexGroupUuid(uint32_t ordinal) const {
+  uint32_t physical = PhysicalIndex(ordinal);
+  // Without a physical index (CUDA_VISIBLE_DEVICES by UUID) the group is this
+  // process's own: it cannot be matched with other processes or NVML.
+  return physical == kUnknownIndex ? Key("gpu ordinal " + std::to_string(ordinal))
+                                   : model::GpuGroupTrackUuid(options_.node_id, physical);
+}
+
+uint64_t ActivityConverter::GroupUuid(uint32_t ordinal) const {
+  auto it = devices_.find(ordinal);
+  if (it == devices_.end() || it->second.uuid.empty()) return IndexGroupUuid(ordinal);
+  return model::GpuGroupTrackUuidByUuid(options_.node_id, it->second.uuid);
+}
+
+std::string ActivityConverter::IndexGpuName(uint32_t ordinal) const {
   auto it = devices_.find(ordinal);
   std::string_view model = it == devices_.end() ? std::string_view() : it->second.model;
   uint32_t physical = PhysicalIndex(ordinal);
   return model::GpuTrackName(physical == kUnknownIndex ? ordinal : physical, model);
+}
+
+std::string ActivityConverter::GpuName(uint32_t ordinal) const {
+  auto it = devices_.find(ordinal);
+  if (it == devices_.end() || it->second.uuid.empty()) return IndexGpuName(ordinal);
+  return model::GpuTrackNameByUuid(it->second.uuid, it->second.model);
 }
 
 void ActivityConverter::Register(TrackSpec spec) {
@@ -96,36 +128,38 @@ uint64_t ActivityConverter::EnsureThreadTrack(uint32_t tid) {
   return uuid;
 }
 
-uint64_t ActivityConverter::EnsureGpuGroup(uint32_t ordinal) {
-  uint32_t physical = PhysicalIndex(ordinal);
-  // Without a physical index (CUDA_VISIBLE_DEVICES by UUID) the group is this
-  // process's own: it cannot be matched with other processes or NVML.
-  uint64_t uuid = physical == kUnknownIndex
-                      ? Key("gpu ordinal " + std::to_string(ordinal))
-                      : model::GpuGroupTrackUuid(options_.node_id, physical);
+void ActivityConverter::EnsureGroupTrack(uint64_t uuid, std::string name,
+                                         std::string description) {
   auto it = track_index_.find(uuid);
-  std::string name = GpuName(ordinal);
+  if (it != track_index_.end() && tracks_[it->second].name == name &&
+      tracks_[it->second].description == description)
+    return;
+  TrackSpec t;
+  t.uuid = uuid;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  Register(std::move(t));
+}
+
+uint64_t ActivityConverter::EnsureGpuGroup(uint32_t ordinal) {
+  uint64_t uuid = GroupUuid(ordinal);
   auto dev = devices_.find(ordinal);
-  std::string description = dev == devices_.end() ? "" : dev->second.description;
-  if (it == track_index_.end() || tracks_[it->second].name != name ||
-      tracks_[it->second].description != description) {
-    TrackSpec t;
-    t.uuid = uuid;
-    t.name = std::move(name);
-    t.description = std::move(description);
-    Register(std::move(t));
-  }
+  EnsureGroupTrack(uuid, GpuName(ordinal), dev == devices_.end() ? "" : dev->second.description);
   return uuid;
 }
 
+// One per GPU group the process's work on the ordinal went to (two when the
+// device record came after the first work: see RenameDeviceTracks).
 uint64_t ActivityConverter::EnsureGpuProcessGroup(uint32_t ordinal) {
-  uint64_t uuid = Key("gpu process " + std::to_string(ordinal));
+  uint64_t group = GroupUuid(ordinal);
+  uint64_t uuid = Key("gpu process " + std::to_string(ordinal) + " " + std::to_string(group));
   if (!track_index_.count(uuid)) {
     TrackSpec t;
     t.uuid = uuid;
     t.parent_uuid = EnsureGpuGroup(ordinal);
     t.name = (options_.process_name.empty() ? std::string("process") : options_.process_name) +
              " " + std::to_string(options_.pid);
+    // fragment_pid_translator.cc finds the group by this description.
     t.description = "GPU work of process " + std::to_string(options_.pid);
     Register(std::move(t));
   }
@@ -141,10 +175,11 @@ uint64_t ActivityConverter::EnsureStreamTrack(uint32_t device, uint32_t context,
     TrackSpec t;
     t.uuid = uuid;
     t.parent_uuid = EnsureGpuProcessGroup(device);
-    t.name = GpuName(device) + " stream " + std::to_string(stream);
-    if (lane > 0) t.name += " (overlap " + std::to_string(lane) + ")";
+    t.name = StreamName(GpuName(device), stream, lane);
+    // The ordinal is this process's view only: a label, never the key.
     t.description = "CUDA stream " + std::to_string(stream) + " of context " +
-                    std::to_string(context) + " in process " + std::to_string(options_.pid);
+                    std::to_string(context) + " on CUDA device " + std::to_string(device) +
+                    " in process " + std::to_string(options_.pid);
     Register(std::move(t));
   }
   return uuid;
@@ -166,23 +201,26 @@ uint64_t ActivityConverter::EnsureProcessLane(std::string_view group, LaneSet& l
   return uuid;
 }
 
-// The device record names the GPU; tracks made before it arrived are renamed
-// (the trace processor takes a descriptor's latest name).
-void ActivityConverter::RenameDeviceTracks(uint32_t ordinal) {
+// The device record names the GPU. Tracks made before it arrived stay under
+// the group they were made in (the trace processor keeps a track under its
+// first parent), so they keep the index's name with the model filled in; the
+// device's later work goes to the UUID's group.
+void ActivityConverter::RenameDeviceTracks(uint32_t ordinal, uint64_t old_group) {
   bool used = false;
+  std::string name = old_group == GroupUuid(ordinal) ? GpuName(ordinal) : IndexGpuName(ordinal);
   for (auto& [key, lanes] : stream_lanes_) {
     auto [device, context, stream] = key;
     if (device != ordinal) continue;
-    used = true;
     for (size_t lane = 0; lane < lanes.lanes(); ++lane) {
-      auto it = track_index_.find(StreamTrackUuid(device, context, stream, lane));
+      auto it = track_index_.find(StreamKey(old_group, device, context, stream, lane));
       if (it == track_index_.end()) continue;
-      TrackSpec& t = tracks_[it->second];
-      t.name = GpuName(device) + " stream " + std::to_string(stream);
-      if (lane > 0) t.name += " (overlap " + std::to_string(lane) + ")";
+      used = true;
+      tracks_[it->second].name = StreamName(name, stream, lane);
     }
   }
-  if (used) EnsureGpuGroup(ordinal);
+  if (!used) return;
+  auto dev = devices_.find(ordinal);
+  EnsureGroupTrack(old_group, name, dev == devices_.end() ? "" : dev->second.description);
 }
 
 }  // namespace gpunoise::cupti

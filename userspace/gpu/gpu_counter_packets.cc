@@ -44,9 +44,15 @@ Status WriteGpuCounters(const std::vector<GpuInfo>& gpus, const std::vector<GpuS
   std::map<std::pair<uint32_t, size_t>, uint64_t> counter_tracks;
   std::map<uint32_t, uint64_t> throttle_tracks, reason_tracks;
   for (const auto& g : gpus) {
-    uint64_t group = model::GpuGroupTrackUuid(node_id, g.index);
-    writer.FillTrackDescriptor(&packet, group, model::GpuTrackName(g.index, g.name), 0,
-                               fmt::format("{}, {}, NVML index {}, {} MiB", g.name, g.uuid, g.index,
+    // By UUID, the key the CUPTI library's groups have too (its processes see
+    // the GPU under ordinals of their own); the index only without one.
+    uint64_t group = g.uuid.empty() ? model::GpuGroupTrackUuid(node_id, g.index)
+                                    : model::GpuGroupTrackUuidByUuid(node_id, g.uuid);
+    std::string name = g.uuid.empty() ? model::GpuTrackName(g.index, g.name)
+                                      : model::GpuTrackNameByUuid(g.uuid, g.name);
+    writer.FillTrackDescriptor(&packet, group, name, 0,
+                               fmt::format("{}, {}, NVML index {}, PCI {}, {} MiB", g.name, g.uuid,
+                                           g.index, g.pci_bus_id.empty() ? "unknown" : g.pci_bus_id,
                                            g.memory_total >> 20));
     GN_RETURN_IF_ERROR(write());
     for (size_t c = 0; c < std::size(kCounters); ++c) {

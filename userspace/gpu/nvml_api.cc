@@ -53,6 +53,7 @@ Result<NvmlApi> LoadNvml(const std::string& path) {
   Bind(handle, "nvmlDeviceGetHandleByIndex_v2", &api.DeviceGetHandleByIndex);
   Bind(handle, "nvmlDeviceGetName", &api.DeviceGetName);
   Bind(handle, "nvmlDeviceGetUUID", &api.DeviceGetUUID);
+  Bind(handle, "nvmlDeviceGetPciInfo_v3", &api.DeviceGetPciInfo);
   Bind(handle, "nvmlDeviceGetClockInfo", &api.DeviceGetClockInfo);
   Bind(handle, "nvmlDeviceGetUtilizationRates", &api.DeviceGetUtilizationRates);
   Bind(handle, "nvmlDeviceGetMemoryInfo", &api.DeviceGetMemoryInfo);

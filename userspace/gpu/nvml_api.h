@@ -28,6 +28,15 @@ struct NvmlUtilization {  // nvmlUtilization_t, percent
   unsigned int gpu;
   unsigned int memory;
 };
+struct NvmlPciInfo {  // nvmlPciInfo_t of nvmlDeviceGetPciInfo_v3
+  char bus_id_legacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_subsystem_id;
+  char bus_id[32];  // "00000000:3B:00.0"
+};
 struct NvmlMemory {  // nvmlMemory_t, bytes
   unsigned long long total;
   unsigned long long free;
@@ -56,6 +65,7 @@ struct NvmlApi {
   NvmlReturn (*DeviceGetHandleByIndex)(unsigned int, NvmlDevice*) = nullptr;
   NvmlReturn (*DeviceGetName)(NvmlDevice, char*, unsigned int) = nullptr;
   NvmlReturn (*DeviceGetUUID)(NvmlDevice, char*, unsigned int) = nullptr;
+  NvmlReturn (*DeviceGetPciInfo)(NvmlDevice, NvmlPciInfo*) = nullptr;  // optional
   NvmlReturn (*DeviceGetClockInfo)(NvmlDevice, unsigned, unsigned int*) = nullptr;
   NvmlReturn (*DeviceGetUtilizationRates)(NvmlDevice, NvmlUtilization*) = nullptr;
   NvmlReturn (*DeviceGetMemoryInfo)(NvmlDevice, NvmlMemory*) = nullptr;

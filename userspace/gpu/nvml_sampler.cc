@@ -1,6 +1,7 @@
 #include "gpu/nvml_sampler.h"
 
 #include <chrono>
+#include <cstring>
 
 #include "common/clock.h"
 
@@ -25,6 +26,9 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Create(const NvmlApi& api) {
     if (api.DeviceGetName && api.DeviceGetName(dev, buf, kNvmlNameBuffer) == kNvmlSuccess) info.name = buf;
     buf[0] = 0;
     if (api.DeviceGetUUID && api.DeviceGetUUID(dev, buf, kNvmlUuidBuffer) == kNvmlSuccess) info.uuid = buf;
+    NvmlPciInfo pci{};
+    if (api.DeviceGetPciInfo && api.DeviceGetPciInfo(dev, &pci) == kNvmlSuccess)
+      info.pci_bus_id.assign(pci.bus_id, strnlen(pci.bus_id, sizeof(pci.bus_id)));
     NvmlMemory mem{};
     if (api.DeviceGetMemoryInfo && api.DeviceGetMemoryInfo(dev, &mem) == kNvmlSuccess)
       info.memory_total = mem.total;

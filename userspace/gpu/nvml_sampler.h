@@ -20,8 +20,9 @@ namespace gpunoise::gpu {
 struct GpuInfo {
   uint32_t index = 0;  // NVML's index: the physical GPU
   std::string name;    // "NVIDIA H200"
-  std::string uuid;    // "GPU-..."
+  std::string uuid;    // "GPU-...": the key CUPTI's device records share
   uint64_t memory_total = 0;
+  std::string pci_bus_id;  // "00000000:3B:00.0", empty if NVML gave none (last: aggregate inits)
 };
 
 // One reading of one GPU; a value NVML could not give is absent.

@@ -46,6 +46,7 @@ model::ProcessIdentity ParseProcessIdentity(const model::TrackEventRecord& event
         if (auto v = ParseInt64(p)) id.nspid.push_back(static_cast<int32_t>(*v));
     } else if (n == "container.runtime") id.container.runtime = RuntimeNamed(a.ToString());
     else if (n == "container.id") id.container.container_id = a.ToString();
+    else if (n == "container.name") id.container.container_name = a.ToString();
     else if (n == "container.cgroup") id.container.cgroup = a.ToString();
     else if (n == "pod.uid") id.container.pod_uid = a.ToString();
     else if (n == "pod.qos") id.container.qos = QosNamed(a.ToString());

@@ -31,6 +31,7 @@ struct ContainerIdentity {
   std::string pod_uid;       // "0f1e...-..." with dashes, as the API server shows it
   PodQos qos = PodQos::kNone;
   std::string pod_name, pod_namespace;  // where they could be had; else empty
+  std::string container_name;           // "prep", from the kubelet's log links; else empty
   std::string slurm_job_id;             // "job_<id>" in the cgroup path
   // The cgroup the ids came from ("/kubepods.slice/.../cri-containerd-ID.scope").
   std::string cgroup;
@@ -72,6 +73,10 @@ struct ProcessIdentity {
   // and over the recording (what the trace keeps, end less start).
   CgroupThrottling cpu_stat;
   CgroupThrottling cpu_stat_delta;
+  // The scan could not open PID/environ: `job` is unknown, not empty (the
+  // end scan runs after the capability drop and cannot read other users'
+  // environments; record keeps what the start scan read then).
+  bool environ_unreadable = false;
   // Something worth writing: a namespace, a container/pod/job or a rank.
   bool worth_recording() const { return nspid.size() > 1 || !container.empty() || !job.empty(); }
 };

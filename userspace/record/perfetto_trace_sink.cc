@@ -183,10 +183,19 @@ void PerfettoTraceSink::RememberIdentities(const model::ProcessSnapshot& process
   for (const model::ProcessInfo& p : processes.processes) {
     if (!p.identity.worth_recording()) continue;
     auto [it, first] = identities_.try_emplace(p.pid, p.identity);
+    uint64_t& started = identity_starts_[p.pid];
+    bool same_process = !first && started == p.start_from_boot_ns;
+    started = p.start_from_boot_ns;
     if (first) continue;
     // The second scan: throttling over the recording is end less start.
     model::CgroupThrottling start = it->second.cpu_stat;
+    // The start scan read the environment with root's capabilities; the end
+    // scan, after the drop, cannot read other users' (docs/containers.md,
+    // "Rank and job after the capability drop"): what it could not read
+    // is unknown, not gone.
+    model::JobIdentity start_job = it->second.job;
     it->second = p.identity;
+    if (same_process && p.identity.environ_unreadable && p.identity.job.empty()) it->second.job = start_job;
     const model::CgroupThrottling& end = p.identity.cpu_stat;
     if (start.valid && end.valid && start.file == end.file && end.nr_periods >= start.nr_periods) {
       model::CgroupThrottling& d = it->second.cpu_stat_delta;

@@ -128,6 +128,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   IrqNameFallback irq_fallback_;
   Status first_error_;
   std::map<int32_t, model::ProcessIdentity> identities_;  // by host pid
+  std::map<int32_t, uint64_t> identity_starts_;           // its start, to tell a reused pid
 
   // Events of batches the writer accepted whose packets may not be in the
   // file yet (the writer buffers), up to packet number `last_packet`.

@@ -131,7 +131,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // Process names first, so tasks seen during the recording are named even
   // if the scan is slow on a big node.
   auto scan_processes = [&options] {
-    model::ProcessSnapshot snapshot = collect::ScanProcesses();
+    model::ProcessSnapshot snapshot = collect::ScanProcesses("/proc", options.kubelet_log_dir);
     if (options.redact) model::RedactCommandLines(&snapshot);
     return snapshot;
   };

@@ -59,6 +59,9 @@ struct RecordOptions {
   std::string command_line;
   // --redact: processes' command lines keep only the program's name.
   bool redact = false;
+  // --kubelet-log-dir: the kubelet's pods/ and containers/ (pod and
+  // container names, collect/kubelet_pods.h).
+  std::string kubelet_log_dir = "/var/log";
   // --machine-name: how this machine is labelled when traces of several
   // are merged. Empty: the hostname.
   std::string machine_name;

@@ -16,7 +16,8 @@ std::vector<std::string> IdentityLabels(const model::ProcessIdentity& id) {
   if (!c.pod_uid.empty()) out.push_back("pod-uid " + c.pod_uid);
   if (c.qos != model::PodQos::kNone) out.push_back(std::string("qos ") + model::PodQosName(c.qos));
   if (!c.container_id.empty())
-    out.push_back(fmt::format("container {} ({})", c.container_id.substr(0, 12), model::ContainerRuntimeName(c.runtime)));
+    out.push_back(fmt::format("container {}{} ({})", c.container_name.empty() ? "" : c.container_name + " ",
+                              c.container_id.substr(0, 12), model::ContainerRuntimeName(c.runtime)));
   if (id.job.rank) out.push_back(fmt::format("rank {}", *id.job.rank));
   if (id.job.local_rank) out.push_back(fmt::format("local rank {}", *id.job.local_rank));
   if (!id.job.job_id.empty()) out.push_back("job " + id.job.job_id);
@@ -51,6 +52,7 @@ Status WriteProcessIdentities(uint64_t ts, const std::vector<model::ProcessIdent
     if (c.runtime != model::ContainerRuntime::kNone)
       AddArg(e, "container.runtime", model::ContainerRuntimeName(c.runtime));
     if (!c.container_id.empty()) AddArg(e, "container.id", c.container_id);
+    if (!c.container_name.empty()) AddArg(e, "container.name", c.container_name);
     if (!c.pod_uid.empty()) AddArg(e, "pod.uid", c.pod_uid);
     if (c.qos != model::PodQos::kNone) AddArg(e, "pod.qos", model::PodQosName(c.qos));
     if (!c.pod_name.empty()) AddArg(e, "pod.name", c.pod_name);
