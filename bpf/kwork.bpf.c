@@ -8,12 +8,11 @@
  * wakeup and no shared cache line; entry times wait in per-CPU slots
  * (csd and hrtimer callbacks end on the CPU they began on) or, for work
  * items, whose kworker may be preempted or move, in a hash by work pointer.
- * Reschedule IPIs (no callback) are the sched collector's wakeups and are
- * left out.
+ * Reschedule IPIs (no callback, no csd) are the sched collector's wakeups
+ * and are left out.
  *
  * Classic tracepoints only: their formats (void * fields) are stable across
- * kernels where the raw tp_btf arguments are not (ipi_send_cpumask's mask
- * came as a cpumask pointer). */
+ * kernels where the raw tp_btf arguments are not. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -116,7 +115,7 @@ static __always_inline void gn_kw_unpaired(void)
 }
 
 static __always_inline void gn_kw_emit(__u8 kind, __u64 begin, __u64 end, __u64 func, __u64 callsite,
-				       __u64 targets)
+				       __u64 targets, __u64 csd)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct gn_kwork_head *h = gn_kw_head(cpu);
@@ -135,6 +134,7 @@ static __always_inline void gn_kw_emit(__u8 kind, __u64 begin, __u64 end, __u64 
 	e->func = func;
 	e->callsite = callsite;
 	e->targets = targets;
+	e->csd = csd;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->kind = kind;
 	e->flags = kind == GN_KW_IPI_SEND ? gn_kw_context() : 0;
@@ -150,15 +150,25 @@ static __always_inline void gn_kw_enter(__u64 key, __u64 func)
 	struct gn_kw_slots *slots = bpf_map_lookup_elem(&gn_kw_open, &zero);
 	if (!slots)
 		return;
+	/* A free slot, else the oldest: an exit the kernel skipped (it does not
+	 * run a tracing program inside another on the same CPU) would otherwise
+	 * hold its slot for good. The one given up is counted. */
+	int pick = 0;
 	for (int i = 0; i < GN_KW_SLOTS; i++) {
 		if (slots->s[i].key == 0) {
-			slots->s[i].key = key;
-			slots->s[i].begin = bpf_ktime_get_boot_ns();
-			slots->s[i].func = func;
-			return;
+			pick = i;
+			goto fill;
 		}
+		if (slots->s[i].begin < slots->s[pick].begin)
+			pick = i;
 	}
 	gn_kw_unpaired();
+fill:
+	if (pick < 0 || pick >= GN_KW_SLOTS)
+		return;
+	slots->s[pick].key = key;
+	slots->s[pick].begin = bpf_ktime_get_boot_ns();
+	slots->s[pick].func = func;
 }
 
 static __always_inline void gn_kw_leave(__u8 kind, __u64 key)
@@ -167,76 +177,60 @@ static __always_inline void gn_kw_leave(__u8 kind, __u64 key)
 	struct gn_kw_slots *slots = bpf_map_lookup_elem(&gn_kw_open, &zero);
 	if (!slots)
 		return;
-	for (int i = GN_KW_SLOTS - 1; i >= 0; i--) {
-		if (slots->s[i].key == key) {
-			__u64 begin = slots->s[i].begin, func = slots->s[i].func;
-			slots->s[i].key = 0;
-			gn_kw_emit(kind, begin, bpf_ktime_get_boot_ns(), func, 0, 0);
-			return;
-		}
+	/* The latest entry with this key is the innermost: an older one is an
+	 * entry whose exit the kernel skipped. */
+	int pick = -1;
+	for (int i = 0; i < GN_KW_SLOTS; i++) {
+		if (slots->s[i].key != key)
+			continue;
+		if (pick < 0 || slots->s[i].begin > slots->s[pick & (GN_KW_SLOTS - 1)].begin)
+			pick = i;
 	}
-	gn_kw_unpaired();
-}
-
-/* Senders: recorded when a target is a recorded CPU. */
-static __always_inline void gn_kw_send(__u64 callsite, __u64 callback, const __u64 *mask, __u32 words)
-{
-	if (!callback)
-		return; /* a reschedule IPI */
-	bool hit = false;
-	__u64 targets = 0;
-	for (__u32 i = 0; i < GN_KW_MASK_WORDS; i++) {
-		if (i >= words)
-			break;
-		__u64 m = mask[i];
-		if (gn_kw_filter_cpus)
-			hit |= (m & gn_kw_cpu_mask[i]) != 0;
-		if (i == 0)
-			targets = m;
-		else if (m)
-			targets |= 1ull << 63;
+	if (pick < 0) {
+		gn_kw_unpaired();
+		return;
 	}
-	if (gn_kw_filter_cpus && !hit)
-		return;
-	if (!targets)
-		return;
-	__u64 now = bpf_ktime_get_boot_ns();
-	gn_kw_emit(GN_KW_IPI_SEND, now, now, callback, callsite, targets);
+	struct gn_kw_slot *slot = &slots->s[pick & (GN_KW_SLOTS - 1)];
+	__u64 begin = slot->begin, func = slot->func;
+	slot->key = 0;
+	/* For a csd callback the key is its csd (1: none, see gn_kw_csd_key). */
+	gn_kw_emit(kind, begin, bpf_ktime_get_boot_ns(), func, 0, 0, kind == GN_KW_CSD && key != 1 ? key : 0);
 }
 
-SEC("tracepoint/ipi/ipi_send_cpumask")
-int gn_kw_send_mask(struct trace_event_raw_ipi_send_cpumask *ctx)
+/* Senders: a callback queued for another CPU's IPI (kernel/smp.c
+ * __smp_call_single_queue and smp_call_function_many_cond, once per target
+ * CPU), recorded when that CPU is. This rather than ipi:ipi_send_cpumask:
+ * the IPI tracepoints name the generic handler
+ * (generic_smp_call_function_interrupt), not the function, and one IPI
+ * serves every csd queued before it; csd_queue_cpu names the function and
+ * the csd that the receiver's csd_function_entry names again. */
+SEC("tracepoint/csd/csd_queue_cpu")
+int gn_kw_queue(struct trace_event_raw_csd_queue_cpu *ctx)
 {
-	__u32 loc = ctx->__data_loc_cpumask;
-	__u32 len = loc >> 16;
-	__u64 mask[GN_KW_MASK_WORDS] = {};
-	if (len == 0)
-		return 0;
-	if (len > sizeof(mask))
-		len = sizeof(mask);
-	if (bpf_probe_read_kernel(mask, len, (void *)ctx + (loc & 0xffff)))
-		return 0;
-	gn_kw_send((__u64)ctx->callsite, (__u64)ctx->callback, mask, (len + 7) / 8);
-	return 0;
-}
-
-SEC("tracepoint/ipi/ipi_send_cpu")
-int gn_kw_send_cpu(struct trace_event_raw_ipi_send_cpu *ctx)
-{
-	__u64 mask[GN_KW_MASK_WORDS] = {};
 	__u32 cpu = ctx->cpu;
-	if (cpu >= GN_KW_MASK_WORDS * 64)
+	if (!gn_kw_cpu_allowed(cpu))
 		return 0;
-	mask[cpu / 64 & (GN_KW_MASK_WORDS - 1)] = 1ull << (cpu % 64);
-	gn_kw_send((__u64)ctx->callsite, (__u64)ctx->callback, mask, GN_KW_MASK_WORDS);
+	__u64 now = bpf_ktime_get_boot_ns();
+	__u64 targets = 1ull << (cpu < 63 ? cpu : 63);
+	gn_kw_emit(GN_KW_IPI_SEND, now, now, (__u64)ctx->func, (__u64)ctx->callsite, targets, (__u64)ctx->csd);
 	return 0;
+}
+
+/* A callback the sender runs on itself has no csd (csd_do_func(func, info,
+ * NULL), kernel/smp.c): key 1 then (0 marks a free slot). A select between
+ * the two fields would compile to a variable offset into ctx, which the
+ * verifier refuses. */
+static __always_inline __u64 gn_kw_csd_key(struct trace_event_raw_csd_function *ctx)
+{
+	__u64 key = (__u64)ctx->csd;
+	return key ? key : 1;
 }
 
 SEC("tracepoint/csd/csd_function_entry")
 int gn_kw_csd_in(struct trace_event_raw_csd_function *ctx)
 {
 	if (gn_kw_cpu_allowed(bpf_get_smp_processor_id()))
-		gn_kw_enter((__u64)ctx->csd ? (__u64)ctx->csd : (__u64)ctx->func, (__u64)ctx->func);
+		gn_kw_enter(gn_kw_csd_key(ctx), (__u64)ctx->func);
 	return 0;
 }
 
@@ -244,7 +238,7 @@ SEC("tracepoint/csd/csd_function_exit")
 int gn_kw_csd_out(struct trace_event_raw_csd_function *ctx)
 {
 	if (gn_kw_cpu_allowed(bpf_get_smp_processor_id()))
-		gn_kw_leave(GN_KW_CSD, (__u64)ctx->csd ? (__u64)ctx->csd : (__u64)ctx->func);
+		gn_kw_leave(GN_KW_CSD, gn_kw_csd_key(ctx));
 	return 0;
 }
 
@@ -285,6 +279,6 @@ int gn_kw_work_out(struct trace_event_raw_workqueue_execute_end *ctx)
 		return 0; /* began before attach or on a CPU not recorded */
 	struct gn_kw_work copy = *w;
 	bpf_map_delete_elem(&gn_kw_works, &key);
-	gn_kw_emit(GN_KW_WORK, copy.begin, bpf_ktime_get_boot_ns(), copy.func, 0, 0);
+	gn_kw_emit(GN_KW_WORK, copy.begin, bpf_ktime_get_boot_ns(), copy.func, 0, 0, 0);
 	return 0;
 }

@@ -13,7 +13,7 @@
 #endif
 
 enum gn_kwork_kind {
-	GN_KW_IPI_SEND = 0, /* ipi:ipi_send_cpumask / ipi_send_cpu with a callback (instant, sender side) */
+	GN_KW_IPI_SEND = 0, /* csd:csd_queue_cpu (instant, sender side: a callback queued for a CPU) */
 	GN_KW_CSD = 1,      /* csd:csd_function_entry/exit: an IPI's callback run on the receiver */
 	GN_KW_WORK = 2,     /* workqueue:workqueue_execute_start/end */
 	GN_KW_HRTIMER = 3,  /* timer:hrtimer_expire_entry/exit */
@@ -40,6 +40,7 @@ struct gn_kwork {
 	__u64 func;     /* kernel text address: callback, work function, hrtimer function */
 	__u64 callsite; /* IPI send: the caller that asked for it (_RET_IP_); else 0 */
 	__u64 targets;  /* IPI send: target CPUs 0..63 as a mask (bit 63 also stands for CPUs above) */
+	__u64 csd;      /* IPI send and callback: the call_single_data, which pairs the two; 0 when none */
 	__u32 tid;      /* current task (the sender, the kworker, the interrupted task) */
 	__u8 kind;      /* enum gn_kwork_kind */
 	__u8 flags;     /* enum gn_kwork_flags: the context it ran in, where the irq collector tells */

@@ -89,6 +89,42 @@ void Finish(Tally& t, Finding& f, const AnalysisContext& ctx) {
 
 bool InWindow(const AnalysisContext& ctx, const KernelWorkSpan& w) { return w.end > ctx.from && w.start < ctx.to; }
 
+// What each interrupt-context callback cost: its share (by its own time) of
+// the hard-irq slice around it (local_timer, call_function: entry, exit and
+// the wakeups it made, which the callback's own bracket leaves out); its
+// own time where the trace has no such slice (no irq collector, a softirq
+// hrtimer). By index into t.kernel_work; 0 for the other entries.
+std::vector<uint64_t> InterruptCosts(const Timeline& t, KernelWorkKind kind) {
+  std::vector<uint64_t> cost(t.kernel_work.size(), 0);
+  std::vector<int64_t> slice(t.kernel_work.size(), -1);
+  std::map<std::pair<uint32_t, int64_t>, uint64_t> callbacks_ns;  // (cpu, slice) -> sum of callbacks inside
+  for (size_t i = 0; i < t.kernel_work.size(); ++i) {
+    const KernelWorkSpan& w = t.kernel_work[i];
+    if (w.kind != kind) continue;
+    cost[i] = w.end - w.start;
+    if (w.cpu >= t.cpus.size()) continue;
+    const auto& irqs = t.cpus[w.cpu].hardirqs;
+    auto it = std::upper_bound(irqs.begin(), irqs.end(), w.start,
+                               [](uint64_t ts, const IntrSlice& s) { return ts < s.start; });
+    if (it == irqs.begin()) continue;
+    --it;
+    if (it->end < w.end) continue;  // not inside it
+    slice[i] = it - irqs.begin();
+    callbacks_ns[{w.cpu, slice[i]}] += w.end - w.start;
+  }
+  for (size_t i = 0; i < t.kernel_work.size(); ++i) {
+    if (slice[i] < 0) continue;
+    const KernelWorkSpan& w = t.kernel_work[i];
+    const IntrSlice& s = t.cpus[w.cpu].hardirqs[static_cast<size_t>(slice[i])];
+    uint64_t sum = callbacks_ns[{w.cpu, slice[i]}];
+    uint64_t len = s.end - s.start;
+    cost[i] = sum ? static_cast<uint64_t>(static_cast<double>(len) * static_cast<double>(w.end - w.start) /
+                                          static_cast<double>(sum))
+                  : len;
+  }
+  return cost;
+}
+
 }  // namespace
 
 std::vector<Finding> DetectIpis(const AnalysisContext& ctx) {
@@ -114,7 +150,9 @@ std::vector<Finding> DetectIpis(const AnalysisContext& ctx) {
   std::map<Key, Tally> per;
   std::map<Key, std::string> callsites;
   uint64_t unmatched = 0;
-  for (const KernelWorkSpan& w : t.kernel_work) {
+  const std::vector<uint64_t> costs = InterruptCosts(t, KernelWorkKind::kIpiCallback);
+  for (size_t index = 0; index < t.kernel_work.size(); ++index) {
+    const KernelWorkSpan& w = t.kernel_work[index];
     if (w.kind != KernelWorkKind::kIpiCallback || !InWindow(ctx, w)) continue;
     // In hard-irq context current is the task interrupted.
     if (!ctx.focus.count(w.tid) || !ctx.activities.count(w.tid)) continue;
@@ -125,7 +163,9 @@ std::vector<Finding> DetectIpis(const AnalysisContext& ctx) {
     for (int steps = 0; it != sends.begin() && steps < 256; ++steps) {
       const KernelWorkSpan* s = *--it;
       if (w.start - s->start > max_gap) break;
-      if (Targets(*s, w.cpu) && s->function == w.function) {
+      // The same csd (its request) where both sides name one, else the
+      // same function aimed at this CPU.
+      if (Targets(*s, w.cpu) && s->function == w.function && (!w.csd || !s->csd || s->csd == w.csd)) {
         from = s;
         break;
       }
@@ -135,7 +175,7 @@ std::vector<Finding> DetectIpis(const AnalysisContext& ctx) {
     if (from && from->context.empty()) key.sender = from->tid;
     if (from && !from->context.empty()) key.context = from->context, key.sender_cpu = from->cpu;
     Tally& tally = per[key];
-    uint64_t d = w.end - w.start;
+    uint64_t d = costs[index];
     tally.Add(w.start, w.end, d, w.cpu, w.tid);
     if (from && !callsites.count(key)) callsites[key] = from->callsite;
     if (tally.worst.size() < 256) tally.worst.push_back({w.start, w.end, d, fmt::format("{} on CPU {}", w.function, w.cpu)});
@@ -172,10 +212,11 @@ std::vector<Finding> DetectIpis(const AnalysisContext& ctx) {
                  {"longest_ns", static_cast<double>(tally.longest)},
                  {"share", f.cost_share},
                  {"own_process", own ? 1.0 : 0.0}};
-    f.evidence.push_back(fmt::format("callback {} run on the focus CPU in hard-irq context (csd tracepoints)",
+    f.evidence.push_back(fmt::format("callback {} run on the focus CPU in hard-irq context (csd tracepoints); "
+                                     "cost: each callback's share of the hard-irq slice around it",
                                      key.function));
     if (sent)
-      f.evidence.push_back(fmt::format("sent from {} (ipi:ipi_send_cpumask/ipi_send_cpu)", callsites[key]));
+      f.evidence.push_back(fmt::format("queued from {} (csd:csd_queue_cpu)", callsites[key]));
     else
       f.evidence.push_back(fmt::format("{} callbacks matched no send of the same function within {}", unmatched,
                                        FormatNs(max_gap)));
@@ -194,14 +235,16 @@ std::vector<Finding> DetectKernelWork(const AnalysisContext& ctx) {
 
   using Key = std::tuple<KernelWorkKind, uint32_t, std::string>;  // kind, cpu, function
   std::map<Key, Tally> per;
-  for (const KernelWorkSpan& w : t.kernel_work) {
+  const std::vector<uint64_t> costs = InterruptCosts(t, KernelWorkKind::kHrtimer);
+  for (size_t index = 0; index < t.kernel_work.size(); ++index) {
+    const KernelWorkSpan& w = t.kernel_work[index];
     if (!InWindow(ctx, w)) continue;
     uint64_t s = std::max(w.start, ctx.from), e = std::min(w.end, ctx.to);
     if (w.kind == KernelWorkKind::kHrtimer) {
       // In interrupt context current is the task interrupted.
       if (!ctx.activities.count(w.tid) || e <= s) continue;
       Tally& tally = per[{w.kind, w.cpu, w.function}];
-      tally.Add(s, e, e - s, w.cpu, w.tid);
+      tally.Add(s, e, costs[index], w.cpu, w.tid);
     } else if (w.kind == KernelWorkKind::kWorkItem) {
       auto it = waits.find(w.cpu);
       if (it == waits.end()) continue;
@@ -237,7 +280,8 @@ std::vector<Finding> DetectKernelWork(const AnalysisContext& ctx) {
                  {timer ? "callback_ns" : "waited_ns", static_cast<double>(tally.cost)},
                  {"longest_ns", static_cast<double>(tally.longest)},
                  {"share", share}};
-    f.evidence.push_back(timer ? "timer:hrtimer_expire_entry/exit on the CPU, the interrupted task a focus thread"
+    f.evidence.push_back(timer ? "timer:hrtimer_expire_entry/exit on the CPU, the interrupted task a focus thread; "
+                                 "cost: each callback's share of the hard-irq slice around it"
                                : "workqueue:workqueue_execute_start/end overlapping the focus threads' run-queue "
                                  "waits on that CPU");
     out.push_back(std::move(f));

@@ -185,6 +185,7 @@ struct KernelWorkSpan {
   int32_t tid = 0;  // sender, kworker, or the task the callback interrupted
   model::KernelWorkKind kind = model::KernelWorkKind::kIpiSend;
   uint64_t targets = 0;  // IPI send: CPUs 0..63
+  uint64_t csd = 0;      // IPI send and callback: the request (call_single_data) both sides name; 0: unknown
   std::string function, callsite;
   std::string context;  // IPI send: "hardirq" or "softirq" when an interrupt sent it; empty: the task
 };

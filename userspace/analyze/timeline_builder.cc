@@ -280,6 +280,7 @@ int64_t TimelineBuilder::AddKernelWork(const model::TrackEventRecord& e) {
   if (const model::TrackArg* a = e.FindArg("cpu"); a && a->AsInt64(&v)) w.cpu = static_cast<uint32_t>(v);
   if (const model::TrackArg* a = e.FindArg("tid"); a && a->AsInt64(&v)) w.tid = static_cast<int32_t>(v);
   if (const model::TrackArg* a = e.FindArg("targets"); a && a->AsInt64(&v)) w.targets = static_cast<uint64_t>(v);
+  if (const model::TrackArg* a = e.FindArg("csd"); a && a->AsInt64(&v)) w.csd = static_cast<uint64_t>(v);
   if (const model::TrackArg* a = e.FindArg("function")) w.function = a->string_value;
   if (const model::TrackArg* a = e.FindArg("callsite")) w.callsite = a->string_value;
   if (const model::TrackArg* a = e.FindArg("context")) w.context = a->string_value;

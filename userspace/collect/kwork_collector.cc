@@ -18,8 +18,8 @@ extern "C" {
 
 namespace gpunoise::collect {
 
-static_assert(sizeof(gn_kwork) == 56);
-static_assert(offsetof(gn_kwork, tid) == 48);
+static_assert(sizeof(gn_kwork) == 64);
+static_assert(offsetof(gn_kwork, tid) == 56);
 static_assert(sizeof(gn_kwork_head) == 64);
 static_assert((GN_KW_LOG & (GN_KW_LOG - 1)) == 0);
 
@@ -99,7 +99,7 @@ uint64_t KworkCollector::unpaired() const {
 void KworkCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
   if (!heads_.addr) return;
   AddFullMap(out, name(), "gn_kw_log", lost_);
-  AddFullMap(out, name(), "gn_kw_open", unpaired());
+  AddFullMap(out, name(), "gn_kw_open (callbacks unpaired)", unpaired());
 }
 
 void KworkCollector::Drain(std::vector<model::KernelWork>* out) {
@@ -126,8 +126,16 @@ void KworkCollector::Drain(std::vector<model::KernelWork>* out) {
         continue;
       }
       if (e.kind >= GN_KW_KINDS) continue;
-      model::KernelWork w{e.begin, std::max(e.end, e.begin), e.func, e.callsite, e.targets,
-                          static_cast<int32_t>(e.tid), e.cpu, static_cast<model::KernelWorkKind>(e.kind)};
+      model::KernelWork w;
+      w.begin = e.begin;
+      w.end = std::max(e.end, e.begin);
+      w.func = e.func;
+      w.callsite = e.callsite;
+      w.targets = e.targets;
+      w.tid = static_cast<int32_t>(e.tid);
+      w.cpu = e.cpu;
+      w.kind = static_cast<model::KernelWorkKind>(e.kind);
+      w.csd = e.csd;
       w.context = (e.flags & GN_KW_IN_HARDIRQ)   ? model::KernelWorkContext::kHardirq
                   : (e.flags & GN_KW_IN_SOFTIRQ) ? model::KernelWorkContext::kSoftirq
                                                  : model::KernelWorkContext::kTask;

@@ -22,6 +22,7 @@ struct KernelWork {
   uint64_t func = 0;            // kernel text address (callback, work function, hrtimer function)
   uint64_t callsite = 0;        // IPI send: who asked for it
   uint64_t targets = 0;         // IPI send: CPUs 0..63 (bit 63 also stands for higher ones)
+  uint64_t csd = 0;             // IPI send and callback: the request's call_single_data (pairs the two)
   int32_t tid = 0;              // current task: sender, kworker, or the task interrupted
   uint32_t cpu = 0;
   KernelWorkKind kind = KernelWorkKind::kIpiSend;

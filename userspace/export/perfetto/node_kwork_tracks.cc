@@ -48,6 +48,7 @@ Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::stri
   AddArg(e, "cpu", work.cpu);
   AddArg(e, "tid", work.tid);
   AddArg(e, "function", function);
+  if (work.csd) AddArg(e, "csd", work.csd);
   if (send) {
     AddArg(e, "callsite", callsite);
     AddArg(e, "targets", work.targets);
