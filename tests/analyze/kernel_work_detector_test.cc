@@ -37,7 +37,8 @@ model::TrackArg Uint(const char* name, uint64_t value) {
 
 // What the recorder writes (export/perfetto/node_kwork_tracks.cc): a send
 // as an instant, the rest as slices, the facts as args.
-void Send(Synth& s, uint64_t ts, int32_t sender, uint32_t cpu, uint64_t targets, const char* function) {
+void Send(Synth& s, uint64_t ts, int32_t sender, uint32_t cpu, uint64_t targets, const char* function,
+          uint64_t csd = 0) {
   model::TrackEventRecord e;
   e.ts = ts;
   e.track_uuid = 900;
@@ -46,10 +47,12 @@ void Send(Synth& s, uint64_t ts, int32_t sender, uint32_t cpu, uint64_t targets,
   e.category = "gpunoise.kwork";
   e.args = {Str("kind", "ipi send"), Int("cpu", cpu), Int("tid", sender), Str("function", function),
             Str("callsite", "on_each_cpu_cond_mask+0x24"), Uint("targets", targets)};
+  if (csd) e.args.push_back(Uint("csd", csd));
   s.builder().OnTrackEvent(e);
 }
 
-void Span(Synth& s, const char* kind, uint64_t begin, uint64_t end, uint32_t cpu, int32_t tid, const char* function) {
+void Span(Synth& s, const char* kind, uint64_t begin, uint64_t end, uint32_t cpu, int32_t tid, const char* function,
+          uint64_t csd = 0) {
   model::TrackEventRecord b;
   b.ts = begin;
   b.track_uuid = 910 + cpu;
@@ -57,6 +60,7 @@ void Span(Synth& s, const char* kind, uint64_t begin, uint64_t end, uint32_t cpu
   b.name = function;
   b.category = "gpunoise.kwork";
   b.args = {Str("kind", kind), Int("cpu", cpu), Int("tid", tid), Str("function", function)};
+  if (csd) b.args.push_back(Uint("csd", csd));
   s.builder().OnTrackEvent(b);
   model::TrackEventRecord e;
   e.ts = end;
@@ -141,6 +145,44 @@ TEST(IpiTlb, CallbacksThatInterruptedNoFocusThreadAreNotCounted) {
   }
   Timeline t = s.Build();
   EXPECT_TRUE(FindingsOf(AnalyzeOrDie(t, {"trainer"}), "ipi_tlb").empty());
+}
+
+TEST(IpiTlb, TheCsdPairsACallbackWithTheRequestItServes) {
+  Synth s = Base();
+  s.Switch(kBase, 0, 0, kFocus);
+  s.Switch(kBase + 1000 * kMs, 0, kFocus, 0, 1);
+  for (int i = 0; i < 300; ++i) {
+    uint64_t t0 = kBase + 10 * kMs + i * 1 * kMs;
+    // Both queue the same function for CPU 0; the callback serves other's
+    // request (its csd) although the loader's came later.
+    Send(s, t0, kOther, 1, 0b01, "flush_tlb_func", 0xa000);
+    Send(s, t0 + 1 * kUs, kUnmapper, 1, 0b01, "flush_tlb_func", 0xb000);
+    Span(s, "ipi callback", t0 + 5 * kUs, t0 + 9 * kUs, 0, kFocus, "flush_tlb_func", 0xa000);
+  }
+  Timeline t = s.Build();
+  auto found = FindingsOf(AnalyzeOrDie(t, {"trainer"}), "ipi_tlb");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].culprit_tid, kOther);
+  EXPECT_EQ(found[0].Metric("own_process"), 0);
+}
+
+TEST(Timer, ACallbackCostsItsShareOfTheInterruptAroundIt) {
+  Synth s = Base();
+  s.Switch(kBase, 0, 0, kFocus);
+  s.Switch(kBase + 1000 * kMs, 0, kFocus, 0, 1);
+  // 1000 local-timer interrupts of 20 us, each running two callbacks of 2
+  // and 6 us: the interrupt's 20 us split 5 / 15 between them.
+  for (int i = 0; i < 1000; ++i) {
+    uint64_t t0 = kBase + 10 * kMs + i * 900 * kUs;
+    s.Irq(0, t0, t0 + 20 * kUs, 11);
+    Span(s, "hrtimer", t0 + 4 * kUs, t0 + 6 * kUs, 0, kFocus, "tick_nohz_handler");
+    Span(s, "hrtimer", t0 + 8 * kUs, t0 + 14 * kUs, 0, kFocus, "timerfd_tmrproc");
+  }
+  Timeline t = s.Build();
+  auto found = FindingsOf(AnalyzeOrDie(t, {"trainer"}), "timer");
+  ASSERT_EQ(found.size(), 1u);  // the tick's 5 ms is 0.5%: under timer.min_share
+  EXPECT_EQ(found[0].culprit, "timerfd_tmrproc");
+  EXPECT_EQ(found[0].cost_ns, 1000 * 15 * kUs);
 }
 
 // The trainer runs alone on CPU 0 for 1 s; every `period` an hrtimer
