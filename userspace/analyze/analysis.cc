@@ -13,6 +13,7 @@
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/kernel_log_findings.h"
 #include "analyze/placement_detector.h"
+#include "analyze/kernel_work_detector.h"
 #include "analyze/reclaim_detector.h"
 #include "analyze/softirq_storm_detector.h"
 #include "analyze/steal_detector.h"
@@ -326,6 +327,8 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectWakeupChains(ctx));
   add(DetectSteal(ctx, ctx.node));
   add(DetectReclaim(ctx));
+  add(DetectIpis(ctx));
+  add(DetectKernelWork(ctx));
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

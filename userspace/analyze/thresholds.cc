@@ -72,6 +72,20 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "focus threads must stall at least this long in one kind of reclaim or compaction"},
       {"reclaim.min_share", ThresholdUnit::kRatio, 0.005,
        "... and at least this share of their observed time"},
+      {"ipi.min_count", ThresholdUnit::kCount, 100,
+       "IPI callbacks from one sender and of one function that must interrupt focus threads for a finding"},
+      {"ipi.min_delay", ThresholdUnit::kDuration, 0.5e6,
+       "... and the time those callbacks took at least"},
+      {"ipi.max_send_gap", ThresholdUnit::kDuration, 10e6,
+       "an IPI callback is attributed to the latest send of its function to its CPU at most this long before"},
+      {"timer.min_delay", ThresholdUnit::kDuration, 5e6,
+       "hrtimer callbacks of one function on one CPU must interrupt focus threads this long for a finding"},
+      {"timer.min_share", ThresholdUnit::kRatio, 0.01,
+       "... and this share of their observed time (the scheduler tick alone is well under it)"},
+      {"workqueue.min_delay", ThresholdUnit::kDuration, 2e6,
+       "work items of one function on one CPU must run this long while focus threads wait there"},
+      {"workqueue.min_share", ThresholdUnit::kRatio, 0.005,
+       "... and this share of their observed time"},
   };
   return kSpecs;
 }

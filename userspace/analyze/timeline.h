@@ -15,6 +15,7 @@
 
 #include "analyze/pod_vector.h"
 #include "model/kernel_log.h"
+#include "model/kernel_work.h"
 #include "model/gpu_loss.h"
 #include "model/process_identity.h"
 #include "model/host_info.h"
@@ -174,6 +175,21 @@ struct MetaInstant {
 // apply to (analyze/node_metadata.h reads them).
 inline constexpr std::string_view kNodeMetadataTrack = "gpunoise node";
 
+// The kwork collector's records (category "gpunoise.kwork"): IPI sends
+// (start == end) and the spans of IPI callbacks, work items and hrtimer
+// callbacks, with their typed args.
+inline constexpr std::string_view kKernelWorkCategory = "gpunoise.kwork";
+struct KernelWorkSpan {
+  uint64_t start = 0, end = 0;
+  uint32_t cpu = 0;
+  int32_t tid = 0;  // sender, kworker, or the task the callback interrupted
+  model::KernelWorkKind kind = model::KernelWorkKind::kIpiSend;
+  uint64_t targets = 0;  // IPI send: CPUs 0..63
+  uint64_t csd = 0;      // IPI send and callback: the request (call_single_data) both sides name; 0: unknown
+  std::string function, callsite;
+  std::string context;  // IPI send: "hardirq" or "softirq" when an interrupt sent it; empty: the task
+};
+
 class Timeline {
  public:
   std::vector<CpuTimeline> cpus;
@@ -185,6 +201,7 @@ class Timeline {
   TrackData tracks;
   std::vector<MetaInstant> net_metadata;
   std::vector<MetaInstant> node_metadata;
+  std::vector<KernelWorkSpan> kernel_work;  // in the trace's order
   std::optional<model::SessionInfo> session;
   std::optional<model::GpuLoss> gpu_loss;  // the recorder's GPU collection summary
   // Pid namespace, container, pod, rank and job of processes, by host pid

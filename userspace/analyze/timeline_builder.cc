@@ -266,6 +266,28 @@ void TimelineBuilder::OnTrack(const model::TrackInfo& track) {
   if (!track.name.empty() || slot.uuid == 0) slot = track;
 }
 
+int64_t TimelineBuilder::AddKernelWork(const model::TrackEventRecord& e) {
+  KernelWorkSpan w;
+  w.start = w.end = e.ts;
+  int64_t v = 0;
+  if (const model::TrackArg* a = e.FindArg("kind")) {
+    auto kind = model::KernelWorkKindFromName(a->string_value);
+    if (!kind) return -1;  // a kind this reader does not know
+    w.kind = *kind;
+  } else {
+    return -1;
+  }
+  if (const model::TrackArg* a = e.FindArg("cpu"); a && a->AsInt64(&v)) w.cpu = static_cast<uint32_t>(v);
+  if (const model::TrackArg* a = e.FindArg("tid"); a && a->AsInt64(&v)) w.tid = static_cast<int32_t>(v);
+  if (const model::TrackArg* a = e.FindArg("targets"); a && a->AsInt64(&v)) w.targets = static_cast<uint64_t>(v);
+  if (const model::TrackArg* a = e.FindArg("csd"); a && a->AsInt64(&v)) w.csd = static_cast<uint64_t>(v);
+  if (const model::TrackArg* a = e.FindArg("function")) w.function = a->string_value;
+  if (const model::TrackArg* a = e.FindArg("callsite")) w.callsite = a->string_value;
+  if (const model::TrackArg* a = e.FindArg("context")) w.context = a->string_value;
+  t_.kernel_work.push_back(std::move(w));
+  return static_cast<int64_t>(t_.kernel_work.size() - 1);
+}
+
 uint32_t TimelineBuilder::TrackString(std::string_view s) {
   if (s.empty()) return 0;
   auto it = track_strings_.find(std::string(s));
@@ -324,6 +346,7 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
         open.payload = static_cast<uint64_t>(payload);
         open.has_payload = true;
       }
+      if (e.category == kKernelWorkCategory) open.kernel_work = AddKernelWork(e);
       open_slices_[e.track_uuid].push_back(std::move(open));
       break;
     }
@@ -339,6 +362,7 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       add_flows(index, s.terminating_flows, true);
       add_flows(index, e.flow_ids, false);
       add_flows(index, e.terminating_flow_ids, true);
+      if (s.kernel_work >= 0) t_.kernel_work[static_cast<size_t>(s.kernel_work)].end = std::max(e.ts, s.start);
       break;
     }
     case model::TrackEventType::kInstant: {
@@ -349,6 +373,10 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       if (auto it = t_.tracks.tracks.find(e.track_uuid);
           it != t_.tracks.tracks.end() && it->second.name == kNodeMetadataTrack) {
         t_.node_metadata.push_back({e.ts, std::string(e.name), e.args});
+        break;
+      }
+      if (e.category == kKernelWorkCategory) {
+        AddKernelWork(e);
         break;
       }
       // Instants with flows or a correlation id (a launch recorded as a

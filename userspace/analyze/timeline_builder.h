@@ -50,6 +50,7 @@ class TimelineBuilder : public model::TraceSink {
     std::vector<uint64_t> flows, terminating_flows;
     uint64_t payload = 0;
     bool has_payload = false;
+    int64_t kernel_work = -1;  // index into Timeline::kernel_work
   };
   struct PendingFork {
     int32_t parent_tid, child_tid;
@@ -62,6 +63,8 @@ class TimelineBuilder : public model::TraceSink {
   void SetTgid(int32_t tid, int32_t tgid);
   uint16_t NetName(std::string_view s);
   uint32_t TrackString(std::string_view s);
+  // A kwork record's typed args into Timeline::kernel_work; its index.
+  int64_t AddKernelWork(const model::TrackEventRecord& e);
   void CloseRun(uint32_t cpu, uint64_t ts, int32_t state);
 
   Timeline t_;

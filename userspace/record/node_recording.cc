@@ -1,10 +1,12 @@
 #include "record/node_recording.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "collect/kwork_collector.h"
 #include "collect/memstall_collector.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -23,6 +25,9 @@ NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<c
   auto memstall = std::make_unique<collect::MemstallCollector>();
   memstall_ = memstall.get();
   collectors.push_back(std::move(memstall));
+  auto kwork = std::make_unique<collect::KworkCollector>();
+  kwork_ = kwork.get();
+  collectors.push_back(std::move(kwork));
   long hz = ::sysconf(_SC_CLK_TCK);
   ns_per_tick_ = hz > 0 ? 1'000'000'000ull / static_cast<uint64_t>(hz) : 10'000'000ull;
 }
@@ -60,30 +65,60 @@ Status NodeRecording::Rescan(PerfettoTraceSink& sink, uint64_t ts) {
   return OkStatus();
 }
 
+const std::pair<int32_t, std::string>& NodeRecording::Who(int32_t tid) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) {
+    // Named once, while the thread most likely still exists.
+    std::pair<int32_t, std::string> who{tid, ""};
+    if (auto status = ReadFileToString(fmt::format("/proc/{}/status", tid)); status.ok())
+      for (std::string_view line : Split(*status, '\n')) {
+        if (StartsWith(line, "Name:")) who.second = std::string(Trim(line.substr(5)));
+        if (StartsWith(line, "Tgid:"))
+          if (auto v = ParseInt64(Trim(line.substr(5)))) who.first = static_cast<int32_t>(*v);
+      }
+    it = threads_.emplace(tid, std::move(who)).first;
+  }
+  return it->second;
+}
+
 Status NodeRecording::WriteStalls(PerfettoTraceSink& sink) {
   stalls_.clear();
   memstall_->Drain(&stalls_);
   for (const model::MemStall& s : stalls_) {
-    auto it = threads_.find(s.tid);
-    if (it == threads_.end()) {
-      // Named once, while the thread most likely still exists.
-      std::pair<int32_t, std::string> who{s.tid, ""};
-      if (auto status = ReadFileToString(fmt::format("/proc/{}/status", s.tid)); status.ok())
-        for (std::string_view line : Split(*status, '\n')) {
-          if (StartsWith(line, "Name:")) who.second = std::string(Trim(line.substr(5)));
-          if (StartsWith(line, "Tgid:"))
-            if (auto v = ParseInt64(Trim(line.substr(5)))) who.first = static_cast<int32_t>(*v);
-        }
-      it = threads_.emplace(s.tid, std::move(who)).first;
-    }
+    const auto& who = Who(s.tid);
     ++stall_count_;
     stall_ns_ += s.end > s.begin ? s.end - s.begin : 0;
-    GN_RETURN_IF_ERROR(sink.node_tracks().WriteStall(s, it->second.first, it->second.second));
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteStall(s, who.first, who.second));
+  }
+  return WriteKernelWork(sink);
+}
+
+const std::string& NodeRecording::Symbol(uint64_t address) {
+  auto it = symbol_names_.find(address);
+  if (it != symbol_names_.end()) return it->second;
+  // Read at the first need, through the descriptor opened while the
+  // recorder could still see kernel addresses.
+  if (!symbols_) symbols_ = collect::KernelSymbols::LoadFromFd(kallsyms_fd_.get());
+  return symbol_names_.emplace(address, address ? symbols_->Symbolize(address) : "").first->second;
+}
+
+Status NodeRecording::WriteKernelWork(PerfettoTraceSink& sink) {
+  work_.clear();
+  kwork_->Drain(&work_);
+  for (const model::KernelWork& w : work_) {
+    ++work_count_[static_cast<size_t>(w.kind)];
+    const bool send = w.kind == model::KernelWorkKind::kIpiSend;
+    const auto& who = send ? Who(w.tid) : kNobody;
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteKernelWork(w, Symbol(w.func), send ? Symbol(w.callsite) : "",
+                                                          who.first, who.second));
   }
   return OkStatus();
 }
 
 Status NodeRecording::Begin(PerfettoTraceSink& sink) {
+  // Opened now, while the recorder still holds its capabilities: functions
+  // are named after it has dropped them.
+  kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
   mounts_ = collect::ReadCpuCgroupMounts();
   GN_RETURN_IF_ERROR(Rescan(sink, BoottimeNs()));
   baseline_ = Read();
@@ -122,6 +157,9 @@ void NodeRecording::FillReport(std::vector<model::CollectorReport>& reports) con
     if (r.name == memstall_->name()) {
       r.events = stall_count_;
       r.lost = memstall_->lost();
+    } else if (r.name == kwork_->name()) {
+      for (uint64_t n : work_count_) r.events += n;
+      r.lost = kwork_->lost();
     }
 }
 
@@ -137,9 +175,11 @@ std::string NodeRecording::Summary() const {
     if (b != baseline_.steal_ns.end() && ns > b->second) steal += ns - b->second;
   }
   return fmt::format("node: {} cgroups with a CPU quota (throttled {} times), steal {:.1f} ms; {} reclaim/compaction "
-                     "stalls ({:.1f} ms), {} lost",
+                     "stalls ({:.1f} ms), {} lost; kernel work: {} IPIs sent, {} IPI callbacks, {} work items, "
+                     "{} hrtimers, {} lost, {} unpaired",
                      quotas_.size(), throttled, static_cast<double>(steal) / 1e6, stall_count_,
-                     static_cast<double>(stall_ns_) / 1e6, memstall_->lost());
+                     static_cast<double>(stall_ns_) / 1e6, memstall_->lost(), work_count_[0], work_count_[1],
+                     work_count_[2], work_count_[3], kwork_->lost(), kwork_->unpaired());
 }
 
 }  // namespace gpunoise::record

@@ -8,16 +8,22 @@
 
 #include <cstdint>
 #include <map>
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collect/collector.h"
+#include "collect/kallsyms.h"
 #include "collect/node_counters.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
+#include "model/kernel_work.h"
 #include "model/node_counters.h"
 
 namespace gpunoise::collect {
+class KworkCollector;
 class MemstallCollector;
 }
 
@@ -27,8 +33,9 @@ class PerfettoTraceSink;
 
 class NodeRecording {
  public:
-  // Creates the memstall collector (reclaim and compaction stalls) and
-  // appends it to `collectors` (the session starts, stops and reports it).
+  // Creates the memstall collector (reclaim and compaction stalls) and the
+  // kwork collector (IPIs, work items, hrtimers) and appends them to
+  // `collectors` (the session starts, stops and reports it).
   NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors);
 
   Status Begin(PerfettoTraceSink& sink);
@@ -49,6 +56,10 @@ class NodeRecording {
   model::NodeSnapshot Read() const;
   Status Rescan(PerfettoTraceSink& sink, uint64_t ts);
   Status WriteStalls(PerfettoTraceSink& sink);
+  Status WriteKernelWork(PerfettoTraceSink& sink);
+  // (tgid, name) of a thread, read from /proc once.
+  const std::pair<int32_t, std::string>& Who(int32_t tid);
+  const std::string& Symbol(uint64_t address);
 
   uint64_t interval_ns_;
   uint64_t ns_per_tick_;
@@ -61,6 +72,13 @@ class NodeRecording {
   std::vector<model::MemStall> stalls_;  // reused
   std::map<int32_t, std::pair<int32_t, std::string>> threads_;  // tid -> (pid, name)
   uint64_t stall_count_ = 0, stall_ns_ = 0;
+  collect::KworkCollector* kwork_ = nullptr;
+  std::vector<model::KernelWork> work_;  // reused
+  std::array<uint64_t, 4> work_count_{};  // by model::KernelWorkKind
+  UniqueFd kallsyms_fd_;
+  std::optional<collect::KernelSymbols> symbols_;
+  std::map<uint64_t, std::string> symbol_names_;
+  inline static const std::pair<int32_t, std::string> kNobody{0, ""};
 };
 
 }  // namespace gpunoise::record

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "model/kernel_work.h"
 #include "model/node_counters.h"
 
 namespace gpunoise::perfetto {
@@ -29,6 +30,11 @@ inline constexpr std::string_view kNodeRootTrackName = "Node";
 inline constexpr std::string_view kCpuQuotaEventName = "cpu quota";         // path, version, quota_us, period_us
 inline constexpr std::string_view kQuotaProcessEventName = "quota process";  // cgroup, pid
 inline constexpr std::string_view kMemStallCategory = "gpunoise.memstall";  // slices on thread tracks
+// Kernel work (model/kernel_work.h): IPI sends as instants on the sender's
+// thread track, callbacks, work items and hrtimers as slices on per-CPU
+// tracks; args kind (model::KernelWorkName), cpu, tid, function, and for a
+// send callsite and targets (CPUs 0..63 as a mask).
+inline constexpr std::string_view kKernelWorkCategory = "gpunoise.kwork";
 inline constexpr std::string_view kAffinityEventName = "affinity";            // tid, cpus ("0-3,8")
 
 namespace node_metric {
@@ -64,6 +70,10 @@ class NodeTrackWriter {
   // A reclaim or compaction stall as a slice on its thread's track
   // (category kMemStallCategory, named by model::MemStallName).
   Status WriteStall(const model::MemStall& stall, int32_t pid, std::string_view thread_name);
+  // Kernel work (category kKernelWorkCategory; node_kwork_tracks.cc), with
+  // its functions already named from the kernel's symbols.
+  Status WriteKernelWork(const model::KernelWork& work, std::string_view function, std::string_view callsite,
+                         int32_t pid, std::string_view thread_name);
   // Steal shares over (earlier.ts, later.ts], written at earlier.ts, and the
   // cgroups' counters at later.ts as increases over `baseline`.
   Status WriteSample(const model::NodeSnapshot& baseline, const model::NodeSnapshot& earlier,
@@ -83,6 +93,7 @@ class NodeTrackWriter {
   std::set<std::pair<std::string, int32_t>> processes_;
   std::map<int32_t, std::vector<int>> affinity_;
   std::map<std::pair<int32_t, int>, uint64_t> stall_tracks_;  // (tid, kind)
+  std::map<std::pair<int32_t, int>, uint64_t> kwork_tracks_;  // (tid, -1) for senders, (cpu, kind) for spans
 };
 
 }  // namespace gpunoise::perfetto

@@ -1,0 +1,147 @@
+#include "collect/kwork_collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+
+extern "C" {
+#include "bpf/kwork.h"
+}
+#include "kwork.skel.h"
+
+namespace gpunoise::collect {
+
+static_assert(sizeof(gn_kwork) == 64);
+static_assert(offsetof(gn_kwork, tid) == 56);
+static_assert(sizeof(gn_kwork_head) == 64);
+static_assert((GN_KW_LOG & (GN_KW_LOG - 1)) == 0);
+
+namespace {
+
+size_t PageRound(size_t n) {
+  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+}  // namespace
+
+KworkCollector::Mapping::~Mapping() {
+  if (addr) ::munmap(addr, size);
+}
+
+KworkCollector::KworkCollector() : Collector("kwork") {}
+
+KworkCollector::~KworkCollector() {
+  Stop();
+  if (skel_) kwork_bpf__destroy(skel_);
+}
+
+void KworkCollector::Start(const CollectorContext& context) {
+  int possible = libbpf_num_possible_cpus();
+  if (possible <= 0) {
+    Disable("failed to count the possible CPUs");
+    return;
+  }
+  ncpus_ = static_cast<uint32_t>(possible);
+  skel_ = kwork_bpf__open();
+  if (!skel_) {
+    Disable(fmt::format("failed to open the eBPF object: {}", std::strerror(errno)));
+    return;
+  }
+  bpf_map__set_max_entries(skel_->maps.gn_kw_log, ncpus_ * GN_KW_LOG);
+  bpf_map__set_max_entries(skel_->maps.gn_kw_heads, ncpus_);
+  // Receivers only on the recorded CPUs, senders only when they aim at one.
+  if (!context.filters.cpus.empty()) {
+    skel_->rodata->gn_kw_filter_cpus = true;
+    for (int cpu : context.filters.cpus)
+      if (cpu >= 0 && cpu < 16 * 64) skel_->rodata->gn_kw_cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
+  }
+  // The irq collector's interrupt state, so that a send from an interrupt
+  // is not blamed on the task it interrupted.
+  if (context.cpu_ctx_fd >= 0 && bpf_map__reuse_fd(skel_->maps.gn_cpu_ctx, context.cpu_ctx_fd) != 0)
+    log::Warning("kwork: failed to share the CPU context map: {}", std::strerror(errno));
+  Status st = SelectLoadAttach(skel_->obj, context, {}, [&] { return kwork_bpf__load(skel_); });
+  if (!st.ok()) {
+    log::Warning("{}", st.error().message);
+    return;
+  }
+  auto map = [&](bpf_map* m, size_t bytes, Mapping* out) {
+    out->size = PageRound(bytes);
+    void* p = ::mmap(nullptr, out->size, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+    if (p == MAP_FAILED) return false;
+    out->addr = p;
+    return true;
+  };
+  if (!map(skel_->maps.gn_kw_log, sizeof(gn_kwork) * ncpus_ * GN_KW_LOG, &log_) ||
+      !map(skel_->maps.gn_kw_heads, sizeof(gn_kwork_head) * ncpus_, &heads_)) {
+    Stop();
+    Disable(fmt::format("failed to map the kwork log: {}", std::strerror(errno)));
+    return;
+  }
+  cursors_.assign(ncpus_, 0);
+}
+
+uint64_t KworkCollector::unpaired() const {
+  if (!heads_.addr) return 0;
+  const auto* heads = static_cast<const gn_kwork_head*>(heads_.addr);
+  uint64_t n = 0;
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) n += __atomic_load_n(&heads[cpu].unpaired, __ATOMIC_RELAXED);
+  return n;
+}
+
+void KworkCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+  if (!heads_.addr) return;
+  AddFullMap(out, name(), "gn_kw_log", lost_);
+  AddFullMap(out, name(), "gn_kw_open (callbacks unpaired)", unpaired());
+}
+
+void KworkCollector::Drain(std::vector<model::KernelWork>* out) {
+  if (!log_.addr || !heads_.addr || report_.state == model::CollectorState::kDisabled) return;
+  const auto* heads = static_cast<const gn_kwork_head*>(heads_.addr);
+  const auto* log = static_cast<const gn_kwork*>(log_.addr);
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
+    uint64_t& cursor = cursors_[cpu];
+    uint64_t next = __atomic_load_n(&heads[cpu].next, __ATOMIC_ACQUIRE);
+    // Entries older than one lap are gone.
+    if (next > cursor + GN_KW_LOG) {
+      lost_ += next - GN_KW_LOG - cursor;
+      cursor = next - GN_KW_LOG;
+    }
+    const gn_kwork* region = log + static_cast<size_t>(cpu) * GN_KW_LOG;
+    for (; cursor < next; ++cursor) {
+      const gn_kwork& slot = region[cursor & (GN_KW_LOG - 1)];
+      uint64_t seq = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
+      if (seq < cursor + 1) break;  // claimed, still being written: next time
+      gn_kwork e;
+      std::memcpy(&e, &slot, sizeof(e));
+      if (seq != cursor + 1 || __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE) != seq || e.seq != seq) {
+        ++lost_;  // overwritten by a later lap while we read
+        continue;
+      }
+      if (e.kind >= GN_KW_KINDS) continue;
+      model::KernelWork w;
+      w.begin = e.begin;
+      w.end = std::max(e.end, e.begin);
+      w.func = e.func;
+      w.callsite = e.callsite;
+      w.targets = e.targets;
+      w.tid = static_cast<int32_t>(e.tid);
+      w.cpu = e.cpu;
+      w.kind = static_cast<model::KernelWorkKind>(e.kind);
+      w.csd = e.csd;
+      w.context = (e.flags & GN_KW_IN_HARDIRQ)   ? model::KernelWorkContext::kHardirq
+                  : (e.flags & GN_KW_IN_SOFTIRQ) ? model::KernelWorkContext::kSoftirq
+                                                 : model::KernelWorkContext::kTask;
+      out->push_back(w);
+    }
+  }
+}
+
+}  // namespace gpunoise::collect

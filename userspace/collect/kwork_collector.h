@@ -1,0 +1,47 @@
+// bpf/kwork.bpf.c: IPI callbacks, work items and hrtimer callbacks run on
+// the recorded CPUs, and the senders of the function-call IPIs aimed at
+// them, read from each CPU's region of an mmap'ed log (no ring records).
+// Entries a CPU overwrote before they were read are counted as lost
+// (AddMapFull), never silently dropped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "collect/collector.h"
+#include "model/kernel_work.h"
+
+struct kwork_bpf;
+
+namespace gpunoise::collect {
+
+class KworkCollector : public Collector {
+ public:
+  KworkCollector();
+  ~KworkCollector() override;
+
+  std::string_view name() const override { return "kwork"; }
+  void Start(const CollectorContext& context) override;
+  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+
+  // Appends the entries written since the last call, CPU by CPU.
+  void Drain(std::vector<model::KernelWork>* out);
+  uint64_t lost() const { return lost_; }
+  // Exits with no entry and entries nested deeper than the kernel keeps.
+  uint64_t unpaired() const;
+
+ private:
+  struct Mapping {
+    void* addr = nullptr;
+    size_t size = 0;
+    ~Mapping();
+  };
+  kwork_bpf* skel_ = nullptr;
+  uint32_t ncpus_ = 0;
+  Mapping log_, heads_;
+  std::vector<uint64_t> cursors_;
+  uint64_t lost_ = 0;
+};
+
+}  // namespace gpunoise::collect

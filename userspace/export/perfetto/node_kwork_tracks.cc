@@ -1,0 +1,64 @@
+// NodeTrackWriter::WriteKernelWork: the kwork collector's IPI sends, IPI
+// callbacks, work items and hrtimer callbacks (export/perfetto/node_tracks.h).
+#include <fmt/format.h>
+
+#include "export/perfetto/node_tracks.h"
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/track_event_writer.h"
+
+namespace gpunoise::perfetto {
+
+Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::string_view function,
+                                        std::string_view callsite, int32_t pid, std::string_view thread_name) {
+  TracePacket packet;
+  const bool send = work.kind == model::KernelWorkKind::kIpiSend;
+  // A send from the idle task (an interrupt on an idle CPU) has no thread
+  // to go on: it goes on the CPU's track like the rest.
+  const bool on_thread = send && work.tid != 0;
+  // A send belongs to the thread that sent it; the rest to the CPU it ran
+  // on, one track per kind so that slices of one track nest (a hard hrtimer
+  // may interrupt a work item).
+  auto key = on_thread ? std::make_pair(work.tid, -1) : std::make_pair(static_cast<int32_t>(work.cpu),
+                                                                   static_cast<int>(work.kind));
+  auto it = kwork_tracks_.find(key);
+  if (it == kwork_tracks_.end()) {
+    if (on_thread) {
+      uint64_t uuid = writer_.TrackUuid(fmt::format("gpunoise kwork send {}", work.tid));
+      writer_.FillThreadTrackDescriptor(&packet, uuid, pid ? pid : work.tid, work.tid, thread_name);
+      GN_RETURN_IF_ERROR(out_(packet));
+      it = kwork_tracks_.emplace(key, uuid).first;
+    } else {
+      if (!root_track_) {
+        root_track_ = writer_.TrackUuid("gpunoise node root");
+        writer_.FillTrackDescriptor(&packet, root_track_, kNodeRootTrackName, 0,
+                                    "steal time and CPU-quota throttling (gpunoise record)");
+        GN_RETURN_IF_ERROR(out_(packet));
+      }
+      uint64_t uuid = writer_.TrackUuid(fmt::format("gpunoise kwork cpu {} {}", work.cpu, static_cast<int>(work.kind)));
+      writer_.FillTrackDescriptor(&packet, uuid, fmt::format("CPU {} {}s", work.cpu, model::KernelWorkName(work.kind)),
+                                  root_track_, "kernel work on this CPU (kwork collector)");
+      GN_RETURN_IF_ERROR(out_(packet));
+      it = kwork_tracks_.emplace(key, uuid).first;
+    }
+  }
+  TrackEvent* e = send ? writer_.FillInstant(&packet, work.begin, it->second, model::KernelWorkName(work.kind),
+                                             kKernelWorkCategory)
+                       : writer_.FillSliceBegin(&packet, work.begin, it->second, function, kKernelWorkCategory);
+  AddArg(e, "kind", model::KernelWorkName(work.kind));
+  AddArg(e, "cpu", work.cpu);
+  AddArg(e, "tid", work.tid);
+  AddArg(e, "function", function);
+  if (work.csd) AddArg(e, "csd", work.csd);
+  if (send) {
+    AddArg(e, "callsite", callsite);
+    AddArg(e, "targets", work.targets);
+    if (work.context != model::KernelWorkContext::kTask)
+      AddArg(e, "context", work.context == model::KernelWorkContext::kHardirq ? "hardirq" : "softirq");
+  }
+  GN_RETURN_IF_ERROR(out_(packet));
+  if (send) return OkStatus();
+  writer_.FillSliceEnd(&packet, work.end, it->second);
+  return out_(packet);
+}
+
+}  // namespace gpunoise::perfetto
