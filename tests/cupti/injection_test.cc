@@ -328,6 +328,7 @@ TEST(Injection, OnlyTheEntryPointsAreExported) {
   ASSERT_NE(lib, nullptr) << dlerror();
   EXPECT_NE(dlsym(lib, "InitializeInjection"), nullptr);
   EXPECT_NE(dlsym(lib, "InitializeInjectionNvtx2"), nullptr);
+  EXPECT_NE(dlsym(lib, "InitializeInjectionNvtxExtension"), nullptr);  // NVTX payload schemas
   // Internal symbols stay inside, so they cannot clash with the program's.
   EXPECT_EQ(dlsym(lib, "_ZN8gpunoise11ProtoWriter11BeginNestedEj"), nullptr);
   dlclose(lib);
