@@ -146,6 +146,37 @@ TEST(FleetReport, RankAbsentFromACommunicatorIsMatchedOnlyWhereItTakesPart) {
   EXPECT_EQ(fa.ranks.size(), 12u);
 }
 
+// NCCL 2.19+'s typed payloads: communicator, message size and kind come
+// from the decoded fields, not from range names (these ranges are all
+// named "NCCL collective") nor from kernel names alone.
+TEST(FleetReport, TypedNcclPayloadsMatchCollectivesByCommunicatorSequenceAndSize) {
+  SynthJob job = Job();
+  job.typed_payloads = true;
+  job.machines[2].storm_ns = 5 * kMsNs;
+  std::vector<SynthNode> nodes = BuildJob(job);
+  for (const auto& c : nodes[0].summary.collectives) {
+    EXPECT_TRUE(c.comm == kCommA || c.comm == kCommB) << c.comm;
+    EXPECT_EQ(c.bytes, c.comm == kCommA ? kAllReduceBytes : kAllGatherBytes);
+  }
+  FleetAnalysis fa = AnalyzeFleet(Summaries(nodes), {});
+  for (const auto& r : fa.ranks) EXPECT_EQ(r.instances, r.rank == 11 ? 30u : 60u) << "rank " << r.rank;
+  ASSERT_LT(fa.straggler, fa.nodes.size());
+  EXPECT_EQ(fa.nodes[fa.straggler].machine, "node2");
+  for (const auto& m : fa.machines) EXPECT_EQ(m.alignment.method, "collectives") << fa.nodes[m.machine].machine;
+}
+
+TEST(FleetReport, RanksWhoseCallsDifferInSizeAreNotTheSameInstance) {
+  SynthJob job = Job();
+  job.typed_payloads = true;
+  job.size_mismatch_machine = 1;  // ranks 2 and 3
+  job.size_mismatch_step = 4;
+  FleetAnalysis fa = AnalyzeFleet(Summaries(BuildJob(job)), {});
+  for (const auto& r : fa.ranks) {
+    uint64_t expected = (r.rank == 11 ? 30u : 60u) - (r.rank == 2 || r.rank == 3 ? 1u : 0u);
+    EXPECT_EQ(r.instances, expected) << "rank " << r.rank;
+  }
+}
+
 TEST(FleetReport, EachGpuHasItsOwnIdleSplit) {
   SynthJob job = Job();
   job.machines[2].storm_ns = 5 * kMsNs;

@@ -50,6 +50,7 @@ class TimelineBuilder : public model::TraceSink {
     std::vector<uint64_t> flows, terminating_flows;
     uint64_t payload = 0;
     bool has_payload = false;
+    NcclRangeFields nccl;
   };
   struct PendingFork {
     int32_t parent_tid, child_tid;
