@@ -1,5 +1,7 @@
 // The monitor's HTTP side: GET /metrics (Prometheus text or OpenMetrics,
-// as the client asks) and GET /healthz, served by cpp-httplib. The monitor
+// as the client asks) and GET /healthz, served by cpp-httplib; and, with a
+// trigger, POST /api/v1/record and /api/v1/alertmanager (record_trigger.h),
+// which need authentication unless the listener is loopback. The monitor
 // loop publishes a new set of metric families each interval; scrapes
 // render the latest one and never touch BPF maps.
 //
@@ -33,6 +35,7 @@ class Server;
 namespace gpunoise::monitor {
 
 class BasicAuth;
+class RecordTrigger;
 
 struct EndpointOptions {
   ListenAddress address;
@@ -40,6 +43,11 @@ struct EndpointOptions {
   size_t max_connections = 64;
   int read_timeout_s = 3;
   int keep_alive_timeout_s = 2;
+  // POST /api/v1/record and /api/v1/alertmanager queue flight-recorder
+  // dumps here (record_trigger.h); null: no such paths. `node_names` are
+  // the names an Alertmanager alert may give this node by.
+  std::shared_ptr<RecordTrigger> trigger;
+  std::vector<std::string> node_names;
 };
 
 class HttpEndpoint {
@@ -70,6 +78,7 @@ class HttpEndpoint {
   // reads it on every request): new users apply at once.
   std::shared_ptr<BasicAuth> CurrentAuth();
   bool Authorized(const std::string& authorization);
+  void AddTriggerRoutes(std::shared_ptr<RecordTrigger> trigger, std::vector<std::string> names);
 
   std::unique_ptr<TlsCredentials> tls_;
   std::unique_ptr<httplib::Server> server_;
