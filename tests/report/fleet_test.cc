@@ -365,6 +365,48 @@ TEST(FleetReportCommand, AMergedTraceOfSixMachinesNamesTheStragglerAndAnnotatesE
   }
 }
 
+// Per-node traces, not merged: each node's copy gets its own findings
+// track, and only the straggler's copy the straggler finding.
+TEST(FleetReportCommand, PerNodeTracesAreEachAnnotatedIntoADirectory) {
+  ScopedTempDir dir;
+  SynthJob job = Job();
+  job.machines[2].storm_ns = 5 * kMsNs;
+  auto nodes = BuildJob(job, dir.path());
+  std::vector<std::string> argv = {GpunoiseBinary(), "report"};
+  for (const auto& n : nodes) argv.push_back(n.trace_path);
+  const std::string out_dir = dir.path() + "/annotated";
+  argv.insert(argv.end(), {"--annotate", out_dir});
+  ChildProcess p(argv);
+  ASSERT_EQ(p.Wait(60s), 0) << p.stderr_text();
+  EXPECT_NE(p.stdout_text().find("[straggler] node2"), std::string::npos) << p.stdout_text();
+  struct stat st {};
+  ASSERT_EQ(::stat(out_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string copy = out_dir + "/node" + std::to_string(i) + ".pftrace";
+    struct stat in {}, cp {};
+    ASSERT_EQ(::stat(nodes[i].trace_path.c_str(), &in), 0);
+    ASSERT_EQ(::stat(copy.c_str(), &cp), 0) << copy;
+    EXPECT_GE(cp.st_size, in.st_size) << "the node's own packets are all still there: " << copy;
+    EXPECT_EQ(cp.st_mode & 0777, 0600u) << copy;
+    TrackNames names;
+    import::TraceReader reader(names);
+    auto read = reader.ReadFile(copy);
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    bool straggler = false;
+    for (const auto& n : names.names) straggler |= n.find("straggler") != std::string::npos;
+    EXPECT_EQ(straggler, i == 2) << copy;
+  }
+  // JSON summaries have no trace to annotate.
+  report_export::ReportInput in{"node0.pftrace", &nodes[0].analysis, nullptr, &nodes[0].summary};
+  TestTrace file;
+  file.AddRaw(report_export::FormatJsonReport(in));
+  std::string json = file.Write(dir.path(), "node0.json");
+  ChildProcess bad({GpunoiseBinary(), "report", json, nodes[1].trace_path, "--annotate", out_dir});
+  EXPECT_EQ(bad.Wait(60s), 1);
+  EXPECT_NE(bad.stderr_text().find("--annotate needs traces"), std::string::npos) << bad.stderr_text();
+}
+
 }  // namespace
 }  // namespace gpunoise::testing
 
