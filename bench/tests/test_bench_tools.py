@@ -5,6 +5,7 @@ run. GPUNOISE_BUILD_DIR names the build directory (CMake sets it)."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ NETLOAD = os.path.join(BUILD, "bench", "gpunoise-netload")
 RING_BENCH = os.path.join(BUILD, "bench", "ring_consume_benchmark")
 SCALE_MODEL = os.path.join(BUILD, "bench", "gpunoise-scale-model")
 FLOOR = os.path.join(BUILD, "bench", "floor", "gpunoise-floor")
+BATCH_COST = os.path.join(BUILD, "bench", "gpunoise-batch-cost")
 
 
 def require_root(test):
@@ -152,6 +154,44 @@ class ScaleModelTest(unittest.TestCase):
         r = subprocess.run([SCALE_MODEL, "--rings", "0"], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--rings takes positive integers", r.stderr)
+
+
+class BatchCostTest(unittest.TestCase):
+    def setUp(self):
+        require_root(self)
+
+    def test_batch_cost_both_producers_deliver_every_record_and_lose_none(self):
+        # The tool itself fails unless each run's records all come back whole
+        # from the ring, the batched ones through the gate's-close flush too.
+        r = subprocess.run([BATCH_COST, "--rounds", "2", "--records", "500"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"direct +producer [0-9.]+ \(p10")
+        self.assertRegex(r.stdout, r"batched +producer [0-9.]+ \(p10")
+        last = r.stdout.strip().splitlines()[-1]
+        batches = int(last.split(",")[0].removeprefix("batches "))
+        # 1000 records of 56 B in 4 KiB batches: 13 full ones, plus the flushed rests.
+        self.assertGreaterEqual(batches, 14, r.stdout)
+        self.assertIn("refused records 0, batches the ring refused 0, ring loss 0", r.stdout)
+
+    def test_batch_cost_attached_to_sched_switch_drains_a_record_per_run(self):
+        # Each program on sched_switch for 0.2 s under a pipe ping-pong; the
+        # batched one's rests come out through the flush run on every CPU.
+        r = subprocess.run([BATCH_COST, "--rounds", "1", "--records", "100", "--attach", "0.2",
+                            "--attach-rounds", "2"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for name in ("direct", "batched", "no-query"):
+            m = re.search(name + r" +[0-9.]+ \(p10 [0-9.]+\) \[[0-9.-]+\] ns/run, (\d+) runs, (\d+) records drained",
+                          r.stdout)
+            self.assertIsNotNone(m, r.stdout)
+            self.assertGreater(int(m.group(1)), 1000, r.stdout)  # the ping-pong switches
+            self.assertEqual(m.group(1), m.group(2), r.stdout)
+        self.assertIn("attached: refused records 0, ring loss 0, batches the ring refused 0", r.stdout)
+
+    def test_batch_cost_flag_misuse_exits_2(self):
+        r = subprocess.run([BATCH_COST, "--records", "0"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("usage: gpunoise-batch-cost", r.stderr)
 
 
 class FloorTest(unittest.TestCase):

@@ -297,6 +297,19 @@ void WriteTextSeeds() {
         "dump-dir = /var/lib/gpunoise/dumps\n"
         "listen = [::1]:9464\n");
   Write("monitor_config", "bad-key", "interval = 1s\nfoo = bar\n");
+  Write("web_config", "tls-and-users",
+        "tls_server_config:\n"
+        "  cert_file: tls/tls.crt\n"
+        "  key_file: tls/tls.key\n"
+        "  client_ca_file: /etc/gpunoise/tls/ca.crt\n"
+        "  client_auth_type: RequireAndVerifyClientCert\n"
+        "  min_version: TLS12\n"
+        "  max_version: TLS13\n"
+        "basic_auth_users:\n"
+        "  prometheus: $2y$10$Vb5i0Y4.1mJjQn3gq8s7Iu2QXZ0Hcz7lB1Y0vEoWcS5m8nV1xPq6K\n");
+  Write("web_config", "unknown-key", "tls_server_config:\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n");
+  Write("web_config", "header", "Basic cHJvbWV0aGV1czpzZWNyZXQ=");
+  Write("web_config", "header-padded", "basic   dTo=");
   Write("http_request", "prometheus",
         "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
         "text/plain;version=0.0.4;q=0.5,*/*;q=0.1");

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -208,7 +209,8 @@ TEST_F(EndpointTest, ClientsThatConnectAndSendNothingDoNotBlockTheScrape) {
   auto c = Client();
   EXPECT_EQ(Status(*c, "/metrics", Basic("prometheus", "s3cret")), 200);
   auto took = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(took, 1s) << "with 40 silent connections open";
+  // Queued behind them it would take the keep-alive timeout (2 s) at least.
+  EXPECT_LT(took, 2s) << "with 40 silent connections open";
   // Past the cap, a new connection waits only until silent ones time out.
   EndpointOptions small;
   small.max_connections = 4;
@@ -231,6 +233,105 @@ TEST_F(EndpointTest, ClientsThatConnectAndSendNothingDoNotBlockTheScrape) {
   EXPECT_EQ(Status(*c2, "/metrics", Basic("prometheus", "s3cret")), 200);
   took = std::chrono::steady_clock::now() - start;
   EXPECT_LT(took, 5s) << "silent connections are closed after the read timeout";
+}
+
+
+// A plain-HTTP endpoint on loopback (the deadline is the same for TLS: the
+// handshake counts towards it).
+std::unique_ptr<HttpEndpoint> StartPlain(EndpointOptions options, int* port) {
+  options.address = {"127.0.0.1", 0};
+  auto ep = HttpEndpoint::Start(options);
+  if (!ep.ok()) return nullptr;
+  auto endpoint = std::move(ep).value();
+  openmetrics::MetricFamily f;
+  f.name = "gpunoise_test_value";
+  f.samples.push_back({{}, 42});
+  endpoint->Publish(std::make_shared<const HttpEndpoint::Families>(HttpEndpoint::Families{f}), BoottimeNs());
+  *port = std::stoi(endpoint->address().substr(endpoint->address().rfind(':') + 1));
+  return endpoint;
+}
+
+// Sends a request one byte every `every`, for at most `bound`; returns how
+// long the server kept the connection open (bound when it never closed).
+std::chrono::milliseconds Trickle(int port, std::chrono::milliseconds every, std::chrono::milliseconds bound) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  auto start = std::chrono::steady_clock::now();
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return {};
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(4096, 'a');
+  for (size_t i = 0; i < request.size(); ++i) {
+    auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    if (elapsed >= bound) return bound;
+    if (::send(fd.get(), &request[i], 1, MSG_NOSIGNAL) != 1) return elapsed;
+    pollfd p{fd.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(every.count())) > 0) {
+      char buf[64];
+      if (::recv(fd.get(), buf, sizeof(buf), 0) <= 0)
+        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    }
+  }
+  return bound;
+}
+
+TEST(EndpointDeadline, AClientTricklingItsRequestIsCutOffAtTheRequestDeadline) {
+  EndpointOptions options;
+  options.read_timeout_s = 3;        // each byte comes well within it
+  options.request_deadline_ms = 1500;
+  int port = 0;
+  auto endpoint = StartPlain(options, &port);
+  ASSERT_TRUE(endpoint);
+  auto held = Trickle(port, 200ms, 8s);
+  EXPECT_GE(held, 1400ms);
+  EXPECT_LT(held, 4s) << "without the deadline the connection stays open as long as bytes trickle in";
+  EXPECT_EQ(endpoint->requests_past_deadline(), 1u);
+}
+
+TEST(EndpointDeadline, AScraperKeepingItsConnectionAliveOutlivesTheRequestDeadline) {
+  EndpointOptions options;
+  options.request_deadline_ms = 1000;
+  options.keep_alive_timeout_s = 2;
+  int port = 0;
+  auto endpoint = StartPlain(options, &port);
+  ASSERT_TRUE(endpoint);
+  httplib::Client c("127.0.0.1", port);
+  c.set_keep_alive(true);
+  c.set_read_timeout(5, 0);
+  auto start = std::chrono::steady_clock::now();
+  int ok = 0;
+  while (std::chrono::steady_clock::now() - start < 3s) {
+    auto r = c.Get("/metrics");
+    if (r && r->status == 200) ++ok;
+    std::this_thread::sleep_for(300ms);
+  }
+  EXPECT_GE(ok, 8);
+  EXPECT_EQ(endpoint->requests_past_deadline(), 0u) << "time between requests and in handlers is not counted";
+}
+
+TEST(EndpointDeadline, TricklersFillingTheConnectionCapDelayTheScrapeOnlyUntilTheirDeadline) {
+  EndpointOptions options;
+  options.max_connections = 4;
+  options.read_timeout_s = 3;
+  options.request_deadline_ms = 1500;
+  int port = 0;
+  auto endpoint = StartPlain(options, &port);
+  ASSERT_TRUE(endpoint);
+  std::vector<std::thread> tricklers;
+  for (int i = 0; i < 4; ++i) tricklers.emplace_back([port] { (void)Trickle(port, 200ms, 8s); });
+  std::this_thread::sleep_for(300ms);  // the cap is full
+  auto start = std::chrono::steady_clock::now();
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(10, 0);
+  c.set_read_timeout(10, 0);
+  auto r = c.Get("/metrics");
+  auto took = std::chrono::steady_clock::now() - start;
+  for (auto& t : tricklers) t.join();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(took, 4s) << "the scrape waited for the tricklers to be cut off";
+  EXPECT_EQ(endpoint->requests_past_deadline(), 4u);
 }
 
 }  // namespace

@@ -12,7 +12,6 @@ namespace gpunoise::analyze {
 std::vector<Finding> DetectSteal(const AnalysisContext& ctx, const NodeMetadata& node) {
   std::vector<Finding> out;
   if (ctx.activities.empty() || node.steal.empty()) return out;
-  const Timeline& t = ctx.t();
   const uint64_t min_delay = ctx.th().GetNs("steal.min_delay");
   const double min_share = ctx.th().Get("steal.min_share");
   const double observed = static_cast<double>(std::max<uint64_t>(1, ctx.focus_observed_ns));

@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "collect/load_heap.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -50,6 +51,18 @@ void Collector::Stop() {
   DetachConcurrently(links_);
   prog_fds_.clear();
   prog_names_.clear();
+}
+
+void StartCollectors(std::span<Collector* const> collectors, const CollectorContext& context) {
+  ScopedHeapReuse heap;
+  for (Collector* c : collectors) c->Start(context);
+}
+
+void StartCollectors(std::span<const std::unique_ptr<Collector>> collectors,
+                     const CollectorContext& context) {
+  std::vector<Collector*> raw;
+  for (const auto& c : collectors) raw.push_back(c.get());
+  StartCollectors(raw, context);
 }
 
 void StopCollectors(std::span<Collector* const> collectors) {

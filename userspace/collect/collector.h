@@ -110,6 +110,16 @@ class Collector {
   std::vector<std::string> prog_names_;
 };
 
+// Starts the collectors one after another, in order, with freed large
+// blocks kept in the heap meanwhile (ScopedHeapReuse): each object's load
+// reads and parses the kernel's BTF again, since libbpf 1.1 has no way to
+// share one parse between objects (docs/performance.md, "Start-up").
+// Starting them on threads of their own was measured too: on this 2-CPU VM
+// under load it cost 4% more CPU and no start-up time, so it was not kept.
+void StartCollectors(std::span<Collector* const> collectors, const CollectorContext& context);
+void StartCollectors(std::span<const std::unique_ptr<Collector>> collectors,
+                     const CollectorContext& context);
+
 // Stops every collector at once (each detaches its links concurrently): a
 // session's end waits for one round of kernel grace periods, not one per link.
 void StopCollectors(std::span<Collector* const> collectors);

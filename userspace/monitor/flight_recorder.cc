@@ -95,11 +95,9 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Start(const FlightRecord
   fr->irq_ = irq.get();
   fr->collectors_.push_back(std::move(irq));
   bool any = false;
-  for (auto& c : fr->collectors_) {
-    c->mutable_report().name = "flight_" + std::string(c->name());
-    c->Start(context);
-    any = any || c->report().state != model::CollectorState::kDisabled;
-  }
+  for (auto& c : fr->collectors_) c->mutable_report().name = "flight_" + std::string(c->name());
+  collect::StartCollectors(fr->collectors_, context);
+  for (auto& c : fr->collectors_) any = any || c->report().state != model::CollectorState::kDisabled;
   if (!any) return MakeError("failed to start the flight recorder: neither the sched nor the irq collector could start");
   return fr;
 }

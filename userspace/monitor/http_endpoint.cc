@@ -9,6 +9,7 @@
 #include "monitor/basic_auth.h"
 #include "monitor/connection_queue.h"
 #include "monitor/record_trigger.h"
+#include "monitor/request_deadline.h"
 
 namespace gpunoise::monitor {
 
@@ -56,7 +57,13 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const EndpointOptions&
   // Client certificates are checked in the handshake (client_auth_type);
   // basic auth, when configured, on every request as well (both apply, as
   // in exporter-toolkit).
+  // A request without a body is complete when it is routed; one with a
+  // body must also have sent it (and been answered) within the deadline.
+  s.set_logger([self](const httplib::Request& req, const httplib::Response&) {
+    self->deadlines_->ResponseWritten(req.remote_addr, req.remote_port);
+  });
   s.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "GET" || req.method == "HEAD") self->deadlines_->RequestRead(req.remote_addr, req.remote_port);
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
     if (self->Authorized(req.get_header_value("Authorization"))) return httplib::Server::HandlerResponse::Unhandled;
     res.status = 401;
@@ -111,6 +118,7 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const EndpointOptions&
       return MakeError("failed to listen on {}:{}: address in use or not available", address.host, address.port);
     ep->port_ = address.port;
   }
+  ep->deadlines_ = std::make_unique<RequestDeadlines>(ep->port_, std::chrono::milliseconds(options.request_deadline_ms));
   ep->thread_ = std::thread([self] { self->Serve(); });
   // stop() only takes effect once the server runs: wait for that, so a
   // quick shutdown cannot leave the thread listening forever.
@@ -220,6 +228,8 @@ HttpEndpoint::~HttpEndpoint() {
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }
+
+uint64_t HttpEndpoint::requests_past_deadline() const { return deadlines_ ? deadlines_->expired() : 0; }
 
 std::string HttpEndpoint::address() const {
   if (host_.find(':') != std::string::npos) return fmt::format("[{}]:{}", host_, port_);

@@ -11,7 +11,9 @@
 // "starting" or "stale" and costs no bcrypt, so liveness probes need no
 // credentials. Each connection has its own thread up to a cap, with read,
 // write and keep-alive timeouts, so clients that connect and send nothing
-// delay a scrape by at most the keep-alive timeout, never block it.
+// delay a scrape by at most the keep-alive timeout, never block it, and a
+// request deadline (monitor/request_deadline.h) cuts off clients that
+// trickle their request in.
 #pragma once
 
 #include <atomic>
@@ -36,6 +38,7 @@ namespace gpunoise::monitor {
 
 class BasicAuth;
 class RecordTrigger;
+class RequestDeadlines;
 
 struct EndpointOptions {
   ListenAddress address;
@@ -48,6 +51,9 @@ struct EndpointOptions {
   // the names an Alertmanager alert may give this node by.
   std::shared_ptr<RecordTrigger> trigger;
   std::vector<std::string> node_names;
+  // A whole request (TLS handshake included) must arrive within this of
+  // the connection or of the previous response (monitor/request_deadline.h).
+  int request_deadline_ms = 10'000;
 };
 
 class HttpEndpoint {
@@ -71,6 +77,8 @@ class HttpEndpoint {
   // /healthz says "stale" when no interval completed for this long.
   void set_stale_after(uint64_t ns) { stale_after_ns_ = ns; }
   uint64_t scrapes() const { return scrapes_.load(); }
+  // Connections shut down for not sending a whole request in time.
+  uint64_t requests_past_deadline() const;
 
  private:
   void Serve();
@@ -81,6 +89,7 @@ class HttpEndpoint {
   void AddTriggerRoutes(std::shared_ptr<RecordTrigger> trigger, std::vector<std::string> names);
 
   std::unique_ptr<TlsCredentials> tls_;
+  std::unique_ptr<RequestDeadlines> deadlines_;  // set before the server runs
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::string host_;

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "collect/drops_collector.h"
@@ -24,6 +25,7 @@
 #include "collect/irqtime_collector.h"
 #include "collect/kernel_health.h"
 #include "collect/link_stats.h"
+#include "collect/load_heap.h"
 #include "collect/napi_collector.h"
 #include "collect/netdev_collector.h"
 #include "collect/nic_collector.h"
@@ -232,6 +234,8 @@ Status Monitor::Start(MonitorOptions options) {
   collect::CollectorContext context;
   context.catalog = catalog_.get();
   context.attach_mode = options_.attach_mode;
+  // Until every collector object is loaded (collect/load_heap.h).
+  std::optional<collect::ScopedHeapReuse> loading_heap(std::in_place);
   irqtime_ = std::make_unique<collect::IrqtimeCollector>(focus_map_->fd());
   irqtime_->Start(context);
   runqlat_ = std::make_unique<collect::RunqlatCollector>(focus_map_->fd());
@@ -263,7 +267,10 @@ Status Monitor::Start(MonitorOptions options) {
   drops_ = drops.get();
   net_.push_back(std::move(drops));
   net_.push_back(std::make_unique<collect::NicCollector>(net_options));
-  for (auto& c : net_) c->Start(context);
+  std::vector<collect::Collector*> net_collectors;
+  for (auto& c : net_) net_collectors.push_back(c.get());
+  collect::StartCollectors(net_collectors, context);
+  loading_heap.reset();
   names_.own_netns = OwnNetnsInode();
 
   bool any = false;

@@ -140,7 +140,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // Collectors attach one link at a time behind a closed gate, so every
   // collector's data starts at the same instant: start_ts, when it opens.
   GN_RETURN_IF_ERROR(transport->Pause());
-  for (auto& c : collectors) c->Start(context);
+  collect::StartCollectors(collectors, context);
   bool any_active = false;
   for (size_t i = 0; i < collectors.size(); ++i) {
     if (collectors[i]->report().state != model::CollectorState::kDisabled) any_active = true;
