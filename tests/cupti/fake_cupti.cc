@@ -13,7 +13,14 @@
 // UUID (CUDA ordinals 0, 1, ... in that order) instead of the one without a
 // UUID, and FAKE_CUPTI_KERNEL_DEVICE=N puts the kernels on ordinal N: a
 // process that sees the node's GPUs under ordinals of its own.
+//
+// InitializeInjectionNvtx2 with NVTX's export table takes the core table's
+// push and pop slots, as CUPTI does, and the ranges pushed come out as
+// marker records (start and end) with the next flush.
+#define NVTX_NO_IMPL
 #include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,6 +49,43 @@ std::mutex g_flush_mu;
 std::mutex g_launch_mu;
 std::vector<std::pair<uint32_t, uint64_t>> g_launches;
 
+// NVTX ranges pushed through our slots since the last flush, as CUPTI would
+// record them: (id, thread, time, name); end records have no name.
+struct FakeMarker {
+  uint32_t id, tid;
+  uint64_t ts;
+  bool start;
+  const char* name;
+};
+std::mutex g_marker_mu;
+std::vector<FakeMarker> g_markers;
+std::atomic<uint32_t> g_marker_id{1};
+thread_local std::vector<uint32_t> t_open_ranges;
+
+uint64_t BoottimeNow() {  // the clock the library gives CUPTI
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+int NVTX_API FakePush(nvtxDomainHandle_t, const nvtxEventAttributes_t* attr) {
+  uint32_t id = g_marker_id.fetch_add(1);
+  const char* name = attr && attr->messageType == NVTX_MESSAGE_TYPE_ASCII ? attr->message.ascii : "";
+  std::lock_guard<std::mutex> lock(g_marker_mu);
+  g_markers.push_back({id, static_cast<uint32_t>(::syscall(SYS_gettid)), BoottimeNow(), true, name});
+  t_open_ranges.push_back(id);
+  return static_cast<int>(t_open_ranges.size()) - 1;
+}
+
+int NVTX_API FakePop(nvtxDomainHandle_t) {
+  if (t_open_ranges.empty()) return -1;
+  uint32_t id = t_open_ranges.back();
+  t_open_ranges.pop_back();
+  std::lock_guard<std::mutex> lock(g_marker_mu);
+  g_markers.push_back({id, static_cast<uint32_t>(::syscall(SYS_gettid)), BoottimeNow(), false, nullptr});
+  return static_cast<int>(t_open_ranges.size());
+}
+
 size_t Aligned(size_t n) { return (n + 7) & ~size_t{7}; }
 
 size_t RecordSize(CUpti_ActivityKind kind) {
@@ -49,6 +93,7 @@ size_t RecordSize(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_DEVICE: return Aligned(sizeof(CUpti_ActivityDevice5));
     case CUPTI_ACTIVITY_KIND_RUNTIME: return Aligned(sizeof(CUpti_ActivityAPI));
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return Aligned(sizeof(CUpti_ActivityKernel10));
+    case CUPTI_ACTIVITY_KIND_MARKER: return Aligned(sizeof(CUpti_ActivityMarker2));
     default: return 0;
   }
 }
@@ -210,6 +255,25 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
     k.name = "_Z4busyv";
     Put(buffer, size, &used, k);
   }
+  std::vector<FakeMarker> markers;
+  {
+    std::lock_guard<std::mutex> marker_lock(g_marker_mu);
+    markers.swap(g_markers);
+  }
+  for (const FakeMarker& fm : markers) {
+    CUpti_ActivityMarker2 m;
+    std::memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    m.flags = fm.start ? CUPTI_ACTIVITY_FLAG_MARKER_START : CUPTI_ACTIVITY_FLAG_MARKER_END;
+    m.id = fm.id;
+    m.timestamp = fm.ts;
+    m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    m.objectId.pt.processId = static_cast<uint32_t>(::getpid());
+    m.objectId.pt.threadId = fm.tid;
+    m.name = fm.name;
+    m.domain = fm.start ? "NCCL" : nullptr;
+    Put(buffer, size, &used, m);
+  }
   g_complete(nullptr, 0, buffer, size, used);
   return CUPTI_SUCCESS;
 }
@@ -222,8 +286,17 @@ __attribute__((visibility("default"))) void fake_cupti_launch() {
   g_launches.emplace_back(static_cast<uint32_t>(::syscall(SYS_gettid)), now);
 }
 
-int InitializeInjectionNvtx2(const void*) {
+int InitializeInjectionNvtx2(const void* get_export_table) {
   ++fake_cupti_nvtx_calls;
+  auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
+  auto* callbacks = get ? static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS)) : nullptr;
+  NvtxFunctionTable table = nullptr;
+  unsigned int n = 0;
+  if (callbacks && callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &n) && table &&
+      n > NVTX_CBID_CORE2_DomainRangePop) {
+    *table[NVTX_CBID_CORE2_DomainRangePushEx] = reinterpret_cast<NvtxFunctionPointer>(&FakePush);
+    *table[NVTX_CBID_CORE2_DomainRangePop] = reinterpret_cast<NvtxFunctionPointer>(&FakePop);
+  }
   return 1;
 }
 

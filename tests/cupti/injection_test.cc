@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "export/perfetto/trace_view.h"
+#include "fake_nvtx_host.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::cupti {
@@ -323,11 +324,59 @@ TEST(Injection, NvtxIsHandedToCupti) {
   EXPECT_EQ(WEXITSTATUS(r.status), 0) << r.stderr_text;
 }
 
+// A process playing NCCL 2.19+ under NVTX with the library injected (the
+// stand-in CUPTI records the ranges as markers): its collectives' ranges
+// reach the fragments with the typed fields decoded from their extended
+// payloads, and the capture summary counts them.
+TEST(Injection, NcclExtendedPayloadsReachTheTraceAsTypedArgs) {
+  std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
+  ChildResult r = RunChild([&] {
+    SetFakeCaptureEnv(dir);
+    int rc = LoadAndInitialize();
+    if (rc) return rc;
+    void* lib = dlopen(GPUNOISE_CUPTI_LIB, RTLD_NOW | RTLD_NOLOAD);
+    if (!lib || !testing::StartFakeNvtx(lib)) return 70;
+    void* fake = dlopen(FAKE_CUPTI_LIB, RTLD_NOW | RTLD_NOLOAD);
+    static void (*launch)() = fake ? reinterpret_cast<void (*)()>(dlsym(fake, "fake_cupti_launch")) : nullptr;
+    if (!launch) return 71;
+    for (int i = 0; i < 3; ++i) {
+      testing::FakeNcclAllReduce(0x5eed00000000c0deull, (size_t{1} << 20) * (i + 1), 0, [] { launch(); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+    return 0;
+  });
+  ASSERT_TRUE(WIFEXITED(r.status));
+  ASSERT_EQ(WEXITSTATUS(r.status), 0) << r.stderr_text;
+  size_t count = 0;
+  TraceView v = ReadFragments(dir, &count);
+  ASSERT_TRUE(v.parsed());
+  std::vector<testing::Slice> ranges;
+  for (const auto& [uuid, d] : v.tracks())
+    for (const auto& s : v.SlicesOn(uuid))
+      if (s.name == "ncclAllReduce") ranges.push_back(s);
+  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  ASSERT_EQ(ranges.size(), 3u);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    ASSERT_NE(ranges[i].Arg("nccl_comm"), nullptr) << i;
+    EXPECT_EQ(ranges[i].Arg("nccl_comm")->uint_value(), 0x5eed00000000c0deull);
+    EXPECT_EQ(ranges[i].Arg("nccl_bytes")->uint_value(), (uint64_t{1} << 20) * (i + 1));
+    EXPECT_EQ(ranges[i].Arg("nccl_op")->int_value(), 0);
+    EXPECT_EQ(ranges[i].Arg("nccl_schema")->string_value(), "AllReduce");
+  }
+  auto summary = v.InstantNamed("gpunoise GPU capture");
+  ASSERT_TRUE(summary);
+  ASSERT_NE(summary->Arg("nccl_payloads"), nullptr);
+  EXPECT_EQ(summary->Arg("nccl_payloads")->uint_value(), 3u);
+  EXPECT_EQ(summary->Arg("nccl_payloads_unmatched")->uint_value(), 0u);
+}
+
 TEST(Injection, OnlyTheEntryPointsAreExported) {
   void* lib = dlopen(GPUNOISE_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
   EXPECT_NE(dlsym(lib, "InitializeInjection"), nullptr);
   EXPECT_NE(dlsym(lib, "InitializeInjectionNvtx2"), nullptr);
+  EXPECT_NE(dlsym(lib, "InitializeInjectionNvtxExtension"), nullptr);  // NVTX payload schemas
   // Internal symbols stay inside, so they cannot clash with the program's.
   EXPECT_EQ(dlsym(lib, "_ZN8gpunoise11ProtoWriter11BeginNestedEj"), nullptr);
   dlclose(lib);

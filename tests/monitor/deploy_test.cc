@@ -70,6 +70,19 @@ TEST(DeployPrometheus, AlertRulesPassPromtoolCheckAndUnitTests) {
   EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << test.out;
 }
 
+// The job-level straggler rule: nodes joined to their job through
+// kube-state-metrics (kube_pod_info's node, kube_pod_labels' job label,
+// running pods only) and each compared with its own job's median.
+TEST(DeployPrometheus, JobStragglerRuleJoinsNodesToTheirJobAndPassesPromtool) {
+  if (!Have("promtool")) GN_SKIP_MISSING_TOOL("promtool is not installed (Debian package prometheus)");
+  ShellRun check = Shell("promtool check rules " + kDeploy + "/prometheus/gpunoise-job-rules.yml");
+  EXPECT_EQ(check.rc, 0) << check.out;
+  EXPECT_NE(check.out.find("SUCCESS"), std::string::npos) << check.out;
+  ShellRun test = Shell("promtool test rules " + kDeploy + "/prometheus/gpunoise-job-rules.test.yml");
+  EXPECT_EQ(test.rc, 0) << test.out;
+  EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << test.out;
+}
+
 TEST(DeployPrometheus, RulesCoverEveryDetector) {
   auto rules = ReadFileToString(kDeploy + "/prometheus/gpunoise-rules.yml");
   ASSERT_TRUE(rules.ok());

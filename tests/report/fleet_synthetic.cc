@@ -83,6 +83,24 @@ class Process {
   // NCCL's range around a collective's launch, its communicator as payload
   // (none: 0).
   void NcclRange(uint64_t start, uint64_t end, const char* name, uint64_t comm) {
+    TypedRange(start, end, name, comm, nullptr, 0);
+  }
+  // With `schema`: NCCL 2.19+'s typed call, decoded during the push (before
+  // CUPTI's record of the range) and handed to the converter.
+  void TypedRange(uint64_t start, uint64_t end, const char* name, uint64_t comm, const char* schema,
+                  uint64_t bytes) {
+    if (schema) {
+      cupti::NcclCall call;
+      call.tid = static_cast<uint32_t>(pid_ + 1);
+      call.ts = start - 200;  // the hook runs just before CUPTI's handler
+      call.params.schema = schema;
+      call.params.comm = comm;
+      call.params.has_bytes = true;
+      call.params.bytes = bytes;
+      call.params.op = 0;  // ncclSum
+      converter_.AddNcclCalls({call}, 0);
+      comm = 0;            // no scalar payload
+    }
     uint32_t id = ++range_id_;
     auto m = Zeroed<CUpti_ActivityMarker2>();
     m.kind = CUPTI_ACTIVITY_KIND_MARKER;
@@ -279,11 +297,17 @@ std::vector<SynthNode> BuildJob(const SynthJob& job, const std::string& dir) {
           p.NcclRange(bt(st.launch - 5'000), bt(st.launch + 12'000'000), job.step_range.c_str(), 0);
         p.Launch(bt(st.launch), ++corr);
         p.Kernel(bt(st.compute_start), bt(st.compute_end), 7, corr, "_Z4gemmPfS_S_");
-        p.NcclRange(bt(st.launch + 50'000), bt(st.launch + 80'000), "ncclAllReduce", kCommA);
+        const bool typed = job.typed_payloads;
+        const char* name = typed ? "NCCL collective" : "ncclAllReduce";
+        uint64_t a_bytes = kAllReduceBytes;
+        if (static_cast<int>(i) == job.size_mismatch_machine && k == job.size_mismatch_step) a_bytes /= 2;
+        p.TypedRange(bt(st.launch + 50'000), bt(st.launch + 80'000), name, kCommA, typed ? "AllReduce" : nullptr,
+                     a_bytes);
         p.Launch(bt(st.launch + 60'000), ++corr);
         p.Kernel(bt(st.a_start), bt(st.a_end), 13, corr, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
         if (!st.b_start) continue;
-        p.NcclRange(bt(st.launch + 90'000), bt(st.launch + 120'000), "ncclAllGather", kCommB);
+        p.TypedRange(bt(st.launch + 90'000), bt(st.launch + 120'000), typed ? name : "ncclAllGather", kCommB,
+                     typed ? "AllGather" : nullptr, kAllGatherBytes);
         p.Launch(bt(st.launch + 100'000), ++corr);
         p.Kernel(bt(st.b_start), bt(st.b_end), 13, corr, "ncclDevKernel_AllGather_RING_LL");
       }

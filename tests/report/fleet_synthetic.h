@@ -37,7 +37,20 @@ struct SynthJob {
   // thread, from the step's start to the all-gather's launch); empty: none.
   std::string step_range;
   std::string step_name;  // --step given to the node summaries
+  // NCCL 2.19+: the collectives' ranges carry typed fields (communicator,
+  // message size, schema), as the CUPTI library decodes them from NCCL's
+  // extended NVTX payload and joins them with CUPTI's range records, and no
+  // scalar payload; the ranges are named "NCCL collective", so nothing can
+  // be read from their names.
+  bool typed_payloads = false;
+  // With typed_payloads: on this machine the all-reduce of this step
+  // carries a different message size than its peers'.
+  int size_mismatch_machine = -1;
+  int size_mismatch_step = -1;
 };
+
+inline constexpr uint64_t kAllReduceBytes = 64ull << 20;
+inline constexpr uint64_t kAllGatherBytes = 8ull << 20;
 
 struct SynthNode {
   analyze::Analysis analysis;

@@ -146,6 +146,37 @@ TEST(FleetReport, RankAbsentFromACommunicatorIsMatchedOnlyWhereItTakesPart) {
   EXPECT_EQ(fa.ranks.size(), 12u);
 }
 
+// NCCL 2.19+'s typed payloads: communicator, message size and kind come
+// from the decoded fields, not from range names (these ranges are all
+// named "NCCL collective") nor from kernel names alone.
+TEST(FleetReport, TypedNcclPayloadsMatchCollectivesByCommunicatorSequenceAndSize) {
+  SynthJob job = Job();
+  job.typed_payloads = true;
+  job.machines[2].storm_ns = 5 * kMsNs;
+  std::vector<SynthNode> nodes = BuildJob(job);
+  for (const auto& c : nodes[0].summary.collectives) {
+    EXPECT_TRUE(c.comm == kCommA || c.comm == kCommB) << c.comm;
+    EXPECT_EQ(c.bytes, c.comm == kCommA ? kAllReduceBytes : kAllGatherBytes);
+  }
+  FleetAnalysis fa = AnalyzeFleet(Summaries(nodes), {});
+  for (const auto& r : fa.ranks) EXPECT_EQ(r.instances, r.rank == 11 ? 30u : 60u) << "rank " << r.rank;
+  ASSERT_LT(fa.straggler, fa.nodes.size());
+  EXPECT_EQ(fa.nodes[fa.straggler].machine, "node2");
+  for (const auto& m : fa.machines) EXPECT_EQ(m.alignment.method, "collectives") << fa.nodes[m.machine].machine;
+}
+
+TEST(FleetReport, RanksWhoseCallsDifferInSizeAreNotTheSameInstance) {
+  SynthJob job = Job();
+  job.typed_payloads = true;
+  job.size_mismatch_machine = 1;  // ranks 2 and 3
+  job.size_mismatch_step = 4;
+  FleetAnalysis fa = AnalyzeFleet(Summaries(BuildJob(job)), {});
+  for (const auto& r : fa.ranks) {
+    uint64_t expected = (r.rank == 11 ? 30u : 60u) - (r.rank == 2 || r.rank == 3 ? 1u : 0u);
+    EXPECT_EQ(r.instances, expected) << "rank " << r.rank;
+  }
+}
+
 TEST(FleetReport, EachGpuHasItsOwnIdleSplit) {
   SynthJob job = Job();
   job.machines[2].storm_ns = 5 * kMsNs;
@@ -332,6 +363,48 @@ TEST(FleetReportCommand, AMergedTraceOfSixMachinesNamesTheStragglerAndAnnotatesE
     EXPECT_EQ(straggler, machine == 2) << "machine " << machine;
     EXPECT_TRUE(findings) << "each machine has its own findings track: machine " << machine;
   }
+}
+
+// Per-node traces, not merged: each node's copy gets its own findings
+// track, and only the straggler's copy the straggler finding.
+TEST(FleetReportCommand, PerNodeTracesAreEachAnnotatedIntoADirectory) {
+  ScopedTempDir dir;
+  SynthJob job = Job();
+  job.machines[2].storm_ns = 5 * kMsNs;
+  auto nodes = BuildJob(job, dir.path());
+  std::vector<std::string> argv = {GpunoiseBinary(), "report"};
+  for (const auto& n : nodes) argv.push_back(n.trace_path);
+  const std::string out_dir = dir.path() + "/annotated";
+  argv.insert(argv.end(), {"--annotate", out_dir});
+  ChildProcess p(argv);
+  ASSERT_EQ(p.Wait(60s), 0) << p.stderr_text();
+  EXPECT_NE(p.stdout_text().find("[straggler] node2"), std::string::npos) << p.stdout_text();
+  struct stat st {};
+  ASSERT_EQ(::stat(out_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string copy = out_dir + "/node" + std::to_string(i) + ".pftrace";
+    struct stat in {}, cp {};
+    ASSERT_EQ(::stat(nodes[i].trace_path.c_str(), &in), 0);
+    ASSERT_EQ(::stat(copy.c_str(), &cp), 0) << copy;
+    EXPECT_GE(cp.st_size, in.st_size) << "the node's own packets are all still there: " << copy;
+    EXPECT_EQ(cp.st_mode & 0777, 0600u) << copy;
+    TrackNames names;
+    import::TraceReader reader(names);
+    auto read = reader.ReadFile(copy);
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    bool straggler = false;
+    for (const auto& n : names.names) straggler |= n.find("straggler") != std::string::npos;
+    EXPECT_EQ(straggler, i == 2) << copy;
+  }
+  // JSON summaries have no trace to annotate.
+  report_export::ReportInput in{"node0.pftrace", &nodes[0].analysis, nullptr, &nodes[0].summary};
+  TestTrace file;
+  file.AddRaw(report_export::FormatJsonReport(in));
+  std::string json = file.Write(dir.path(), "node0.json");
+  ChildProcess bad({GpunoiseBinary(), "report", json, nodes[1].trace_path, "--annotate", out_dir});
+  EXPECT_EQ(bad.Wait(60s), 1);
+  EXPECT_NE(bad.stderr_text().find("--annotate needs traces"), std::string::npos) << bad.stderr_text();
 }
 
 }  // namespace

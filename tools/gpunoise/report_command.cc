@@ -38,6 +38,7 @@ constexpr const char* kExamples =
     "  gpunoise report cut.pftrace --partial              # report what a damaged trace still holds\n"
     "  gpunoise report node*.json --step train_step       # which node holds the job back (docs/fleet.md)\n"
     "  gpunoise report all-nodes.pftrace --annotate a.pftrace  # a merged trace: a finding track per machine\n"
+    "  gpunoise report n*.pftrace --annotate annotated/        # per-node traces: annotated/<each file>\n"
     "\nEXIT STATUS: 0 report written, 1 error, 2 usage error, 3 report written from a damaged trace (--partial)\n";
 
 }  // namespace

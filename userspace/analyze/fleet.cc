@@ -28,12 +28,16 @@ T MedianOf(std::vector<T> v) {
 
 // One collective instance: the calls of every rank that made it. Without a
 // communicator id the op is part of the key (calls of one op kind in order).
-using InstanceKey = std::tuple<uint64_t, uint32_t, std::string>;
+// The message size, where the typed payload gave it, is too: ranks whose
+// k-th calls on a communicator differ in size are not at the same instance
+// (a call missing from one rank's capture shifts its sequence), and are
+// not matched.
+using InstanceKey = std::tuple<uint64_t, uint32_t, std::string, uint64_t>;
 struct CallRef {
   uint32_t machine, call;
 };
 
-InstanceKey KeyOf(const CollectiveCall& c) { return {c.comm, c.seq, c.comm ? std::string() : c.op}; }
+InstanceKey KeyOf(const CollectiveCall& c) { return {c.comm, c.seq, c.comm ? std::string() : c.op, c.bytes}; }
 
 std::string RankList(const NodeSummary& n) {
   std::set<int32_t> ranks;

@@ -23,14 +23,16 @@ int32_t TidOf(const TrackData& d, uint64_t track) {
   return it == d.tracks.end() ? 0 : it->second.tid;
 }
 
-// NCCL's NVTX ranges ("ncclAllReduce", ...) on each thread, by start, for
-// finding the range a collective's launch happened in.
+// NCCL's NVTX ranges on each thread, by start, for finding the range a
+// collective's launch happened in: those with typed call fields (decoded
+// from NCCL's extended payload), else ranges named "nccl..." with a scalar
+// payload (older NCCL, or a capture without the payload hooks).
 using RangesByThread = std::unordered_map<int32_t, std::vector<const TrackSlice*>>;
 
 RangesByThread NcclRanges(const Timeline& t) {
   RangesByThread out;
   for (const TrackSlice& s : t.tracks.slices) {
-    if (!s.has_payload || !t.tracks.String(s.name).starts_with("nccl")) continue;
+    if (!s.nccl.present && (!s.has_payload || !t.tracks.String(s.name).starts_with("nccl"))) continue;
     if (int32_t tid = TidOf(t.tracks, s.track)) out[tid].push_back(&s);
   }
   for (auto& [tid, v] : out)
@@ -38,19 +40,19 @@ RangesByThread NcclRanges(const Timeline& t) {
   return out;
 }
 
-// The communicator of a collective launched by `tid` at `ts`: the payload of
-// the innermost NCCL range around the launch; 0 when there is none.
-uint64_t CommOf(const RangesByThread& ranges, int32_t tid, uint64_t ts) {
+// The innermost NCCL range around the launch of a collective by `tid` at
+// `ts`; nullptr when there is none.
+const TrackSlice* RangeOf(const RangesByThread& ranges, int32_t tid, uint64_t ts) {
   auto it = ranges.find(tid);
-  if (it == ranges.end() || !ts) return 0;
+  if (it == ranges.end() || !ts) return nullptr;
   const auto& v = it->second;
   auto end = std::upper_bound(v.begin(), v.end(), ts, [](uint64_t x, const TrackSlice* s) { return x < s->start; });
   for (auto r = end; r != v.begin();) {
     --r;
-    if ((*r)->end >= ts) return (*r)->payload;
+    if ((*r)->end >= ts) return *r;
     if (ts - (*r)->start > 10'000'000'000ull) break;  // no range is that long
   }
-  return 0;
+  return nullptr;
 }
 
 std::string ProcessLabel(const Timeline& t, int32_t pid) {
@@ -164,8 +166,14 @@ NodeSummary SummarizeNode(const Timeline& t, const Analysis& a, const NodeSummar
       }
       coll_end = std::max(coll_end, w->end);
       CollectiveCall c;
-      c.comm = CommOf(ranges, w->launch_tid, w->launch_ts);
       c.op = op;
+      if (const TrackSlice* r = RangeOf(ranges, w->launch_tid, w->launch_ts); r && r->nccl.present) {
+        c.comm = r->nccl.comm;
+        c.bytes = r->nccl.bytes;
+        if (r->nccl.schema) c.op = std::string(t.tracks.String(r->nccl.schema));
+      } else if (r) {
+        c.comm = r->payload;
+      }
       c.seq = seq[{c.comm, c.comm ? std::string() : op}]++;
       c.rank = g.rank;
       c.gpu = index;

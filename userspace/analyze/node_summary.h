@@ -23,9 +23,12 @@ namespace gpunoise::analyze {
 // communicator is the same instance on every rank: `seq` counts the calls
 // of this process on `comm`.
 struct CollectiveCall {
-  uint64_t comm = 0;  // communicator (the NCCL range's NVTX payload); 0: unknown
+  // Communicator: the NCCL range's typed nccl_comm field (its extended NVTX
+  // payload), else its scalar payload; 0: unknown.
+  uint64_t comm = 0;
   uint32_t seq = 0;
-  std::string op;     // "AllReduce", from the kernel name
+  std::string op;     // "AllReduce": the range's payload schema, else the kernel name
+  uint64_t bytes = 0;  // message size from the typed payload; 0: unknown
   int32_t rank = -1;
   uint32_t gpu = 0;   // index into NodeSummary::gpus
   uint64_t start = 0, end = 0;  // the machine's BOOTTIME

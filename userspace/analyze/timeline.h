@@ -119,6 +119,16 @@ struct NetData {
   std::string_view Name(uint16_t id) const { return id < names.size() ? std::string_view(names[id]) : std::string_view(); }
 };
 
+// An NCCL call's typed fields on its NVTX range (args nccl_comm,
+// nccl_bytes, nccl_schema: the CUPTI library decodes them from the range's
+// extended payload, NCCL 2.19+).
+struct NcclRangeFields {
+  bool present = false;
+  uint64_t comm = 0;
+  uint64_t bytes = 0;   // 0: unknown
+  uint32_t schema = 0;  // index into TrackData::strings ("AllReduce"); 0: none
+};
+
 struct TrackSlice {
   uint64_t start = 0;
   uint64_t end = 0;
@@ -130,6 +140,7 @@ struct TrackSlice {
   // library writes on a range (a communicator's hash on a collective's).
   uint64_t payload = 0;
   bool has_payload = false;
+  NcclRangeFields nccl;
 };
 
 struct TrackFlow {

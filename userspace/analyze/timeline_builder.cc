@@ -347,6 +347,15 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
         open.has_payload = true;
       }
       if (e.category == kKernelWorkCategory) open.kernel_work = AddKernelWork(e);
+      if (const model::TrackArg* a = e.FindArg("nccl_comm"); a && a->AsInt64(&payload)) {
+        open.nccl.present = true;
+        open.nccl.comm = static_cast<uint64_t>(payload);
+        int64_t bytes = 0;
+        if (const model::TrackArg* b = e.FindArg("nccl_bytes"); b && b->AsInt64(&bytes) && bytes > 0)
+          open.nccl.bytes = static_cast<uint64_t>(bytes);
+        if (const model::TrackArg* k = e.FindArg("nccl_schema"); k && k->type == model::TrackArg::Type::kString)
+          open.nccl.schema = TrackString(k->string_value);
+      }
       open_slices_[e.track_uuid].push_back(std::move(open));
       break;
     }
@@ -357,7 +366,7 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       it->second.pop_back();
       uint32_t index = static_cast<uint32_t>(t_.tracks.slices.size());
       t_.tracks.slices.push_back({s.start, std::max(e.ts, s.start), e.track_uuid, s.name, s.category,
-                                  s.correlation_id, s.payload, s.has_payload});
+                                  s.correlation_id, s.payload, s.has_payload, s.nccl});
       add_flows(index, s.flows, false);
       add_flows(index, s.terminating_flows, true);
       add_flows(index, e.flow_ids, false);

@@ -51,6 +51,7 @@ class TimelineBuilder : public model::TraceSink {
     uint64_t payload = 0;
     bool has_payload = false;
     int64_t kernel_work = -1;  // index into Timeline::kernel_work
+    NcclRangeFields nccl;
   };
   struct PendingFork {
     int32_t parent_tid, child_tid;

@@ -332,6 +332,19 @@ void ActivityConverter::OnMarker(const CUpti_ActivityMarker2& m) {
       return;
     }
     OpenRange r{m.name ? m.name : "(unnamed range)", m.domain ? m.domain : "", m.timestamp, tid};
+    if (auto pending = pending_nccl_.find(tid); tid && pending != pending_nccl_.end()) {
+      // The latest call on this thread at or before the range's start is
+      // the one whose push made it; earlier ones never got a range.
+      std::deque<NcclCall>& q = pending->second;
+      while (!q.empty() && q.front().ts <= m.timestamp) {
+        if (r.nccl) ++stats_.nccl_payloads_unmatched;
+        r.nccl = std::move(q.front().params);
+        q.pop_front();
+        --pending_nccl_count_;
+      }
+      if (r.nccl) ++stats_.nccl_payloads;
+      if (q.empty()) pending_nccl_.erase(pending);
+    }
     open_ranges_[m.id] = std::move(r);
     thread_range_stacks_[tid].push_back(m.id);
     return;
@@ -388,7 +401,17 @@ void ActivityConverter::EmitRange(const OpenRange& range, uint64_t end, uint32_t
   {
     EventPacket e = builder_.SliceBegin(range.start, track, range.name, "nvtx");
     if (!range.domain.empty()) e.Arg("domain", range.domain);
-    if (range.has_payload) e.Arg("payload", range.payload);
+    if (range.nccl) {
+      const NcclCallParams& p = *range.nccl;
+      e.Arg("nccl_comm", p.comm);
+      if (!p.schema.empty()) e.Arg("nccl_schema", p.schema);
+      if (p.has_bytes) e.Arg("nccl_bytes", p.bytes);
+      if (p.op >= 0) e.Arg("nccl_op", p.op);
+      if (p.root >= 0) e.Arg("nccl_root", p.root);
+      if (p.peer >= 0) e.Arg("nccl_peer", p.peer);
+    } else if (range.has_payload) {
+      e.Arg("payload", range.payload);
+    }
     if (!on_thread) {
       e.Arg("start_tid", range.tid);
       if (!unterminated) e.Arg("end_tid", end_tid);
@@ -469,6 +492,23 @@ void ActivityConverter::WriteSummary(uint64_t now) {
       .Arg(model::kCuptiDroppedRecordsArg, stats_.dropped_records)
       .Arg("skipped_records", stats_.skipped_records)
       .Arg("nvtx_unmatched", stats_.nvtx_unmatched);
+  if (stats_.nccl_payloads || stats_.nccl_payloads_unmatched || stats_.nccl_payloads_dropped || pending_nccl_count_) {
+    e.Arg("nccl_payloads", stats_.nccl_payloads)
+        .Arg("nccl_payloads_unmatched", stats_.nccl_payloads_unmatched + pending_nccl_count_)
+        .Arg("nccl_payloads_dropped", stats_.nccl_payloads_dropped);
+  }
+}
+
+void ActivityConverter::AddNcclCalls(std::vector<NcclCall> calls, uint64_t dropped) {
+  stats_.nccl_payloads_dropped += dropped;
+  for (NcclCall& c : calls) {
+    if (pending_nccl_count_ >= kMaxPendingNcclCalls) {
+      ++stats_.nccl_payloads_dropped;
+      continue;
+    }
+    pending_nccl_[c.tid].push_back(std::move(c));
+    ++pending_nccl_count_;
+  }
 }
 
 std::string ActivityConverter::TakeChunk(const ClockReadings& now, bool final) {

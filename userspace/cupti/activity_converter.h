@@ -23,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,6 +31,7 @@
 
 #include "cupti/kernel_names.h"
 #include "cupti/lane_set.h"
+#include "cupti/nvtx_payload.h"
 #include "cupti/packet_builder.h"
 
 namespace gpunoise::cupti {
@@ -76,6 +78,12 @@ struct ConverterStats {
   uint64_t skipped_records = 0;
   // NVTX range ends without a start, and starts dropped at the open-range cap.
   uint64_t nvtx_unmatched = 0;
+  // NCCL calls decoded from extended NVTX payloads (AddNcclCalls): joined
+  // with their range; without a range (none started on the thread after
+  // it); dropped (the hooks' queue or the converter's pending cap was full).
+  uint64_t nccl_payloads = 0;
+  uint64_t nccl_payloads_unmatched = 0;
+  uint64_t nccl_payloads_dropped = 0;
 };
 
 class ActivityConverter {
@@ -85,6 +93,12 @@ class ActivityConverter {
   // One record, as cuptiActivityGetNextRecord returns it.
   void Convert(const CUpti_Activity* record);
   void AddDroppedRecords(uint64_t count) { stats_.dropped_records += count; }
+  // NCCL calls decoded during their NVTX push (NvtxHooks), before CUPTI's
+  // records of the same ranges arrive: each range started on a thread takes
+  // the latest call on that thread at or before its start. `dropped`: calls
+  // the hooks could not queue.
+  void AddNcclCalls(std::vector<NcclCall> calls, uint64_t dropped);
+  static constexpr size_t kMaxPendingNcclCalls = 1 << 16;
 
   // Everything converted since the last call as one self-contained trace
   // chunk: a clock snapshot, every track descriptor, then the events. A
@@ -135,6 +149,9 @@ class ActivityConverter {
     // communicator's hash on a collective's range; written as arg "payload".
     bool has_payload = false;
     uint64_t payload = 0;
+    // The NCCL call's typed fields, from its extended payload (AddNcclCalls);
+    // written as args nccl_comm, nccl_bytes, ... instead of "payload".
+    std::optional<NcclCallParams> nccl;
   };
 
   uint64_t Key(std::string_view what) const;
@@ -205,6 +222,8 @@ class ActivityConverter {
   static constexpr size_t kMaxOpenRanges = 1 << 16;
   std::unordered_map<uint32_t, OpenRange> open_ranges_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> thread_range_stacks_;
+  std::unordered_map<uint32_t, std::deque<NcclCall>> pending_nccl_;  // by tid, in time order
+  size_t pending_nccl_count_ = 0;
 
   LaneSet nvtx_lanes_{32};
   LaneSet overhead_lanes_{8};

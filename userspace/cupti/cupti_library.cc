@@ -73,7 +73,9 @@ bool LoadCupti(const std::string& explicit_path, CuptiLibrary* lib, std::string*
             Resolve(lib->handle, "cuptiSubscribe", &lib->Subscribe, false, &missing) &&
             Resolve(lib->handle, "cuptiUnsubscribe", &lib->Unsubscribe, false, &missing) &&
             Resolve(lib->handle, "InitializeInjectionNvtx2", &lib->InitializeInjectionNvtx2, false,
-                    &missing);
+                    &missing) &&
+            Resolve(lib->handle, "InitializeInjectionNvtxExtension", &lib->InitializeInjectionNvtxExtension,
+                    false, &missing);
   if (!ok) {
     *error = lib->path + " lacks " + missing + " (CUPTI too old)";
     return false;

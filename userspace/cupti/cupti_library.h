@@ -31,6 +31,8 @@ struct CuptiLibrary {
   decltype(&::cuptiUnsubscribe) Unsubscribe = nullptr;
   // CUPTI's NVTX entry point, for NVTX_INJECTION64_PATH pointing at us.
   int (*InitializeInjectionNvtx2)(const void* get_export_table) = nullptr;
+  // Optional: CUPTI's entry point for NVTX extensions (payload schemas).
+  int (*InitializeInjectionNvtxExtension)(void* module_info) = nullptr;
 
   // "CUPTI_ERROR_UNKNOWN" for a result code.
   std::string ResultName(CUptiResult result) const;

@@ -36,6 +36,7 @@
 #include "cupti/cupti_library.h"
 #include "cupti/fragment_writer.h"
 #include "cupti/injection_settings.h"
+#include "cupti/nvtx_hooks.h"
 #include "cupti/packet_builder.h"
 #include "cupti/signal_chain.h"
 #include "model/gpu_capture.h"
@@ -117,6 +118,7 @@ class Capture {
 
   void Start();
   int InitializeNvtx(const void* get_export_table);
+  int InitializeNvtxExtension(void* module_info);
 
   // CUPTI buffer callbacks.
   void RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records);
@@ -226,6 +228,13 @@ void Capture::CompleteBuffer(uint8_t* buffer, size_t valid_size) {
   cupti_.GetNumDroppedRecords(nullptr, 0, &dropped);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (converter_) {
+      // Decoded before CUPTI's records of the same ranges were written, so
+      // before this buffer's: the converter joins them at the range starts.
+      uint64_t hook_dropped = 0;
+      std::vector<NcclCall> calls = NvtxHooks::Get().Take(&hook_dropped);
+      converter_->AddNcclCalls(std::move(calls), hook_dropped);
+    }
     CUpti_Activity* record = nullptr;
     while (converter_ &&
            cupti_.GetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
@@ -536,7 +545,21 @@ int Capture::InitializeNvtx(const void* get_export_table) {
     cupti_loaded_ = LoadCupti(path, &cupti_, &cupti_error_);
   });
   if (!cupti_loaded_ || !cupti_.InitializeInjectionNvtx2) return 0;  // NVTX calls stay no-ops
-  return cupti_.InitializeInjectionNvtx2(get_export_table);
+  int ok = cupti_.InitializeInjectionNvtx2(get_export_table);
+  // Behind CUPTI's handlers, in front of them: NCCL's extended payloads
+  // are read during the call (CUPTI's records cannot carry them).
+  if (ok) NvtxHooks::Get().HookCore(get_export_table);
+  return ok;
+}
+
+int Capture::InitializeNvtxExtension(void* module_info) {
+  std::call_once(cupti_once_, [this] {
+    std::string path;
+    if (const char* p = std::getenv(model::kCuptiPathEnv)) path = p;
+    cupti_loaded_ = LoadCupti(path, &cupti_, &cupti_error_);
+  });
+  if (!cupti_loaded_) return 0;  // no capture: NVTX turns the extension into no-ops
+  return NvtxHooks::Get().InitExtension(module_info, cupti_.InitializeInjectionNvtxExtension);
 }
 
 }  // namespace
@@ -553,6 +576,16 @@ GN_EXPORT int InitializeInjection(void) {
                  static_cast<int>(::getpid()));
   }
   return 1;
+}
+
+// Called by NVTX's extension modules (the payload extension: schema
+// registration) when NVTX_INJECTION64_PATH names this library.
+GN_EXPORT int InitializeInjectionNvtxExtension(void* module_info) {
+  try {
+    return gpunoise::cupti::Capture::Get().InitializeNvtxExtension(module_info);
+  } catch (...) {
+    return 0;
+  }
 }
 
 // Called by NVTX when NVTX_INJECTION64_PATH names this library: hands NVTX

@@ -8,6 +8,7 @@
 #include "export/openmetrics/exposition.h"
 #include "monitor/basic_auth.h"
 #include "monitor/connection_queue.h"
+#include "monitor/record_trigger.h"
 #include "monitor/request_deadline.h"
 
 namespace gpunoise::monitor {
@@ -108,6 +109,7 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const EndpointOptions&
 
   const ListenAddress& address = options.address;
   ep->host_ = address.host;
+  if (options.trigger) ep->AddTriggerRoutes(options.trigger, options.node_names);
   if (address.port == 0) {
     ep->port_ = s.bind_to_any_port(address.host);
     if (ep->port_ < 0) return MakeError("failed to listen on {}:0: cannot bind", address.host);
@@ -122,6 +124,52 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const EndpointOptions&
   // quick shutdown cannot leave the thread listening forever.
   for (int i = 0; i < 5000 && !s.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return ep;
+}
+
+// Starting a recording is an action, not a read: on a listener other hosts
+// reach it needs an authenticated client (basic auth passed the
+// pre-routing check; client certificates the handshake).
+void HttpEndpoint::AddTriggerRoutes(std::shared_ptr<RecordTrigger> trigger, std::vector<std::string> names) {
+  auto handle = [this, trigger, names](bool alertmanager, const httplib::Request& req, httplib::Response& res) {
+    auto reply = [&res](int status, const std::string& text) {
+      res.status = status;
+      res.set_content(text + "\n", "text/plain");
+    };
+    if (authentication() == "none" && !IsLoopbackHost(host_))
+      return reply(403, "refused: recording on demand needs basic auth or client certificates (web config) on a "
+                        "listener that is not loopback");
+    TriggerRequest t;
+    t.at = BoottimeNs();
+    t.source = alertmanager ? "alertmanager" : "api";
+    if (alertmanager) {
+      auto match = MatchAlertmanagerWebhook(req.body, names);
+      if (!match.ok()) return reply(400, "bad request: " + match.error().message);
+      // 200, not an error: Alertmanager retries anything else.
+      if (!*match) return reply(200, "no firing gpunoise alert names this node");
+      t.reason = **match;
+    } else {
+      auto reason = ParseRecordRequest(req.body);
+      if (!reason.ok()) return reply(400, "bad request: " + reason.error().message);
+      t.reason = *reason;
+    }
+    std::string reason = t.reason;
+    uint64_t retry_after_s = 0;
+    switch (trigger->Submit(std::move(t), &retry_after_s)) {
+      case RecordTrigger::Verdict::kQueued:
+        return reply(202, "queued: the flight recorder dumps its window at the next interval (" + reason + ")");
+      case RecordTrigger::Verdict::kRateLimited:
+        res.set_header("Retry-After", std::to_string(retry_after_s));
+        return reply(429, fmt::format("refused: one recording per dump interval; retry in {} s", retry_after_s));
+      case RecordTrigger::Verdict::kDisabled:
+        return reply(503, "no flight recorder: start the monitor with --flight-recorder");
+    }
+  };
+  server_->Post("/api/v1/record", [handle](const httplib::Request& req, httplib::Response& res) {
+    handle(false, req, res);
+  });
+  server_->Post("/api/v1/alertmanager", [handle](const httplib::Request& req, httplib::Response& res) {
+    handle(true, req, res);
+  });
 }
 
 std::shared_ptr<BasicAuth> HttpEndpoint::CurrentAuth() {

@@ -1,5 +1,7 @@
 // The monitor's HTTP side: GET /metrics (Prometheus text or OpenMetrics,
-// as the client asks) and GET /healthz, served by cpp-httplib. The monitor
+// as the client asks) and GET /healthz, served by cpp-httplib; and, with a
+// trigger, POST /api/v1/record and /api/v1/alertmanager (record_trigger.h),
+// which need authentication unless the listener is loopback. The monitor
 // loop publishes a new set of metric families each interval; scrapes
 // render the latest one and never touch BPF maps.
 //
@@ -35,6 +37,7 @@ class Server;
 namespace gpunoise::monitor {
 
 class BasicAuth;
+class RecordTrigger;
 class RequestDeadlines;
 
 struct EndpointOptions {
@@ -43,6 +46,11 @@ struct EndpointOptions {
   size_t max_connections = 64;
   int read_timeout_s = 3;
   int keep_alive_timeout_s = 2;
+  // POST /api/v1/record and /api/v1/alertmanager queue flight-recorder
+  // dumps here (record_trigger.h); null: no such paths. `node_names` are
+  // the names an Alertmanager alert may give this node by.
+  std::shared_ptr<RecordTrigger> trigger;
+  std::vector<std::string> node_names;
   // A whole request (TLS handshake included) must arrive within this of
   // the connection or of the previous response (monitor/request_deadline.h).
   int request_deadline_ms = 10'000;
@@ -78,6 +86,7 @@ class HttpEndpoint {
   // reads it on every request): new users apply at once.
   std::shared_ptr<BasicAuth> CurrentAuth();
   bool Authorized(const std::string& authorization);
+  void AddTriggerRoutes(std::shared_ptr<RecordTrigger> trigger, std::vector<std::string> names);
 
   std::unique_ptr<TlsCredentials> tls_;
   std::unique_ptr<RequestDeadlines> deadlines_;  // set before the server runs

@@ -50,6 +50,7 @@
 #include "monitor/interval_detection.h"
 #include "monitor/metrics_builder.h"
 #include "monitor/nic_monitor.h"
+#include "monitor/record_trigger.h"
 
 extern "C" {
 #include "bpf/net.h"
@@ -61,6 +62,17 @@ extern "C" {
 
 namespace gpunoise::monitor {
 namespace {
+
+// The names an Alertmanager alert may give this node: its hostname, and
+// NODE_NAME (the DaemonSet sets it from spec.nodeName: the `node` label of
+// the job rules, which can differ from the pod's own hostname).
+std::vector<std::string> TriggerNodeNames() {
+  std::vector<std::string> names;
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0 && host[0]) names.emplace_back(host);
+  if (const char* node = std::getenv("NODE_NAME"); node && *node) names.emplace_back(node);
+  return names;
+}
 
 // How often the IRQ table (names, NIC devices and queues) is read again:
 // devices come and go, and their IRQs with them.
@@ -142,6 +154,7 @@ class Monitor {
   MonitorOptions options_;
   std::unique_ptr<collect::TracepointCatalog> catalog_;
   std::unique_ptr<HttpEndpoint> http_;
+  std::shared_ptr<RecordTrigger> trigger_ = std::make_shared<RecordTrigger>();
   std::unique_ptr<IntervalDetection> detection_;
   std::unique_ptr<collect::FocusMap> focus_map_;
   std::unique_ptr<collect::IrqtimeCollector> irqtime_;
@@ -210,6 +223,8 @@ Status Monitor::Start(MonitorOptions options) {
   EndpointOptions endpoint;
   endpoint.address = address;
   endpoint.web_config_file = options_.web_config_file;
+  endpoint.trigger = trigger_;
+  endpoint.node_names = TriggerNodeNames();
   GN_ASSIGN_OR_RETURN(http_, HttpEndpoint::Start(endpoint));
   http_->set_stale_after(3 * options_.interval_ns + 2'000'000'000);
 
@@ -266,6 +281,7 @@ Status Monitor::Start(MonitorOptions options) {
     GN_ASSIGN_OR_RETURN(recorder_, FlightRecorder::Start(RecorderConfig(options_, run_.command_text), *catalog_,
                                                          options_.attach_mode));
   }
+  trigger_->Configure(recorder_ != nullptr, options_.dump_interval_ns);
 
   uint64_t now = BoottimeNs();
   RefreshFocus(now);
@@ -510,6 +526,17 @@ void Monitor::HandleChanges(const FindingTracker::Changes& changes, uint64_t now
 Status Monitor::Interval() {
   uint64_t now = BoottimeNs();
   if (recorder_) GN_RETURN_IF_ERROR(recorder_->Drain(now));
+  if (std::optional<TriggerRequest> t = trigger_->Take(); t && recorder_) {
+    DumpRequest req;
+    req.detector = "trigger";
+    req.title = "recording requested (" + t->source + "): " + t->reason;
+    req.finding_start = t->at;
+    req.now = now;
+    req.irqs = irqs_;
+    DumpOutcome outcome = recorder_->RequestDump(std::move(req));
+    log::Info("monitor: {} recording request ({}): flight-recorder dump {}", t->source, t->reason,
+              DumpOutcomeName(outcome));
+  }
   if (auto drained = net_transport_->DrainAll(); !drained.ok()) return drained.error();
   RefreshFocus(now);
   ReconcileSampler();
@@ -656,6 +683,7 @@ void Monitor::Reload() {
   } else if (recorder_) {
     recorder_->Reconfigure(RecorderConfig(next, run_.command_text));
   }
+  trigger_->Configure(recorder_ != nullptr, next.dump_interval_ns);
   if (next.sample_hz > 0 && !sampler_) {
     collect::CollectorContext context;
     context.catalog = catalog_.get();

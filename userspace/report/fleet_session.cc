@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <random>
 
 #include "analyze/timeline_builder.h"
 #include "common/files.h"
@@ -11,9 +10,9 @@
 #include "common/unique_fd.h"
 #include "export/perfetto/machine_alignment.h"
 #include "export/perfetto/trace_merger.h"
-#include "export/report/annotated_trace.h"
 #include "export/report/fleet_report.h"
 #include "export/report/node_json.h"
+#include "report/fleet_annotate.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -88,10 +87,9 @@ Result<analyze::NodeSummary> SummarizeTraceMachine(const std::string& path, std:
 Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options) {
   FleetReportResult result;
   std::vector<analyze::NodeSummary> nodes;
-  // For --annotate on a merged trace: what was read of it, per machine.
-  std::vector<uint32_t> machine_ids;
-  import::ReadStats merged_read;
-  uint32_t max_sequence = 0;
+  // For --annotate: each trace file as read, and its machines.
+  std::vector<AnnotateSource> sources;
+  bool any_json = false;
 
   for (const std::string& path : options.inputs) {
     if (IsJsonFile(path)) {
@@ -100,9 +98,13 @@ Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options) {
       if (!doc.ok()) return MakeError("failed to read {}: {}", path, doc.error().message);
       GN_ASSIGN_OR_RETURN(analyze::NodeSummary n, report_export::ParseNodeReport(*doc, path));
       nodes.push_back(std::move(n));
+      any_json = true;
       continue;
     }
     GN_ASSIGN_OR_RETURN(auto machines, perfetto::ScanTraceMachines(path));
+    AnnotateSource& source = sources.emplace_back();
+    source.path = path;
+    source.merged = machines.size() > 1;
     for (const auto& [id, info] : machines) {
       std::optional<uint32_t> filter;
       if (machines.size() > 1) filter = id;
@@ -113,15 +115,14 @@ Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options) {
         result.warnings.push_back(fmt::format("{}: no REALTIME clock snapshot: its machine stays on its own "
                                               "BOOTTIME unless collectives align it",
                                               r.node.source));
-      max_sequence = std::max(max_sequence, r.read.max_sequence_id);
-      merged_read = r.read;
-      machine_ids.push_back(id);
+      source.max_sequence = std::max(source.max_sequence, r.read.max_sequence_id);
+      source.bytes = r.read.bytes;
+      source.machines.emplace_back(nodes.size(), id);
       nodes.push_back(std::move(r.node));
     }
   }
-  if (!options.annotate_path.empty() && (options.inputs.size() != 1 || IsJsonFile(options.inputs.front())))
-    return MakeError("--annotate with several machines needs them in one merged trace (gpunoise merge A B ... -o "
-                     "ALL.pftrace, then gpunoise report ALL.pftrace --annotate OUT.pftrace)");
+  if (!options.annotate_path.empty() && any_json)
+    return MakeError("--annotate needs traces: a JSON summary has no trace to copy the findings into");
 
   // Two boots of one host are two machines: "node1 (boot 1)", "node1 (boot 2)".
   std::vector<perfetto::MachineIdentity> identity;
@@ -135,27 +136,8 @@ Result<FleetReportResult> RunFleetReport(const FleetReportOptions& options) {
   result.output = options.json ? report_export::FormatFleetJson(result.fleet)
                                : report_export::FormatFleetText(result.fleet);
 
-  if (!options.annotate_path.empty()) {
-    // A finding track per machine, in that machine's timeline: its own
-    // findings, and the straggler finding on the straggler's.
-    std::random_device rd;
-    std::vector<std::string> packets;
-    for (size_t i = 0; i < result.fleet.nodes.size() && i < machine_ids.size(); ++i) {
-      std::vector<analyze::Finding> findings;
-      if (i == result.fleet.straggler) findings = result.fleet.findings;
-      for (const auto& f : result.fleet.nodes[i].findings) findings.push_back(f);
-      if (findings.empty()) continue;
-      uint64_t salt = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ i;
-      uint32_t sequence = max_sequence + 1 + static_cast<uint32_t>(i);
-      for (const std::string& p : report_export::FindingsPackets(findings, sequence, salt)) {
-        GN_ASSIGN_OR_RETURN(std::string tagged,
-                            perfetto::RenumberSequence(p, [](uint32_t id) { return id; }, machine_ids[i]));
-        packets.push_back(std::move(tagged));
-      }
-    }
-    GN_RETURN_IF_ERROR(report_export::WriteAnnotatedCopy(options.inputs.front(), merged_read.bytes,
-                                                         options.annotate_path, packets));
-  }
+  if (!options.annotate_path.empty())
+    GN_RETURN_IF_ERROR(WriteFleetAnnotations(result.fleet, sources, options.annotate_path));
   return result;
 }
 

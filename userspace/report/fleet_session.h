@@ -20,7 +20,9 @@ struct FleetReportOptions {
   std::vector<std::string> inputs;
   bool json = false;
   bool partial = false;
-  std::string annotate_path;  // merged-trace input only: a finding track per machine
+  // A finding track per machine: one merged trace gives the copy at this
+  // path; several traces a directory of copies (report/fleet_annotate.h).
+  std::string annotate_path;
   analyze::AnalysisOptions analysis;
   analyze::NodeSummaryOptions node;
   analyze::FleetOptions fleet;

@@ -39,7 +39,7 @@ void WriteNodeSummary(JsonWriter& w, const analyze::NodeSummary& n) {
   // Compact rows: a node can make thousands of calls.
   w.Key("collective_columns");
   w.BeginArray();
-  for (const char* c : {"comm", "seq", "op", "rank", "gpu", "start_ns", "end_ns"}) w.String(c);
+  for (const char* c : {"comm", "seq", "op", "rank", "gpu", "start_ns", "end_ns", "bytes"}) w.String(c);
   w.EndArray();
   w.Key("collectives");
   w.BeginArray();
@@ -52,6 +52,7 @@ void WriteNodeSummary(JsonWriter& w, const analyze::NodeSummary& n) {
     w.Uint(c.gpu);
     w.Uint(c.start);
     w.Uint(c.end);
+    w.Uint(c.bytes);
     w.EndArray();
   }
   w.EndArray();
@@ -140,6 +141,7 @@ Result<analyze::NodeSummary> ParseNodeReport(const JsonValue& report, const std:
     call.gpu = static_cast<uint32_t>(c[4].Uint());
     call.start = c[5].Uint();
     call.end = c[6].Uint();
+    if (c.size() > 7) call.bytes = c[7].Uint();  // summaries before typed NCCL payloads have 7
     if (call.gpu >= n.gpus.size())
       return MakeError("{}: a collective names GPU {} of {}", path, call.gpu, n.gpus.size());
     n.collectives.push_back(std::move(call));
