@@ -330,10 +330,13 @@ int RunRecord(int argc, char** argv) {
   // its end (the kernel's ring holds far more than a recording logs; what it
   // overwrote shows as a sequence gap and is counted).
   std::optional<collect::KmsgReader> kmsg;
+  // Its printk:console half (the printk's own time, CPU and task).
+  record::ConsoleCapture console;
+  options.console = &console;
   options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) -> Status {
     GN_RETURN_IF_ERROR((*gpu)->Append(out, session));
     if (!kmsg) return OkStatus();
-    return record::AppendKernelLog(*kmsg, out);
+    return record::AppendKernelLog(*kmsg, &console, out);
   };
   // Containerized GPU processes write their namespace's ids; the fork
   // records and /proc say which host threads those are.

@@ -23,6 +23,8 @@ class PidNsMap;
 
 namespace gpunoise::record {
 
+class ConsoleCapture;
+
 // Event groups `--events` accepts. "net" keeps per-device, per-queue and
 // per-CPU counters in the kernel (cheap, on by default); "net-packets" adds a
 // record per packet, poll and drop (costly at high packet rates).
@@ -90,6 +92,9 @@ struct RecordOptions {
   // has which ids inside pid namespaces (for the GPU fragments of
   // containerized jobs); filled by the time append_extra runs.
   model::PidNsMap* pid_ns_map = nullptr;
+  // When set, the printk:console collector runs with the others and its
+  // records are drained into it (record/kernel_log_recording.h).
+  ConsoleCapture* console = nullptr;
 };
 
 struct RecordResult {
