@@ -72,6 +72,8 @@ TEST(KernelLogFindings, ALockupFindingNamesTheCpuAndTaskAndItsTime) {
   ASSERT_EQ(found[0].cpus.size(), 1u);
   EXPECT_EQ(found[0].cpus[0], 3u);
   EXPECT_NE(found[0].title.find("python3"), std::string::npos) << found[0].title;
+  ASSERT_FALSE(found[0].evidence.empty());
+  EXPECT_NE(found[0].evidence[0].find("[printed on CPU 2 by ? (tid 0)]"), std::string::npos) << found[0].evidence[0];
 }
 
 TEST(KernelLogFindings, TxTimeoutFindingQuotesTheWatchdogLine) {
@@ -102,6 +104,28 @@ TEST(KernelLogFindings, TxTimeoutFindingSaysWhenTheLogHasNoLine) {
   for (const auto& e : found[0].evidence)
     if (e.find("no kernel log in the trace") != std::string::npos) said = true;
   EXPECT_TRUE(said);
+}
+
+TEST(KernelLogFindings, LossSummaryCountsTheLogBySource) {
+  Synth s = Base();
+  Log(s, kBase + 100 * kMs, "matched");
+  model::KernelLogEntry kmsg_only;
+  kmsg_only.ts = kBase + 200 * kMs;
+  kmsg_only.text = "kmsg only";
+  s.builder().OnKernelLog(kmsg_only);
+  model::KernelLogEntry console_only = kmsg_only;
+  console_only.text = "console only";
+  console_only.source = model::KernelLogSource::kConsole;
+  s.builder().OnKernelLog(console_only);
+  s.builder().OnKernelLogLoss(3);
+  Timeline t = s.Build();
+  Analysis a = AnalyzeOrDie(t, {"trainer"});
+  EXPECT_EQ(a.loss.kernel_log.messages, 3u);
+  EXPECT_EQ(a.loss.kernel_log.with_caller, 1u);
+  EXPECT_EQ(a.loss.kernel_log.kmsg_only, 1u);
+  EXPECT_EQ(a.loss.kernel_log.console_only, 1u);
+  EXPECT_EQ(a.loss.kernel_log.kmsg_gaps, 3u);
+  EXPECT_FALSE(a.loss.kernel_log.console);  // no session summary naming the collector
 }
 
 }  // namespace

@@ -266,6 +266,10 @@ TEST(KernelLogIntegration, AKmsgLineAppearsOnceWithTheCpuTaskAndTimeOfItsPrintk)
   EXPECT_NE(result->output.find("with the printk's CPU and task"), std::string::npos) << result->output;
   EXPECT_GE(result->analysis.loss.kernel_log.with_caller, 2u);
   EXPECT_TRUE(result->analysis.loss.kernel_log.console);
+  options.json = true;
+  auto json = report::RunReport(options);
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  EXPECT_NE(json->output.find("\"console\": true"), std::string::npos) << json->output;
 
   // The trace processor puts the line on the writing thread.
   std::string tp = FindTraceProcessor();
