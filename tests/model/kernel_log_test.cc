@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <fstream>
 #include <sstream>
 
@@ -122,6 +124,17 @@ TEST(KernelLog, NodeProblemDetectorConfigIsGeneratedFromThePatterns) {
          "docs/deploy/node-problem-detector/gpunoise-kernel-monitor.json";
   for (const KernelLogPattern& p : KernelLogPatterns())
     EXPECT_NE(file.str().find(std::string("\"reason\": \"") + std::string(p.reason) + "\""), std::string::npos);
+}
+
+TEST(KernelLogClassifier, LongLinesClassifyQuickly) {
+  // A "Modules linked in:" line of a stack dump is often over 1 KiB.
+  std::string line = "Modules linked in:";
+  while (line.size() < 2000) line += " mlx5_ib mlx5_core nvidia_uvm(POE) nvidia(POE)";
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(ClassifyKernelLog(line));
+  std::string lockup = line + " watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [python3:4242]";
+  EXPECT_EQ(ClassifyKernelLog(lockup).cls, KernelLogClass::kSoftLockup);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ TEST(DeployPrometheus, JobStragglerRuleJoinsNodesToTheirJobAndPassesPromtool) {
 TEST(DeployPrometheus, RulesCoverEveryDetector) {
   auto rules = ReadFileToString(kDeploy + "/prometheus/gpunoise-rules.yml");
   ASSERT_TRUE(rules.ok());
-  for (const char* d : {"softirq_storm", "interference", "nic_trouble"})
+  for (const char* d : {"softirq_storm", "interference", "nic_trouble", "kernel_log"})
     EXPECT_NE(rules->find(std::string("gpunoise_finding_active{detector=\"") + d + "\"}"), std::string::npos) << d;
 }
 

@@ -182,7 +182,7 @@ TEST(MetricsBuilder, EveryDetectorHasAnActiveSeriesAndATotal) {
   auto fs = BuildMetrics(fx.in);
   const MetricFamily* active = Find(fs, "gpunoise_finding_active");
   ASSERT_NE(active, nullptr);
-  EXPECT_EQ(active->samples.size(), 3u);
+  EXPECT_EQ(active->samples.size(), 4u);  // softirq_storm, interference, nic_trouble, kernel_log
   EXPECT_DOUBLE_EQ(Value(*active, {{"detector", "softirq_storm"}}), 1);
   EXPECT_DOUBLE_EQ(Value(*active, {{"detector", "interference"}}), 0);
   EXPECT_DOUBLE_EQ(Value(*Find(fs, "gpunoise_findings"), {{"detector", "softirq_storm"}}), 2);

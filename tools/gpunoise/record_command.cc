@@ -335,10 +335,13 @@ int RunRecord(int argc, char** argv) {
   std::optional<collect::KmsgReader> kmsg;
   std::vector<model::KernelLogEntry> kernel_log;  // for the link events' kernel lines
   options.kernel_log = &kernel_log;
+  // Its printk:console half (the printk's own time, CPU and task).
+  record::ConsoleCapture console;
+  options.console = &console;
   options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) -> Status {
     GN_RETURN_IF_ERROR((*gpu)->Append(out, session));
     if (!kmsg) return OkStatus();
-    return record::AppendKernelLog(*kmsg, out, &kernel_log);
+    return record::AppendKernelLog(*kmsg, &console, out, &kernel_log);
   };
   // Containerized GPU processes write their namespace's ids; the fork
   // records and /proc say which host threads those are.

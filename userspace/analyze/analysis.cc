@@ -12,6 +12,7 @@
 #include "analyze/nic_metadata.h"
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/kernel_log_findings.h"
+#include "model/kernel_log.h"
 #include "analyze/placement_detector.h"
 #include "analyze/kernel_work_detector.h"
 #include "analyze/reclaim_detector.h"
@@ -36,6 +37,13 @@ void RankFindings(std::vector<Finding>* findings) {
     // Findings that cost nothing measurable (a TX timeout, a counter) rank
     // by kind: broken hardware before rates.
     if (f.kind == "tx_timeout" || f.kind == "kernel_health") return 3;
+    // Kernel log findings rank by their message class: a lockup, an RCU
+    // stall, a machine check or a NIC reset as high as a TX timeout; a
+    // warning class (hung task, AER, page allocation failure) above rates.
+    if (f.detector == "kernel_log") {
+      for (const model::KernelLogPattern& p : model::KernelLogPatterns())
+        if (p.name == f.kind) return p.severity == model::KernelLogSeverity::kSevere ? 3 : 2;
+    }
     if (f.kind == "dql_stall") return 2;
     return 1;
   };
@@ -264,6 +272,19 @@ LossSummary Losses(const Timeline& t) {
     l.total_unseen_switches += r.unseen_switches;
     l.cpus.push_back(r);
   }
+  l.kernel_log.messages = t.kernel_log.size();
+  l.kernel_log.kmsg_gaps = t.kernel_log_lost;
+  for (const model::KernelLogEntry& e : t.kernel_log) {
+    if (e.source == model::KernelLogSource::kBoth) ++l.kernel_log.with_caller;
+    if (e.source == model::KernelLogSource::kKmsg) ++l.kernel_log.kmsg_only;
+    if (e.source == model::KernelLogSource::kConsole) ++l.kernel_log.console_only;
+  }
+  for (const auto& c : l.collectors)
+    if (c.name == "console" && c.state != model::CollectorState::kDisabled &&
+        c.state != model::CollectorState::kNotRequested) {
+      l.kernel_log.console = true;
+      l.kernel_log.console_overwritten = c.lost;
+    }
   // The same sum as model::TotalKernelAndUserLoss for a gpunoise session
   // (the number record printed); kretprobe misses only come from ftrace_stats.
   l.total_lost = l.kernel_ring_full + l.bpf_recursion_misses + l.decode_errors + l.unwritten +

@@ -123,6 +123,18 @@ struct LossSummary {
   std::vector<CpuLossRow> cpus;
   std::vector<model::CollectorReport> collectors;
   std::vector<std::string> reader_problems;  // corruption met in --partial mode
+  // The kernel log (record's /dev/kmsg and printk:console halves,
+  // model/kernel_log_match.h): messages, not ring events, so never part of
+  // total_lost.
+  struct KernelLog {
+    uint64_t messages = 0;
+    uint64_t with_caller = 0;          // matched: the printk's time, CPU and task
+    uint64_t kmsg_gaps = 0;            // sequence numbers /dev/kmsg's ring overwrote before they were read
+    uint64_t kmsg_only = 0;            // no console record matched (estimated time, no caller)
+    uint64_t console_only = 0;         // no kmsg record matched (no level, sequence number, DEVICE=)
+    uint64_t console_overwritten = 0;  // the console collector's log lapped before a drain
+    bool console = false;              // a printk:console collector ran
+  } kernel_log;
 };
 
 struct Analysis {

@@ -67,8 +67,16 @@ std::vector<Finding> DetectKernelLogTrouble(const AnalysisContext& ctx) {
                           FormatOffset(f.start, origin));
     f.metrics.emplace_back("messages", static_cast<double>(entries.size()));
     if (first.cpu >= 0) f.metrics.emplace_back("cpu", first.cpu);
-    for (size_t i = 0; i < entries.size() && i < 3; ++i)
-      f.evidence.push_back(fmt::format("{} kernel: {}", FormatOffset(entries[i]->ts, origin), entries[i]->text));
+    for (size_t i = 0; i < entries.size() && i < 3; ++i) {
+      const model::KernelLogEntry& e = *entries[i];
+      // Who printed it (printk:console): a watchdog prints from the CPU it
+      // is about, a driver from its interrupt, work item or the request.
+      std::string by = e.cpu >= 0 ? fmt::format(" [printed on CPU {}{}]", e.cpu,
+                                                e.tid >= 0 ? fmt::format(" by {} (tid {})", e.comm.empty() ? "?" : e.comm, e.tid)
+                                                           : std::string())
+                                  : std::string();
+      f.evidence.push_back(fmt::format("{} kernel: {}{}", FormatOffset(e.ts, origin), e.text, by));
+    }
     if (entries.size() > 3) f.evidence.push_back(fmt::format("... and {} more", entries.size() - 3));
     out.push_back(std::move(f));
   }

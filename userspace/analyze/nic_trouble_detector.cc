@@ -11,6 +11,7 @@
 #include "analyze/format_util.h"
 #include "analyze/net_metadata.h"
 #include "model/events.h"
+#include "model/kernel_log.h"
 #include "model/net_trace_event.h"
 
 namespace gpunoise::analyze {
@@ -136,7 +137,23 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
       f.evidence.push_back(fmt::format("net_dev_xmit_timeout at {} (first) and {} (last)",
                                        FormatOffset(span.first, t.start_ts), FormatOffset(span.second, t.start_ts)));
     for (int32_t q : queues) f.evidence.push_back(fmt::format("queue {} timed out", q));
-    f.evidence.push_back("the kernel log has a 'NETDEV WATCHDOG' line for each; a NIC reset usually follows");
+    // The watchdog's own line from the kernel log, quoted (the classifier
+    // names its device the same way the tracepoint does: the netdev name).
+    const model::KernelLogEntry* line = nullptr;
+    size_t lines = 0;
+    for (const model::KernelLogEntry& e : t.kernel_log) {
+      if (e.cls != model::KernelLogClass::kTxTimeout || e.ts < ctx.from || e.ts > ctx.to) continue;
+      if (!device.empty() && model::ClassifyKernelLog(e.text).device != device) continue;
+      if (!line) line = &e;
+      ++lines;
+    }
+    if (line) {
+      f.evidence.push_back(fmt::format("{} kernel: {}{}", FormatOffset(line->ts, t.start_ts), line->text,
+                                       lines > 1 ? fmt::format(" (and {} more such lines)", lines - 1) : ""));
+    } else {
+      f.evidence.push_back(t.kernel_log.empty() ? "no kernel log in the trace to quote the watchdog's line from"
+                                                : "no NETDEV WATCHDOG line of it in the recording's kernel log");
+    }
     out.push_back(std::move(f));
   }
   for (const auto& [key, times] : stalls) {

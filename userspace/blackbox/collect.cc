@@ -212,6 +212,9 @@ Result<CollectResult> Collect(const CollectOptions& options) {
             model::KernelLogMatch m = model::ClassifyKernelLog(e.text);
             e.cls = m.cls;
             e.about = m.device;
+            e.source = model::KernelLogSource::kConsole;
+            e.cpu = static_cast<int32_t>(g.cpu);
+            e.tid = g.tid;
             log.push_back(std::move(e));
           }
       generic.push_back(g);

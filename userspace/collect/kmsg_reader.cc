@@ -16,7 +16,7 @@
 namespace gpunoise::collect {
 namespace {
 
-constexpr std::string_view kAnchorText = "gpunoise: kmsg clock anchor";
+constexpr std::string_view kAnchorText = kKmsgAnchorText;
 
 uint64_t BoottimeNs() {
   struct timespec ts {};

@@ -22,6 +22,9 @@
 
 namespace gpunoise::collect {
 
+// The record the reader writes to measure the clock offset (facility 1).
+inline constexpr std::string_view kKmsgAnchorText = "gpunoise: kmsg clock anchor";
+
 // One read(2) of /dev/kmsg. nullopt for a malformed record.
 std::optional<model::KernelLogEntry> ParseKmsgEntry(std::string_view record);
 // "\x09" escapes of the kernel's text, back to bytes.

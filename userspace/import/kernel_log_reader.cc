@@ -35,6 +35,8 @@ bool DecodeKernelLog(const ProtoField& field, model::TraceSink& sink, PacketErro
     while (er.Next(&ef)) {
       switch (ef.id) {
         case al::kLogId: kernel = ef.int_value == al::kLidKernel; break;
+        case al::kPid: e.pid = static_cast<int32_t>(ef.int_value); break;
+        case al::kTid: e.tid = static_cast<int32_t>(ef.int_value); break;
         case al::kMessage: e.text = std::string(ef.as_string()); break;
         case al::kArgs: {
           if (ef.type != WireType::kLengthDelimited) break;
@@ -56,6 +58,10 @@ bool DecodeKernelLog(const ProtoField& field, model::TraceSink& sink, PacketErro
           else if (name == "device") e.device = std::string(str);
           else if (name == "subsystem") e.subsystem = std::string(str);
           else if (name == "about") e.about = std::string(str);
+          else if (name == "cpu") e.cpu = static_cast<int32_t>(num);
+          else if (name == "tid") e.tid = static_cast<int32_t>(num);
+          else if (name == "comm") e.comm = std::string(str);
+          else if (name == "source") e.source = model::ParseKernelLogSource(str).value_or(model::KernelLogSource::kKmsg);
           break;
         }
         default: break;

@@ -43,6 +43,8 @@ namespace android_log {
 inline constexpr uint32_t kEvents = 1;
 inline constexpr uint32_t kStats = 2;
 inline constexpr uint32_t kLogId = 1;
+inline constexpr uint32_t kPid = 2;
+inline constexpr uint32_t kTid = 3;
 inline constexpr uint32_t kTag = 6;
 inline constexpr uint32_t kPrio = 7;
 inline constexpr uint32_t kMessage = 8;

@@ -91,8 +91,17 @@ struct Compiled {
 const Compiled& CompiledPatterns() {
   static const Compiled compiled = [] {
     Compiled c;
-    for (const KernelLogPattern& p : kPatterns)
-      c.regexes.emplace_back(std::string(p.pattern) + "$", std::regex::ECMAScript | std::regex::optimize);
+    for (const KernelLogPattern& p : kPatterns) {
+      // The leading ".*" (node-problem-detector matches from the start of
+      // the message) is left out here: regex_search finds the match
+      // anywhere anyway, and with it std::regex backtracks in cubic time
+      // (a 400-byte line took 4 s to classify; "Modules linked in:" lines
+      // are longer).
+      std::string_view pattern = p.pattern;
+      if (pattern.starts_with(".*?")) pattern.remove_prefix(3);
+      else if (pattern.starts_with(".*")) pattern.remove_prefix(2);
+      c.regexes.emplace_back(std::string(pattern) + "$", std::regex::ECMAScript | std::regex::optimize);
+    }
     return c;
   }();
   return compiled;
@@ -110,6 +119,21 @@ std::string JsonEscape(std::string_view s) {
 }  // namespace
 
 std::span<const KernelLogPattern> KernelLogPatterns() { return kPatterns; }
+
+std::string_view KernelLogSourceName(KernelLogSource source) {
+  switch (source) {
+    case KernelLogSource::kKmsg: return "kmsg";
+    case KernelLogSource::kConsole: return "console";
+    case KernelLogSource::kBoth: return "both";
+  }
+  return "kmsg";
+}
+
+std::optional<KernelLogSource> ParseKernelLogSource(std::string_view name) {
+  for (auto s : {KernelLogSource::kKmsg, KernelLogSource::kConsole, KernelLogSource::kBoth})
+    if (KernelLogSourceName(s) == name) return s;
+  return std::nullopt;
+}
 
 std::string_view KernelLogClassName(KernelLogClass cls) {
   if (cls == C::kNone) return "none";

@@ -36,6 +36,10 @@ inline constexpr size_t kKernelLogClasses = 14;
 
 enum class KernelLogSeverity : uint8_t { kInfo, kWarning, kSevere };
 
+enum class KernelLogSource : uint8_t { kKmsg = 0, kConsole = 1, kBoth = 2 };
+std::string_view KernelLogSourceName(KernelLogSource source);  // "kmsg", "console", "both"
+std::optional<KernelLogSource> ParseKernelLogSource(std::string_view name);
+
 struct KernelLogPattern {
   KernelLogClass cls;
   std::string_view name;      // "tx_timeout": metric label, JSON value
@@ -73,6 +77,15 @@ struct KernelLogEntry {
   std::string device;       // DEVICE= ("+pci:0000:3b:00.0", "n3" for ifindex 3, "b8:0", "c1:3")
   KernelLogClass cls = KernelLogClass::kNone;
   std::string about;        // the device the message names (DEVICE= or its text)
+  // Where the record comes from: /dev/kmsg alone (ts estimated, no caller),
+  // the printk:console tracepoint alone (exact ts and caller; no level,
+  // sequence number or DEVICE=), or both, matched (model/kernel_log_match.h).
+  KernelLogSource source = KernelLogSource::kKmsg;
+  // The caller of printk (console tracepoint): CPU, thread, its process and
+  // name; -1 / empty when only /dev/kmsg had the record.
+  int32_t cpu = -1;
+  int32_t tid = -1, pid = -1;
+  std::string comm;
 };
 
 // The first pattern that matches `text` (the message without the

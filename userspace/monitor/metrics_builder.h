@@ -19,7 +19,7 @@
 namespace gpunoise::monitor {
 
 // The detectors whose state is always exported (0 when quiet).
-inline constexpr std::string_view kDetectorNames[] = {"softirq_storm", "interference", "nic_trouble"};
+inline constexpr std::string_view kDetectorNames[] = {"softirq_storm", "interference", "nic_trouble", "kernel_log"};
 
 // One finding that is active now (its episode has not ended).
 struct ActiveFinding {

@@ -45,6 +45,7 @@
 #include "monitor/finding_tracker.h"
 #include "monitor/cpu_placement.h"
 #include "monitor/flight_recorder.h"
+#include "monitor/kernel_log_triggers.h"
 #include "monitor/focus_resolver.h"
 #include "monitor/http_endpoint.h"
 #include "monitor/interval_detection.h"
@@ -135,6 +136,8 @@ class Monitor {
   model::AggregateSnapshot Read();
   Status Interval();
   void Publish(uint64_t now);
+  // The kernel log since the last call, counted by class and device.
+  std::vector<model::KernelLogEntry> ReadKernelLog();
   void OpenNvml();
   void RefreshFocus(uint64_t now);
   void ReconcileSampler();
@@ -176,7 +179,7 @@ class Monitor {
   std::vector<int> sampler_cpus_;
   uint64_t dql_stalls_ = 0;
   // The kernel log since the monitor started, counted by class and device
-  // (model/kernel_log.h), read on each publish.
+  // (model/kernel_log.h), read every interval.
   std::optional<collect::KmsgReader> kmsg_;
   std::map<std::pair<std::string, std::string>, uint64_t> kernel_log_counts_;
   uint64_t focus_processes_ = 0;
@@ -554,6 +557,11 @@ Status Monitor::Interval() {
   in.irqs = &irqs_;
   in.names = &names_;
   std::vector<Observation> observations = detection_->Run(in);
+  // The kernel log's severe messages are findings too (and so trigger the
+  // flight recorder, rate-limited like the rest).
+  std::vector<Observation> logged = KernelLogObservations(ReadKernelLog());
+  observations.insert(observations.end(), std::make_move_iterator(logged.begin()),
+                      std::make_move_iterator(logged.end()));
   HandleChanges(tracker_.Observe(observations, previous_.ts, snapshot.ts), now);
 
   previous_ = std::move(snapshot);
@@ -578,6 +586,16 @@ void Monitor::OpenNvml() {
   }
   nvml_ = std::move(*sampler);
   log::Info("monitor: GPU metrics for {} GPUs (NVML)", nvml_->gpus().size());
+}
+
+std::vector<model::KernelLogEntry> Monitor::ReadKernelLog() {
+  std::vector<model::KernelLogEntry> entries;
+  if (!kmsg_) return entries;
+  if (Status st = kmsg_->ReadAvailable(&entries); !st.ok()) log::Warning("monitor: {}", st.error().message);
+  for (const auto& e : entries)
+    if (e.cls != model::KernelLogClass::kNone)
+      ++kernel_log_counts_[{std::string(model::KernelLogClassName(e.cls)), e.about}];
+  return entries;
 }
 
 void Monitor::Publish(uint64_t now) {
@@ -609,11 +627,6 @@ void Monitor::Publish(uint64_t now) {
   in.intervals = intervals_;
   in.dql_stalls = dql_stalls_;
   if (kmsg_) {
-    std::vector<model::KernelLogEntry> entries;
-    if (Status st = kmsg_->ReadAvailable(&entries); !st.ok()) log::Warning("monitor: {}", st.error().message);
-    for (const auto& e : entries)
-      if (e.cls != model::KernelLogClass::kNone)
-        ++kernel_log_counts_[{std::string(model::KernelLogClassName(e.cls)), e.about}];
     in.kernel_log = kernel_log_counts_;
     in.kernel_log_lost = kmsg_->lost();
     in.kernel_log_read = true;

@@ -33,6 +33,7 @@
 #include "model/redact.h"
 #include "model/switch_chain.h"
 #include "record/net_recording.h"
+#include "record/kernel_log_recording.h"
 #include "record/node_recording.h"
 #include "record/record_intake.h"
 #include "record/perfetto_trace_sink.h"
@@ -127,6 +128,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   }
   std::unique_ptr<NodeRecording> node;
   if (wants("node")) node = std::make_unique<NodeRecording>(options.net_interval_ms * 1000000, collectors);
+  if (options.console) options.console->AddCollector(collectors);
 
   // Process names first, so tasks seen during the recording are named even
   // if the scan is slow on a big node.
@@ -295,6 +297,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       result.late_error = drained.error();
       break;
     }
+    if (options.console) options.console->Drain();
     Status flushed = flush_batches(false);
     // At least once a second what was written reaches the file, also on a
     // quiet node whose compression block fills slowly: a recorder killed by
@@ -452,6 +455,10 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     if (!st.ok() && !result.late_error) result.late_error = st.error();
     result.node_summary = node->Summary();
     node->FillReport(session.collectors);
+  }
+  if (options.console) {
+    options.console->Drain();  // detached: the log is complete
+    options.console->FillReport(session.collectors);
   }
   for (const auto& cpu : session.cpus) result.parse_errors += cpu.decode_errors;
   if (result.parse_errors) log::Warning("{} malformed records were skipped (counted as lost)", result.parse_errors);

@@ -24,6 +24,8 @@ class PidNsMap;
 
 namespace gpunoise::record {
 
+class ConsoleCapture;
+
 // Event groups `--events` accepts. "net" keeps per-device, per-queue and
 // per-CPU counters in the kernel (cheap, on by default); "net-packets" adds a
 // record per packet, poll and drop (costly at high packet rates).
@@ -98,6 +100,9 @@ struct RecordOptions {
   // recording; the link events then get the lines naming their device
   // (model/link_kernel_log.h), written beside them.
   const std::vector<model::KernelLogEntry>* kernel_log = nullptr;
+  // When set, the printk:console collector runs with the others and its
+  // records are drained into it (record/kernel_log_recording.h).
+  ConsoleCapture* console = nullptr;
 };
 
 struct RecordResult {

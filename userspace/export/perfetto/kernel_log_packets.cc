@@ -41,6 +41,15 @@ void EncodeKernelLogPacket(std::span<const model::KernelLogEntry> entries, int64
   for (const model::KernelLogEntry& e : entries) {
     size_t ev = w.BeginMessage(AndroidLogPacket::kEventsFieldNumber);
     w.Varint(Event::kLogIdFieldNumber, LID_KERNEL);
+    // The printk's caller (console tracepoint): the trace processor attaches
+    // the message to that thread (android_logs.utid).
+    // Only with its process known: a thread claimed for the wrong process
+    // would be worse than none (the black box has the tid alone; it goes in
+    // the args).
+    if (e.tid >= 0 && e.pid >= 0) {
+      w.Varint(Event::kPidFieldNumber, static_cast<uint64_t>(e.pid));
+      w.Varint(Event::kTidFieldNumber, static_cast<uint64_t>(e.tid));
+    }
     w.Varint(Event::kTimestampFieldNumber, static_cast<uint64_t>(static_cast<int64_t>(e.ts) + realtime_minus_boottime));
     w.Bytes(Event::kTagFieldNumber, e.cls == model::KernelLogClass::kNone ? std::string_view("kernel")
                                                                             : model::KernelLogClassName(e.cls));
@@ -56,6 +65,10 @@ void EncodeKernelLogPacket(std::span<const model::KernelLogEntry> entries, int64
     StrArg(w, "device", e.device);
     StrArg(w, "subsystem", e.subsystem);
     StrArg(w, "about", e.about);
+    StrArg(w, "source", model::KernelLogSourceName(e.source));
+    if (e.cpu >= 0) IntArg(w, "cpu", e.cpu);
+    if (e.tid >= 0) IntArg(w, "tid", e.tid);
+    StrArg(w, "comm", e.comm);
     w.EndMessage(ev);
   }
   size_t stats = w.BeginMessage(AndroidLogPacket::kStatsFieldNumber);

@@ -164,6 +164,17 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   }
   // The header's loss lines, as the text report words them.
   Array(w, "summary", LossLines(l));
+  // The kernel log's two halves (never part of total_lost).
+  w.Key("kernel_log");
+  w.BeginObject();
+  w.Field("messages", l.kernel_log.messages);
+  w.Field("with_caller", l.kernel_log.with_caller);
+  w.Field("kmsg_gaps", l.kernel_log.kmsg_gaps);
+  w.Field("kmsg_only", l.kernel_log.kmsg_only);
+  w.Field("console_only", l.kernel_log.console_only);
+  w.Field("console_overwritten", l.kernel_log.console_overwritten);
+  w.Field("console", l.kernel_log.console);
+  w.EndObject();
   w.Key("collectors");
   w.BeginArray();
   for (const auto& c : l.collectors) {

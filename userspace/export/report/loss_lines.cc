@@ -183,6 +183,20 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
                         : fmt::format("{} context switches missing from the data (breaks in the switch chain)",
                                       l.total_unseen_switches));
   }
+  if (const auto& k = l.kernel_log; k.messages || k.kmsg_gaps || k.console_overwritten) {
+    std::string line = fmt::format("kernel log: {}", Plural(k.messages, "message", "messages"));
+    if (k.console) line += fmt::format(", {} with the printk's CPU and task", k.with_caller);
+    else line += " (no printk:console collector: times from /dev/kmsg, no CPU or task)";
+    std::string lost;
+    if (k.kmsg_gaps) Join(&lost, fmt::format("{} overwritten in /dev/kmsg's ring before they were read (sequence gaps)", k.kmsg_gaps));
+    if (k.console_overwritten) Join(&lost, fmt::format("{} overwritten in the console collector's log", k.console_overwritten));
+    line += lost.empty() ? "; none lost" : "; lost: " + lost;
+    if (k.console && (k.kmsg_only || k.console_only))
+      line += fmt::format("; unmatched: {} only in /dev/kmsg (estimated time, no caller), {} only from printk:console "
+                          "(no level or DEVICE=)",
+                          k.kmsg_only, k.console_only);
+    lines.push_back(line);
+  }
   if (l.service) {
     std::string s = ServiceLine(*l.service);
     if (!s.empty()) lines.push_back(s);

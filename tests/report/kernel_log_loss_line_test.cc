@@ -1,0 +1,40 @@
+// The report's kernel log loss line (export/report/loss_lines.cc): what the
+// two halves of the kernel log lost and what only one of them had.
+#include <gtest/gtest.h>
+
+#include "export/report/loss_lines.h"
+
+namespace gpunoise::report_export {
+namespace {
+
+std::string KernelLogLine(const analyze::LossSummary& l) {
+  for (const auto& line : LossLines(l))
+    if (line.rfind("kernel log:", 0) == 0) return line;
+  return "";
+}
+
+TEST(KernelLogLossLine, SaysLossAndUnmatchedRecordsOfBothHalves) {
+  analyze::LossSummary l;
+  l.kernel_log = {12, 9, 2, 2, 1, 5, true};
+  EXPECT_EQ(KernelLogLine(l),
+            "kernel log: 12 messages, 9 with the printk's CPU and task; lost: 2 overwritten in /dev/kmsg's ring before "
+            "they were read (sequence gaps), 5 overwritten in the console collector's log; unmatched: 2 only in "
+            "/dev/kmsg (estimated time, no caller), 1 only from printk:console (no level or DEVICE=)");
+  // Kernel log records are not ring events: the total stays as it was.
+  EXPECT_EQ(LossLines(l).front(), "lost events: 0 (source: )");
+}
+
+TEST(KernelLogLossLine, WithoutTheConsoleCollectorSaysSo) {
+  analyze::LossSummary l;
+  l.kernel_log.messages = 3;
+  EXPECT_EQ(KernelLogLine(l),
+            "kernel log: 3 messages (no printk:console collector: times from /dev/kmsg, no CPU or task); none lost");
+}
+
+TEST(KernelLogLossLine, NoKernelLogNoLine) {
+  analyze::LossSummary l;
+  EXPECT_EQ(KernelLogLine(l), "");
+}
+
+}  // namespace
+}  // namespace gpunoise::report_export
