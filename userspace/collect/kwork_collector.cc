@@ -102,13 +102,17 @@ void KworkCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
   AddFullMap(out, name(), "gn_kw_open (callbacks unpaired)", unpaired());
 }
 
-void KworkCollector::Drain(std::vector<model::KernelWork>* out) {
-  if (!log_.addr || !heads_.addr || report_.state == model::CollectorState::kDisabled) return;
+static_assert(KworkCollector::kEntriesPerCpu == GN_KW_LOG);
+
+uint64_t KworkCollector::Drain(std::vector<model::KernelWork>* out) {
+  if (!log_.addr || !heads_.addr || report_.state == model::CollectorState::kDisabled) return 0;
+  uint64_t most = 0;
   const auto* heads = static_cast<const gn_kwork_head*>(heads_.addr);
   const auto* log = static_cast<const gn_kwork*>(log_.addr);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     uint64_t& cursor = cursors_[cpu];
     uint64_t next = __atomic_load_n(&heads[cpu].next, __ATOMIC_ACQUIRE);
+    if (next > cursor) most = std::max(most, next - cursor);
     // Entries older than one lap are gone.
     if (next > cursor + GN_KW_LOG) {
       lost_ += next - GN_KW_LOG - cursor;
@@ -142,6 +146,7 @@ void KworkCollector::Drain(std::vector<model::KernelWork>* out) {
       out->push_back(w);
     }
   }
+  return most;
 }
 
 }  // namespace gpunoise::collect

@@ -25,8 +25,11 @@ class KworkCollector : public Collector {
   void Start(const CollectorContext& context) override;
   void AddMapFull(std::vector<model::MapLoss>& out) const override;
 
-  // Appends the entries written since the last call, CPU by CPU.
-  void Drain(std::vector<model::KernelWork>* out);
+  // Appends the entries written since the last call, CPU by CPU; returns
+  // the most any one CPU wrote meanwhile (read or overwritten), so the
+  // caller can drain sooner before a CPU laps its log.
+  uint64_t Drain(std::vector<model::KernelWork>* out);
+  static constexpr uint64_t kEntriesPerCpu = 2048;  // GN_KW_LOG
   uint64_t lost() const { return lost_; }
   // Exits with no entry and entries nested deeper than the kernel keeps.
   uint64_t unpaired() const;

@@ -1,5 +1,6 @@
 #include "record/node_recording.h"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -104,7 +105,14 @@ const std::string& NodeRecording::Symbol(uint64_t address) {
 
 Status NodeRecording::WriteKernelWork(PerfettoTraceSink& sink) {
   work_.clear();
-  kwork_->Drain(&work_);
+  const uint64_t most = kwork_->Drain(&work_);
+  constexpr uint64_t kShortest = 10'000'000;
+  const uint64_t longest = std::max(kShortest, std::min<uint64_t>(interval_ns_, 100'000'000));
+  if (!work_interval_ns_) work_interval_ns_ = longest;
+  if (most > collect::KworkCollector::kEntriesPerCpu / 4)
+    work_interval_ns_ = std::max(kShortest, work_interval_ns_ / 2);
+  else if (most < collect::KworkCollector::kEntriesPerCpu / 16)
+    work_interval_ns_ = std::min(longest, work_interval_ns_ * 2);
   for (const model::KernelWork& w : work_) {
     ++work_count_[static_cast<size_t>(w.kind)];
     const bool send = w.kind == model::KernelWorkKind::kIpiSend;
@@ -128,13 +136,17 @@ Status NodeRecording::Begin(PerfettoTraceSink& sink) {
 
 Result<uint64_t> NodeRecording::MaybeSample(PerfettoTraceSink& sink, uint64_t now) {
   uint64_t due = previous_.ts + interval_ns_;
-  if (now < due) return due - now;
+  if (now >= next_work_drain_) {
+    GN_RETURN_IF_ERROR(WriteKernelWork(sink));
+    next_work_drain_ = now + work_interval_ns_;
+  }
+  if (now < due) return std::min(due, next_work_drain_) - now;
   if (now >= next_rescan_) GN_RETURN_IF_ERROR(Rescan(sink, now));
   model::NodeSnapshot current = Read();
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, current));
   previous_ = std::move(current);
   GN_RETURN_IF_ERROR(WriteStalls(sink));
-  return interval_ns_;
+  return std::min(interval_ns_, next_work_drain_ > now ? next_work_drain_ - now : interval_ns_);
 }
 
 void NodeRecording::Freeze() {

@@ -75,6 +75,10 @@ class NodeRecording {
   collect::KworkCollector* kwork_ = nullptr;
   std::vector<model::KernelWork> work_;  // reused
   std::array<uint64_t, 4> work_count_{};  // by model::KernelWorkKind
+  // The kwork log is drained on a cadence of its own, shortened while a
+  // CPU fills a quarter of its log between drains (an IPI storm can send
+  // 30k a second from one CPU) and lengthened again when it is quiet.
+  uint64_t work_interval_ns_ = 0, next_work_drain_ = 0;
   UniqueFd kallsyms_fd_;
   std::optional<collect::KernelSymbols> symbols_;
   std::map<uint64_t, std::string> symbol_names_;
