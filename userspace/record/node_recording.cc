@@ -69,8 +69,9 @@ Status NodeRecording::Rescan(PerfettoTraceSink& sink, uint64_t ts) {
 const std::pair<int32_t, std::string>& NodeRecording::Who(int32_t tid) {
   auto it = threads_.find(tid);
   if (it == threads_.end()) {
-    // Named once, while the thread most likely still exists.
-    std::pair<int32_t, std::string> who{tid, ""};
+    // Named once, while the thread most likely still exists; a thread that
+    // is gone has no known process (0), never a made-up one.
+    std::pair<int32_t, std::string> who{0, ""};
     if (auto status = ReadFileToString(fmt::format("/proc/{}/status", tid)); status.ok())
       for (std::string_view line : Split(*status, '\n')) {
         if (StartsWith(line, "Name:")) who.second = std::string(Trim(line.substr(5)));

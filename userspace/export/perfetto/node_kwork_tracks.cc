@@ -13,8 +13,11 @@ Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::stri
   TracePacket packet;
   const bool send = work.kind == model::KernelWorkKind::kIpiSend;
   // A send from the idle task (an interrupt on an idle CPU) has no thread
-  // to go on: it goes on the CPU's track like the rest.
-  const bool on_thread = send && work.tid != 0;
+  // to go on, and one from a thread that exited before the drain has no
+  // known process (a made-up one would be a second thread of that tid in
+  // the trace processor): both go on the CPU's track like the rest, with
+  // the tid in the args.
+  const bool on_thread = send && work.tid != 0 && pid != 0;
   // A send belongs to the thread that sent it; the rest to the CPU it ran
   // on, one track per kind so that slices of one track nest (a hard hrtimer
   // may interrupt a work item).
@@ -24,7 +27,7 @@ Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::stri
   if (it == kwork_tracks_.end()) {
     if (on_thread) {
       uint64_t uuid = writer_.TrackUuid(fmt::format("gpunoise kwork send {}", work.tid));
-      writer_.FillThreadTrackDescriptor(&packet, uuid, pid ? pid : work.tid, work.tid, thread_name);
+      writer_.FillThreadTrackDescriptor(&packet, uuid, pid, work.tid, thread_name);
       GN_RETURN_IF_ERROR(out_(packet));
       it = kwork_tracks_.emplace(key, uuid).first;
     } else {
