@@ -201,8 +201,10 @@ std::vector<Finding> DetectIpis(const AnalysisContext& ctx) {
       f.culprit_kind = "kernel";
     }
     Finish(tally, f, ctx);
-    bool own = key.sender && std::any_of(ctx.focus.begin(), ctx.focus.end(), [&](int32_t tid) {
-                 return t.TgidOf(tid) == t.TgidOf(key.sender);
+    // A copy: clang 14 cannot capture a structured binding.
+    const int32_t sender = key.sender;
+    bool own = sender && std::any_of(ctx.focus.begin(), ctx.focus.end(), [&](int32_t tid) {
+                 return t.TgidOf(tid) == t.TgidOf(sender);
                });
     f.title = fmt::format("{} {} ({}) interrupted focus threads on CPU {} for {}; sent by {}{}", tally.count, what,
                           key.function, fmt::join(f.cpus, ","), FormatNs(tally.cost), f.culprit,
