@@ -127,9 +127,15 @@ TEST(GpuRecordIntegration, GpuActivityAndKernelSideShareOneTimeline) {
   ASSERT_GE(kernels.size(), 5u);  // a flush every 100 ms for 1.5 s
   // Launch calls on the program's main thread (tid == pid), a flow from
   // each to its kernel, all inside the recording window.
+  // The thread may have other tracks too (the kwork collector's IPI sends):
+  // the launches are on the one with slices.
   uint64_t thread_track = 0;
+  size_t most = 0;
   for (const auto& [uuid, d] : v.tracks())
-    if (d->has_thread() && d->thread().tid() == pid) thread_track = uuid;
+    if (d->has_thread() && d->thread().tid() == pid && (thread_track == 0 || v.SlicesOn(uuid).size() > most)) {
+      thread_track = uuid;
+      most = v.SlicesOn(uuid).size();
+    }
   ASSERT_NE(thread_track, 0u);
   auto launches = v.SlicesOn(thread_track);
   ASSERT_EQ(launches.size(), kernels.size());
