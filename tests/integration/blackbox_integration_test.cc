@@ -3,6 +3,7 @@
 // a UDP flood across a veth pair, then every CPU's trace_pipe_raw decoded
 // and checked against the instance's own per-CPU accounting.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -264,6 +265,22 @@ TEST(BlackboxLive, CollectOfAnArmedInstanceWritesATraceTheTraceProcessorDrawsAnd
   // After the flood (which overwrites all but the last fraction of a second
   // of the CPU it runs on), as a dying kernel's last line would be.
   std::ofstream("/dev/kmsg") << "<4>gpunoise-blackbox-test: watchdog: BUG: soft lockup - CPU#1 stuck for 23s! [python3:4242]\n";
+  // A flood over veth raises no device interrupt, and the ring keeps only
+  // the newest events: a synced disk write gives the kept window one (the
+  // disk's completion interrupt) instead of relying on one by chance.
+  {
+    std::string file = "/var/tmp/gn-blackbox-irq-" + std::to_string(::getpid());
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      std::string block(64 * 1024, 'x');
+      for (int i = 0; i < 4; ++i) {
+        (void)!::write(fd, block.data(), block.size());
+        ::fsync(fd);
+      }
+      ::close(fd);
+    }
+    ::unlink(file.c_str());
+  }
   std::this_thread::sleep_for(50ms);
   ChildProcess collect({bin, "blackbox", "collect", "--live-instance", instance.name(), "-o", trace,
                         "--state-dir", state, "--pstore", pstore});
