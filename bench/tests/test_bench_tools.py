@@ -237,7 +237,11 @@ class RunPyTest(unittest.TestCase):
         # tracer CPU, events/s, lost and bytes/event are measured on W3.
         self.assertNotEqual(cols[4], "n/a", row)
         self.assertNotEqual(cols[5], "n/a", row)
-        self.assertEqual(cols[6], "0", row)
+        # Lost is a measured figure: on an idle node it is the few program
+        # runs the kernel skips while another tracing program runs on the
+        # CPU (the kwork collector's hrtimer hooks meet 0-2 of them a run).
+        self.assertRegex(cols[6], r"^[0-9][0-9,]*$", row)
+        self.assertLessEqual(int(cols[6].replace(",", "")), 20, row)
         self.assertNotEqual(cols[8], "n/a", row)
         # The kernel's per-program cost, from the extra run with bpf_stats on,
         # for the floor and gpunoise; the sysctl is back as it was.
