@@ -188,6 +188,18 @@ TEST(AlertFanout, AlertWindowStartsTheLookbackBeforeStartsAtOnThisBootsClock) {
             boot_now - 20 * kSecond);
 }
 
+TEST(AlertFanout, AStartsAtOutOfRangeOrMalformedMeansTheWholeWindow) {
+  NodeIdentity node{{"h1"}, {}};
+  for (const char* starts : {"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "yesterday", "1960-01-01T00:00:00Z"}) {
+    std::string body = std::string(R"({"alerts":[{"status":"firing","labels":{"alertname":"GpunoiseX","node":"h1"},"startsAt":")") +
+                       starts + R"("}]})";
+    auto m = MatchAlertmanagerWebhook(body, node);
+    ASSERT_TRUE(m.ok()) << starts;
+    ASSERT_TRUE(*m) << starts;
+    EXPECT_EQ((*m)->starts_at_realtime_ns, 0) << starts;
+  }
+}
+
 TEST(AlertFanout, AFingerprintIsPrometheusLabelSetHashWhenTheSenderGivesNone) {
   // FNV-1a 64's offset basis: the empty label set's fingerprint.
   EXPECT_EQ(AlertFingerprint({}), "cbf29ce484222325");
