@@ -10,6 +10,9 @@
 
 #include <memory>
 
+#include <ctime>
+
+#include "common/clock.h"
 #include "monitor/http_endpoint.h"
 #include "monitor/record_trigger.h"
 #include "record/start_at.h"
@@ -140,6 +143,47 @@ TEST(AlertFanout, TheRateLimitStillAppliesToFannedOutRequests) {
   EXPECT_FALSE(again->get_header_value("Retry-After").empty());
   EXPECT_EQ(peer->trigger->accepted(), 1u);
   EXPECT_EQ(peer->trigger->refused(), 1u);
+}
+
+// Without Alertmanager: a script (pdsh, a SLURM epilog) sends one
+// POST /api/v1/record to every node, with one "since" and one "id".
+TEST(AlertFanout, ARecordRequestWithSinceAndIdGivesEveryNodeTheSameWindowAndName) {
+  auto a = StartNode("h1", {}), b = StartNode("h2", {});
+  ASSERT_TRUE(a && b);
+  int64_t since = static_cast<int64_t>(RealtimeNs()) - 4'000'000'000;
+  std::string body = R"({"reason":"step 1200 took 2x","id":"step-1200","since":")" +
+                     [&] {
+                       time_t s = static_cast<time_t>(since / 1'000'000'000);
+                       struct tm tm {};
+                       gmtime_r(&s, &tm);
+                       char buf[32];
+                       std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+                       return std::string(buf);
+                     }() + R"("})";
+  for (Node* n : {a.get(), b.get()}) {
+    httplib::Client c("127.0.0.1", n->port);
+    auto r = c.Post("/api/v1/record", body, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 202) << r->body;
+    auto t = n->trigger->Take();
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->source, "api");
+    EXPECT_EQ(t->reason, "step 1200 took 2x");
+    EXPECT_EQ(t->id, "step-1200");
+    EXPECT_EQ(t->starts_at_realtime_ns, since / 1'000'000'000 * 1'000'000'000);
+  }
+  EXPECT_EQ(RequestDumpTag("step-1200", "h2"), "request-step-1200-h2");
+  // A bad since, an id that could not name a file, a since in the future: 400, nothing used up.
+  auto c = StartNode("h3", {});
+  ASSERT_TRUE(c);
+  httplib::Client client("127.0.0.1", c->port);
+  for (const char* bad : {R"({"since":"yesterday"})", R"({"since":"+5s"})", R"({"id":"../x"})", R"({"id":7})",
+                          R"({"since":"2100-01-01T00:00:00Z"})"}) {
+    auto r = client.Post("/api/v1/record", bad, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad << ": " << r->body;
+  }
+  EXPECT_EQ(c->trigger->accepted(), 0u);
 }
 
 TEST(AlertFanout, OfSeveralAlertsTheOneNamingThisNodeWins) {

@@ -252,7 +252,17 @@ Status Monitor::Interval() {
     req.now = now;
     req.irqs = irqs_;
     std::string window;
-    if (!t->fingerprint.empty()) {
+    if (t->source == "api" && (t->starts_at_realtime_ns || !t->id.empty())) {
+      // A script's request to many nodes: the window from its "since", the
+      // file named by its "id".
+      req.window_start = AlertWindowStart(t->starts_at_realtime_ns, 0, static_cast<int64_t>(RealtimeNs()), now);
+      if (!t->id.empty()) {
+        std::vector<std::string> names = TriggerNodeNames();
+        req.file_tag = RequestDumpTag(t->id, names.empty() ? "" : names.front());
+      }
+      if (req.window_start)
+        window = fmt::format(", window from {:.1f} s ago", static_cast<double>(now - std::min(now, req.window_start)) / 1e9);
+    } else if (!t->fingerprint.empty()) {
       // An alert: the same window on every node it reached, named alike.
       int64_t rt_now = static_cast<int64_t>(RealtimeNs());
       uint64_t lookback = options_.alert_lookback_ns ? options_.alert_lookback_ns : options_.flight_recorder_ns;

@@ -164,21 +164,45 @@ Result<std::optional<AlertMatch>> MatchAlertmanagerWebhook(std::string_view body
   return best;
 }
 
-std::string AlertDumpTag(std::string_view fingerprint, std::string_view machine) {
-  std::string tag = "alert-" + std::string(fingerprint.empty() ? "unknown" : fingerprint) + "-";
+namespace {
+
+bool FileNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'; }
+
+std::string DumpTag(std::string_view kind, std::string_view id, std::string_view machine) {
+  std::string tag = std::string(kind) + "-" + std::string(id.empty() ? "unknown" : id) + "-";
   std::string_view m = machine.empty() ? std::string_view("node") : machine.substr(0, 64);
-  for (char c : m) tag += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+  for (char c : m) tag += FileNameChar(c) ? c : '_';
   return tag;
 }
 
-Result<std::string> ParseRecordRequest(std::string_view body) {
-  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::string("requested");
+}  // namespace
+
+std::string AlertDumpTag(std::string_view fingerprint, std::string_view machine) {
+  return DumpTag("alert", fingerprint, machine);
+}
+
+std::string RequestDumpTag(std::string_view id, std::string_view machine) { return DumpTag("request", id, machine); }
+
+Result<RecordRequest> ParseRecordRequest(std::string_view body) {
+  RecordRequest r;
+  r.reason = "requested";
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return r;
   GN_ASSIGN_OR_RETURN(JsonValue doc, ParseJson(body));
   if (!doc.is_object()) return MakeError("the body must be a JSON object");
-  if (doc.Has("reason") && doc["reason"].type() != JsonValue::Type::kString)
-    return MakeError("\"reason\" must be a string");
+  for (const char* key : {"reason", "since", "id"})
+    if (doc.Has(key) && doc[key].type() != JsonValue::Type::kString) return MakeError("\"{}\" must be a string", key);
   std::string reason = doc["reason"].String("requested");
-  return OneLine(reason.empty() ? "requested" : reason);
+  r.reason = OneLine(reason.empty() ? "requested" : reason);
+  if (doc.Has("since")) {
+    auto since = record::ParseStartAt(doc["since"].String(), 0);
+    if (!since.ok() || doc["since"].String().starts_with('+') || *since <= 0)
+      return MakeError("\"since\" must be an ISO 8601 time such as 2026-12-01T12:40:00Z");
+    r.since_realtime_ns = *since;
+  }
+  r.id = doc["id"].String();
+  if (r.id.size() > 64 || !std::all_of(r.id.begin(), r.id.end(), FileNameChar))
+    return MakeError("\"id\" must be at most 64 letters, digits, '.', '-' or '_' (it names the dump)");
+  return r;
 }
 
 void RecordTrigger::Configure(bool enabled, uint64_t min_interval_ns) {

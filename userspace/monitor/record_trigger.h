@@ -43,6 +43,9 @@ struct TriggerRequest {
   std::string role;
   std::string fingerprint;
   int64_t starts_at_realtime_ns = 0;
+  // POST /api/v1/record only: its "id" (names the dump); its "since" is
+  // starts_at_realtime_ns, the window's start with no lookback.
+  std::string id;
 };
 
 // What an alert may name this node by.
@@ -95,9 +98,20 @@ uint64_t AlertWindowStart(int64_t starts_at_realtime_ns, uint64_t lookback_ns, i
 // into one directory do not collide and one glob finds them all.
 std::string AlertDumpTag(std::string_view fingerprint, std::string_view machine);
 
-// A POST /api/v1/record body: empty, or a JSON object with an optional
-// "reason" string. The reason ("requested" when none), or an error.
-Result<std::string> ParseRecordRequest(std::string_view body);
+// The same for a request with an "id": "request-<id>-<machine>".
+std::string RequestDumpTag(std::string_view id, std::string_view machine);
+
+// A POST /api/v1/record body: empty, or a JSON object with optional
+//   "reason": a string ("requested" when none);
+//   "since":  an ISO 8601 time (REALTIME): the dump starts there, on every
+//             node a script sends the same request to;
+//   "id":     up to 64 of [A-Za-z0-9._-], naming the dump instead of the time alone.
+struct RecordRequest {
+  std::string reason;
+  int64_t since_realtime_ns = 0;  // 0: the flight recorder's whole window
+  std::string id;
+};
+Result<RecordRequest> ParseRecordRequest(std::string_view body);
 
 class RecordTrigger {
  public:
