@@ -315,6 +315,24 @@ void WriteTextSeeds() {
         "text/plain;version=0.0.4;q=0.5,*/*;q=0.1");
   Write("http_request", "plain", "text/plain");
   Write("http_request", "curl", "*/*");
+  // First byte: bit 0 gives the node the names h1 and gpu-node-7, bit 1 the
+  // jobs 4242 and job_77 (alert_webhook_fuzzer.cc).
+  Write("alert_webhook", "job-alert",
+        std::string("\x03") +
+            R"({"version":"4","status":"firing","receiver":"gpunoise","groupLabels":{"alertname":"GpunoiseSlurmJobStragglerNode"},)"
+            R"("alerts":[{"status":"firing","labels":{"alertname":"GpunoiseSlurmJobStragglerNode","finding":"straggler",)"
+            R"("instance":"h3:9464","slurm_job_id":"4242","severity":"warning"},"annotations":{"summary":"h3 holds back"},)"
+            R"("startsAt":"2026-12-01T12:40:00.123456789Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"7c1a9e0b5d3f2468"}]})");
+  Write("alert_webhook", "baseline-alert",
+        std::string("\x01") +
+            R"({"alerts":[{"status":"firing","labels":{"alertname":"GpunoiseJobStragglerNode","node":"n3","namespace":"ml",)"
+            R"("job_name":"train-a"},"annotations":{"baseline_nodes":"gpu-node-7, h2:9464"},"startsAt":"2026-12-01T12:40:00+01:00"},)"
+            R"({"status":"resolved","labels":{"alertname":"GpunoiseStragglerNode","instance":"h1:9464"}}]})");
+  Write("alert_webhook", "named-no-fingerprint",
+        std::string("\x01") +
+            R"({"alerts":[{"status":"firing","labels":{"alertname":"SiteStraggler","finding":"straggler","hostname":"h1"}}]})");
+  Write("alert_webhook", "record-request",
+        std::string(1, '\0') + R"({"reason":"step 1200 took 2x","since":"2026-12-01T19:25:28Z","id":"step-1200"})");
 }
 
 

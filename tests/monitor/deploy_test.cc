@@ -83,6 +83,20 @@ TEST(DeployPrometheus, JobStragglerRuleJoinsNodesToTheirJobAndPassesPromtool) {
   EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << test.out;
 }
 
+// The SLURM job straggler rule: nodes joined to their job through the
+// monitor's gpunoise_focus_job_processes{slurm_job_id} (the cgroup's
+// job_<id>), each compared with its job's median, and the two peers
+// closest to the median named in baseline_nodes for the receiver's fan-out.
+TEST(DeployPrometheus, SlurmJobStragglerRuleJoinsNodesByTheirCgroupJobAndNamesBaselinePeers) {
+  if (!Have("promtool")) GN_SKIP_MISSING_TOOL("promtool is not installed (Debian package prometheus)");
+  ShellRun check = Shell("promtool check rules " + kDeploy + "/prometheus/gpunoise-slurm-job-rules.yml");
+  EXPECT_EQ(check.rc, 0) << check.out;
+  EXPECT_NE(check.out.find("SUCCESS"), std::string::npos) << check.out;
+  ShellRun test = Shell("promtool test rules " + kDeploy + "/prometheus/gpunoise-slurm-job-rules.test.yml");
+  EXPECT_EQ(test.rc, 0) << test.out;
+  EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << test.out;
+}
+
 TEST(DeployPrometheus, RulesCoverEveryDetector) {
   auto rules = ReadFileToString(kDeploy + "/prometheus/gpunoise-rules.yml");
   ASSERT_TRUE(rules.ok());

@@ -105,6 +105,8 @@ struct Fixture {
     g.power_w = 412.5;
     g.throttle_reasons = gpu::kThrottleGpuIdle | gpu::kThrottleSwPowerCap;
     in.gpu_samples.push_back(g);
+    in.focus_processes = 3;
+    in.focus_slurm_jobs = {{"4242", 2}, {"other", 1}};
   }
 };
 
@@ -115,6 +117,19 @@ TEST(MetricsBuilder, EveryFamilyIsValid) {
     EXPECT_TRUE(st.ok()) << st.error().message;
     EXPECT_EQ(f.name.rfind("gpunoise_", 0) == 0 || f.name.rfind("process_", 0) == 0, true) << f.name;
   }
+}
+
+// The SLURM job of the focus processes (their cgroup's job_<id>): what
+// gpunoise-slurm-job-rules.yml joins nodes to their job by.
+TEST(MetricsBuilder, FocusProcessesPerSlurmJobCarryTheJobId) {
+  Fixture fx;
+  auto fs = BuildMetrics(fx.in);
+  const MetricFamily* jobs = Find(fs, "gpunoise_focus_job_processes");
+  ASSERT_TRUE(jobs);
+  EXPECT_EQ(jobs->samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(Value(*jobs, {{"slurm_job_id", "4242"}}), 2);
+  EXPECT_DOUBLE_EQ(Value(*jobs, {{"slurm_job_id", "other"}}), 1);
+  EXPECT_DOUBLE_EQ(Value(*Find(fs, "gpunoise_focus_processes"), {}), 3);
 }
 
 TEST(MetricsBuilder, SoftirqAndHardirqSeriesCarryTheirLabels) {

@@ -74,6 +74,18 @@ TEST(MonitorOptions, BadValuesAreRejected) {
   EXPECT_NE(no_dir.error().message.find("dump-dir"), std::string::npos);
 }
 
+TEST(MonitorOptions, JobsAndAlertLookback) {
+  auto o = ResolveOptions({{"job", {"4242"}}}, {{"job", {"4343,run-7", "88"}}, {"alert-lookback", {"30s"}}});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->jobs, (std::vector<std::string>{"4343", "run-7", "88"})) << "the command line replaces the file's";
+  EXPECT_EQ(o->alert_lookback_ns, 30'000'000'000u);
+  EXPECT_EQ(ResolveOptions({}, {})->alert_lookback_ns, 0u) << "0: the flight recorder's window";
+  EXPECT_FALSE(ResolveOptions({}, {{"alert-lookback", {"soon"}}}).ok());
+  auto file = ParseConfigText("job = 4242\njob = 4343\n");
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(ResolveOptions(*file, {})->jobs, (std::vector<std::string>{"4242", "4343"}));
+}
+
 TEST(MonitorOptions, FocusListsSplitOnCommas) {
   auto o = ResolveOptions({}, {{"focus", {"comm:a,12", "cgroup:/train"}}});
   ASSERT_TRUE(o.ok());

@@ -170,13 +170,17 @@ TEST(RecordTrigger, LoopbackHosts) {
 }
 
 TEST(RecordTrigger, AlertsNameTheNodeByNodeInstanceOrHostname) {
-  std::vector<std::string> names = {"gpu-node-7", "10.1.0.7"};
+  NodeIdentity names{{"gpu-node-7", "10.1.0.7"}, {}};
   auto by_instance = MatchAlertmanagerWebhook(
       R"({"alerts":[{"status":"firing","labels":{"alertname":"GpunoiseStragglerNode","instance":"10.1.0.7:9464"}}]})",
       names);
   ASSERT_TRUE(by_instance.ok());
   ASSERT_TRUE(*by_instance);
-  EXPECT_EQ(**by_instance, "alert GpunoiseStragglerNode for 10.1.0.7");
+  EXPECT_EQ((*by_instance)->reason, "alert GpunoiseStragglerNode for 10.1.0.7");
+  EXPECT_EQ((*by_instance)->role, AlertRole::kNamed);
+  // No fingerprint in the body: Prometheus' own hash of the labels.
+  EXPECT_EQ((*by_instance)->fingerprint,
+            AlertFingerprint({{"alertname", "GpunoiseStragglerNode"}, {"instance", "10.1.0.7:9464"}}));
   auto by_finding = MatchAlertmanagerWebhook(
       R"({"alerts":[{"status":"firing","labels":{"alertname":"SiteStraggler","finding":"straggler","hostname":"gpu-node-7"}}]})",
       names);

@@ -66,6 +66,11 @@ int RunMonitor(int argc, char** argv) {
       ("dump-group", po::value<std::string>(),
        "flight-recorder traces are 0640 and of this group (name or number) instead of 0600")
       ("dump-interval", po::value<std::string>(), "at most one trace per this long (default 5m)")
+      ("job", po::value<std::vector<std::string>>()->multitoken(),
+       "this node belongs to job ID besides those its focus processes' cgroups name (SLURM job_<id>); "
+       "alerts with that slurm_job_id or job_id label reach it; repeatable")
+      ("alert-lookback", po::value<std::string>(),
+       "a dump an alert asks for starts this long before the alert's startsAt (default: the flight-recorder window)")
       ("stale-after", po::value<std::string>(), "forget devices and sampled comms idle this long (default 10m)")
       ("net-packet-counters", po::value<std::string>(),
        "on: count packets per device, queue and CPU with a program on every packet (all namespaces; "

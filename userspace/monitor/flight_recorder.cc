@@ -152,7 +152,7 @@ DumpOutcome FlightRecorder::RequestDump(DumpRequest request) {
   }
   uint64_t deleted = store.MakeRoom();
   if (deleted) CountOutcome("", deleted);
-  std::string path = store.NewPath(request.detector, UnixNowNs());
+  std::string path = store.NewPath(request.file_tag.empty() ? request.detector : request.file_tag, UnixNowNs());
   dumped_once_ = true;
   last_dump_ts_ = request.now;
   writing_.store(true);
@@ -206,6 +206,9 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
   // together.
   uint64_t data_start = snapshot.complete_from();
   if (!data_start) data_start = snapshot.oldest_ts();
+  // An alert's window: the ring may reach further back than asked, and
+  // every node it reached starts at the same instant.
+  data_start = std::max(data_start, request.window_start);
   sink->set_data_start(data_start);
 
   model::SessionInfo session;

@@ -52,6 +52,11 @@ struct DumpRequest {
   std::vector<std::string> evidence;
   uint64_t finding_start = 0;  // CLOCK_BOOTTIME
   uint64_t now = 0;
+  // Requested dumps (an alert's window, the same on every node it reaches):
+  // nothing before this instant (CLOCK_BOOTTIME; 0: the whole window), and
+  // the file named by `file_tag` instead of the detector.
+  uint64_t window_start = 0;
+  std::string file_tag;
   model::IrqTable irqs;
 };
 

@@ -142,15 +142,25 @@ void HttpEndpoint::AddTriggerRoutes(std::shared_ptr<RecordTrigger> trigger, std:
     t.at = BoottimeNs();
     t.source = alertmanager ? "alertmanager" : "api";
     if (alertmanager) {
-      auto match = MatchAlertmanagerWebhook(req.body, names);
+      NodeIdentity node{names, trigger->node_jobs()};
+      auto match = MatchAlertmanagerWebhook(req.body, node);
       if (!match.ok()) return reply(400, "bad request: " + match.error().message);
       // 200, not an error: Alertmanager retries anything else.
-      if (!*match) return reply(200, "no firing gpunoise alert names this node");
-      t.reason = **match;
+      if (!*match) return reply(200, "no firing gpunoise alert names this node, lists it as a baseline or names its job");
+      t.reason = (*match)->reason;
+      t.role = std::string(AlertRoleName((*match)->role));
+      t.fingerprint = (*match)->fingerprint;
+      t.starts_at_realtime_ns = (*match)->starts_at_realtime_ns;
     } else {
-      auto reason = ParseRecordRequest(req.body);
-      if (!reason.ok()) return reply(400, "bad request: " + reason.error().message);
-      t.reason = *reason;
+      auto parsed = ParseRecordRequest(req.body);
+      if (!parsed.ok()) return reply(400, "bad request: " + parsed.error().message);
+      // A window that starts in the future would be empty; a few seconds
+      // of skew between the sender's clock and this node's are forgiven.
+      if (parsed->since_realtime_ns > static_cast<int64_t>(RealtimeNs()) + 5'000'000'000)
+        return reply(400, "bad request: \"since\" is in the future (this node's clock)");
+      t.reason = parsed->reason;
+      t.starts_at_realtime_ns = parsed->since_realtime_ns;
+      t.id = parsed->id;
     }
     std::string reason = t.reason;
     uint64_t retry_after_s = 0;

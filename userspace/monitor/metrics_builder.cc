@@ -152,6 +152,12 @@ void AddSchedFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {
   auto procs = Family("gpunoise_focus_processes", MetricType::kGauge, "", "Processes in the focus set now.");
   procs.samples.push_back({{}, static_cast<double>(in.focus_processes)});
   out.push_back(std::move(procs));
+  auto jobs = Family("gpunoise_focus_job_processes", MetricType::kGauge, "",
+                     "Focus processes by the SLURM job whose cgroup (job_<id>) they run in; at most 16 jobs, "
+                     "the rest under slurm_job_id=\"other\".");
+  for (const auto& [job, n] : in.focus_slurm_jobs)
+    jobs.samples.push_back({{{"slurm_job_id", job}}, static_cast<double>(n)});
+  out.push_back(std::move(jobs));
 }
 
 void AddSamplerFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {

@@ -59,6 +59,9 @@ struct MetricsInput {
   FlightRecorderStats flight_recorder;
   SelfStats self;
   uint64_t focus_processes = 0;
+  // Focus processes by the SLURM job their cgroup names (focus_jobs.h),
+  // already bounded to kMaxJobSeries.
+  std::vector<std::pair<std::string, uint64_t>> focus_slurm_jobs;
   uint64_t dql_stalls = 0;  // napi:dql_stall_detected records seen
   // Kernel log messages of a known class since the monitor started, by
   // (class, device), and the records /dev/kmsg lost before they were read.

@@ -49,6 +49,8 @@
 #include "monitor/cpu_placement.h"
 #include "monitor/flight_recorder.h"
 #include "monitor/kernel_log_triggers.h"
+#include <fmt/ranges.h>
+#include "monitor/focus_jobs.h"
 #include "monitor/focus_resolver.h"
 #include "monitor/http_endpoint.h"
 #include "monitor/interval_detection.h"
@@ -132,6 +134,7 @@ class Monitor {
   std::optional<collect::KmsgReader> kmsg_;
   std::map<std::pair<std::string, std::string>, uint64_t> kernel_log_counts_;
   uint64_t focus_processes_ = 0;
+  FocusJobs focus_jobs_;  // the focus processes' jobs, at the last refresh
   uint64_t next_focus_refresh_ = 0;
   uint64_t next_irq_scan_ = 0;
   uint64_t next_prune_ = 0;

@@ -124,6 +124,13 @@ Status Apply(MonitorOptions& o, std::string_view key, const std::vector<std::str
     for (const std::string& t : values)
       if (Status st = check.Set(t); !st.ok()) return MakeError("threshold: {}", st.error().message);
     o.thresholds = values;
+  } else if (key == "job") {
+    o.jobs.clear();
+    for (const std::string& value : values)
+      for (std::string_view item : Split(value, ','))
+        if (!Trim(item).empty()) o.jobs.emplace_back(Trim(item));
+  } else if (key == "alert-lookback") {
+    GN_ASSIGN_OR_RETURN(o.alert_lookback_ns, Duration(key, v, 0));
   } else if (key == "attach") {
     if (v == "auto") o.attach_mode = collect::AttachMode::kPreferBtf;
     else if (v == "tracepoint") o.attach_mode = collect::AttachMode::kClassicOnly;
@@ -140,11 +147,12 @@ const std::vector<std::string_view>& OptionNames() {
   static const std::vector<std::string_view> kNames = {
       "interval",  "listen", "web.config.file", "insecure-listen", "focus",          "focus-cpus",    "sample-hz",
       "focus-refresh", "flight-recorder", "flight-recorder-bytes", "dump-dir", "max-dumps",
-      "max-dump-bytes", "dump-group", "dump-interval", "stale-after", "net-packet-counters", "redact", "sample-isolated", "threshold", "attach"};
+      "max-dump-bytes", "dump-group", "dump-interval", "stale-after", "net-packet-counters", "redact", "sample-isolated", "threshold", "attach",
+      "job", "alert-lookback"};
   return kNames;
 }
 
-bool IsRepeatable(std::string_view name) { return name == "focus" || name == "threshold"; }
+bool IsRepeatable(std::string_view name) { return name == "focus" || name == "threshold" || name == "job"; }
 
 Result<OptionLayer> ParseConfigText(std::string_view text) {
   OptionLayer layer;

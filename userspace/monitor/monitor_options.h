@@ -66,6 +66,12 @@ struct MonitorOptions {
   // anywhere (monitor/cpu_placement.h).
   bool sample_isolated = false;
   std::vector<std::string> thresholds;  // "softirq.share=40%"
+  // Jobs this node belongs to besides those its focus processes name
+  // (alerts with a matching slurm_job_id or job_id label reach it).
+  std::vector<std::string> jobs;
+  // A dump asked by an alert starts this long before the alert's startsAt
+  // (0: the flight recorder's window).
+  uint64_t alert_lookback_ns = 0;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
   std::string config_path;
 

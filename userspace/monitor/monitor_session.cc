@@ -251,8 +251,36 @@ Status Monitor::Interval() {
     req.finding_start = t->at;
     req.now = now;
     req.irqs = irqs_;
+    std::string window;
+    if (t->source == "api" && (t->starts_at_realtime_ns || !t->id.empty())) {
+      // A script's request to many nodes: the window from its "since", the
+      // file named by its "id".
+      req.window_start = AlertWindowStart(t->starts_at_realtime_ns, 0, static_cast<int64_t>(RealtimeNs()), now);
+      if (!t->id.empty()) {
+        std::vector<std::string> names = TriggerNodeNames();
+        req.file_tag = RequestDumpTag(t->id, names.empty() ? "" : names.front());
+      }
+      if (req.window_start)
+        window = fmt::format(", window from {:.1f} s ago", static_cast<double>(now - std::min(now, req.window_start)) / 1e9);
+    } else if (!t->fingerprint.empty()) {
+      // An alert: the same window on every node it reached, named alike.
+      int64_t rt_now = static_cast<int64_t>(RealtimeNs());
+      uint64_t lookback = options_.alert_lookback_ns ? options_.alert_lookback_ns : options_.flight_recorder_ns;
+      req.window_start = AlertWindowStart(t->starts_at_realtime_ns, lookback, rt_now, now);
+      // An alert older than the ring: the window as long as the ring, from
+      // when the webhook came (within milliseconds on every node it went to),
+      // not from this interval's tick.
+      uint64_t reach = t->at > options_.flight_recorder_ns ? t->at - options_.flight_recorder_ns : 0;
+      req.window_start = std::max(req.window_start, reach);
+      // The finding slice starts where the alert did, when the ring reaches that far.
+      if (uint64_t fired = AlertWindowStart(t->starts_at_realtime_ns, 0, rt_now, now); fired) req.finding_start = fired;
+      std::vector<std::string> names = TriggerNodeNames();
+      req.file_tag = AlertDumpTag(t->fingerprint, names.empty() ? "" : names.front());
+      req.title += " [" + t->role + ", alert " + t->fingerprint + "]";
+      window = fmt::format(", window from {:.1f} s ago", static_cast<double>(now - std::min(now, req.window_start)) / 1e9);
+    }
     DumpOutcome outcome = recorder_->RequestDump(std::move(req));
-    log::Info("monitor: {} recording request ({}): flight-recorder dump {}", t->source, t->reason,
+    log::Info("monitor: {} recording request ({}{}): flight-recorder dump {}", t->source, t->reason, window,
               DumpOutcomeName(outcome));
   }
   if (auto drained = net_transport_->DrainAll(); !drained.ok()) return drained.error();

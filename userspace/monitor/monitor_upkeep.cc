@@ -45,6 +45,14 @@ void Monitor::RefreshFocus(uint64_t now) {
   if (r.processes.size() != focus_processes_ && !options_.focus.empty())
     log::Info("monitor: focus: {} processes, {} threads", r.processes.size(), r.ids.size());
   focus_processes_ = r.processes.size();
+  // Their jobs: the SLURM series, and what job-level alerts match.
+  FocusJobs jobs = ReadFocusJobs(r.processes);
+  if (jobs.ids != focus_jobs_.ids && !jobs.ids.empty())
+    log::Info("monitor: focus processes of job(s) {}", fmt::join(jobs.ids, ", "));
+  focus_jobs_ = std::move(jobs);
+  std::set<std::string> node_jobs = focus_jobs_.ids;
+  node_jobs.insert(options_.jobs.begin(), options_.jobs.end());
+  trigger_->SetNodeJobs(std::move(node_jobs));
   bool enabled = !focus_map_->ids().empty();
   irqtime_->SetFocusEnabled(enabled);
   runqlat_->SetFocusEnabled(enabled);
@@ -211,6 +219,7 @@ void Monitor::Publish(uint64_t now) {
   in.findings_total = tracker_.totals();
   in.self = ReadSelfStats(start_time_seconds_);
   in.focus_processes = focus_processes_;
+  in.focus_slurm_jobs = BoundedJobSeries(focus_jobs_.slurm, kMaxJobSeries);
   in.sample_hz = options_.sample_hz;
   in.sampler_cpus = sampler_cpus_;
   in.interval_seconds = static_cast<double>(options_.interval_ns) / 1e9;

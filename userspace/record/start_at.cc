@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -84,6 +85,11 @@ Result<int64_t> ParseStartAt(std::string_view text, int64_t now_realtime_ns) {
   tm.tm_min = minute;
   tm.tm_sec = second;
   int64_t seconds = static_cast<int64_t>(::timegm(&tm)) - offset_s;
+  // Nanoseconds since 1970 fit int64 from 1677 to 2262; outside that (the
+  // zero time "0001-01-01T00:00:00Z" Go and Alertmanager write, a hostile
+  // year 9999) the product would overflow.
+  constexpr int64_t kMaxSeconds = INT64_MAX / 1'000'000'000 - 1;
+  if (seconds > kMaxSeconds || seconds < -kMaxSeconds) return bad();
   return seconds * 1'000'000'000 + frac_ns;
 }
 
