@@ -1,6 +1,7 @@
 #include "analyze/cpu_state_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -97,12 +98,20 @@ CpuStateData ReadCpuStateData(const Timeline& t) {
     uint32_t cpu = 0;
     if (CpuOf(it->second.name, " idle state", &cpu)) {
       // The state from an entry's sample to the next sample (the exit's -1).
+      // A damaged or hostile trace may hold any double: only state
+      // indices cpuidle could have (CPUIDLE_STATE_MAX is 10) make a span.
       std::vector<IdleSpan>& spans = d.idle[cpu];
       for (size_t i = 0; i + 1 < samples.size(); ++i)
-        if (samples[i].value >= 0 && samples[i + 1].ts >= samples[i].ts)
+        if (samples[i].value >= 0 && samples[i].value < 1024 && samples[i + 1].ts >= samples[i].ts)
           spans.push_back({samples[i].ts, samples[i + 1].ts, static_cast<int32_t>(samples[i].value)});
+      // Two tracks of one name (merged traces) interleave: keep them sorted.
+      std::sort(spans.begin(), spans.end(), [](const IdleSpan& a, const IdleSpan& b) { return a.start < b.start; });
     } else if (CpuOf(it->second.name, " frequency", &cpu)) {
-      d.frequency[cpu] = samples;
+      std::vector<CounterSample>& f = d.frequency[cpu];
+      for (const CounterSample& c : samples)
+        if (std::isfinite(c.value) && c.value > 0 && c.value < 1e9) f.push_back(c);  // kHz: under 1 THz
+      std::sort(f.begin(), f.end(), [](const CounterSample& a, const CounterSample& b) { return a.ts < b.ts; });
+      if (f.empty()) d.frequency.erase(cpu);
     }
   }
   return d;

@@ -21,7 +21,7 @@ std::vector<Finding> DetectIdleExit(const AnalysisContext& ctx, const CpuStateDa
   const uint64_t min_delay = ctx.th().GetNs("idle_exit.min_delay");
   const double min_share = ctx.th().Get("idle_exit.min_share");
   const double min_portion = ctx.th().Get("idle_exit.min_portion");
-  const int32_t min_state = static_cast<int32_t>(ctx.th().Get("idle_exit.min_state"));
+  const int32_t min_state = static_cast<int32_t>(std::clamp(ctx.th().Get("idle_exit.min_state"), 0.0, 1024.0));
   const double observed = static_cast<double>(std::max<uint64_t>(1, ctx.focus_observed_ns));
 
   // The wakeups of each focus thread, to tell a wait that began with one
