@@ -160,10 +160,29 @@ static __always_inline struct gn_numa *gn_nb_claim(__u64 *index)
 	return e;
 }
 
+/* The two NUMA events' records as their tracefs formats lay them out
+ * (include/trace/events/sched.h): the fields have not changed since the
+ * events came (3.13), but the kernel's names for the record types have
+ * (sched_move_task_template before trace_event_raw_sched_move_numa,
+ * trace_event_raw_sched_swap_numa before the sched_numa_pair_template
+ * class), and a CO-RE access to a type the running kernel does not have
+ * would refuse the whole object, idle periods included. So plain structs,
+ * no relocations. */
+struct gn_nb_move_args {
+	__u64 common; /* common_type, flags, preempt_count, pid */
+	__s32 pid, tgid, ngid;
+	__s32 src_cpu, src_nid, dst_cpu, dst_nid;
+};
+struct gn_nb_swap_args {
+	__u64 common;
+	__s32 src_pid, src_tgid, src_ngid, src_cpu, src_nid;
+	__s32 dst_pid, dst_tgid, dst_ngid, dst_cpu, dst_nid;
+};
+
 /* NUMA balancing (kernel/sched/fair.c task_numa_migrate): every move, on
  * every CPU; the report keeps those of focus threads. */
 SEC("tracepoint/sched/sched_move_numa")
-int gn_nb_move(struct trace_event_raw_sched_move_numa *ctx)
+int gn_nb_move(struct gn_nb_move_args *ctx)
 {
 	__u64 index;
 	struct gn_numa *e = gn_nb_claim(&index);
@@ -178,7 +197,7 @@ int gn_nb_move(struct trace_event_raw_sched_move_numa *ctx)
 }
 
 SEC("tracepoint/sched/sched_swap_numa")
-int gn_nb_swap(struct trace_event_raw_sched_numa_pair_template *ctx)
+int gn_nb_swap(struct gn_nb_swap_args *ctx)
 {
 	__u64 index;
 	struct gn_numa *e = gn_nb_claim(&index);
@@ -195,10 +214,17 @@ int gn_nb_swap(struct trace_event_raw_sched_numa_pair_template *ctx)
 
 /* migrate_pages() ends with this in the context of whoever migrates: for
  * NUMA balancing (reason MR_NUMA_MISPLACED) the task whose hinting fault
- * found its page on the wrong node (mm/migrate.c migrate_misplaced_folio). */
+ * found its page on the wrong node (mm/migrate.c migrate_misplaced_folio).
+ * CO-RE here: fields were added before mode and reason over time (thp_split,
+ * large_folio_split), while the type's name stayed. */
 SEC("tracepoint/migrate/mm_migrate_pages")
 int gn_nb_migrate(struct trace_event_raw_mm_migrate_pages *ctx)
 {
+	/* NUMA balancing's only: compaction migrates pages by the thousand (one
+	 * echo 1 > /proc/sys/vm/compact_memory here: 445 events, 3681 pages),
+	 * and its stalls are the memstall collector's. */
+	if (ctx->reason != bpf_core_enum_value(enum migrate_reason, MR_NUMA_MISPLACED))
+		return 0;
 	__u64 index;
 	struct gn_numa *e = gn_nb_claim(&index);
 	e->tid = (__u32)bpf_get_current_pid_tgid();

@@ -24,7 +24,7 @@ enum gn_cpustate_kind {
 enum gn_numa_kind {
 	GN_NB_MOVE = 0,    /* sched:sched_move_numa: a task moved to its preferred node */
 	GN_NB_SWAP = 1,    /* sched:sched_swap_numa: two tasks swapped CPUs across nodes */
-	GN_NB_MIGRATE = 2, /* migrate:mm_migrate_pages: pages migrated in the current task's context */
+	GN_NB_MIGRATE = 2, /* migrate:mm_migrate_pages, reason NUMA_MISPLACED only: pages migrated in the current task's context */
 	GN_NB_KINDS = 3,
 };
 

@@ -153,7 +153,7 @@ Timeline Numa(int32_t moved_tid, int32_t migrate_reason, uint64_t pages) {
   s.Switch(kBase, 0, 0, kFocus).Switch(kBase + 1000 * kMs, 0, kFocus, 0, 1);
   Meta(s, kBase + 100 * kMs, "numa move",
        {Int("tid", moved_tid), Int("cpu", 0), Int("src_cpu", 0), Int("dst_cpu", 8), Int("src_nid", 0), Int("dst_nid", 1)});
-  Meta(s, kBase + 200 * kMs, "numa migrate",
+  Meta(s, kBase + 200 * kMs, "numa migrate pages",
        {Int("tid", kFocus), Int("cpu", 0), Int("succeeded", static_cast<int64_t>(pages)), Int("failed", 0),
         Int("reason", migrate_reason)});
   return s.Build();

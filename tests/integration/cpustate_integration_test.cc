@@ -320,7 +320,7 @@ TEST(Cpustate, AReplayedRecordingWithAnInjectedNumaMoveAndSmisNamesThemAndNearMi
   near.node_metadata.push_back(Instant(mid, "numa move", {{"tid", 1}, {"cpu", 0}, {"src_cpu", 0}, {"dst_cpu", 1},
                                                           {"src_nid", 0}, {"dst_nid", 1}}));
   near.node_metadata.push_back(
-      Instant(mid, "numa migrate", {{"tid", r.focus}, {"cpu", 0}, {"succeeded", 4096}, {"failed", 0}, {"reason", 0}}));
+      Instant(mid, "numa migrate pages", {{"tid", r.focus}, {"cpu", 0}, {"succeeded", 4096}, {"failed", 0}, {"reason", 0}}));
   near.node_metadata.push_back(Instant(r.to, "smi count", {{"cpu", 0}, {"start", 70}, {"end", 70}}));
   analyze::Analysis b = AnalyzeFocus(near, r.focus);
   EXPECT_EQ(Find(b, "numa_balancing"), nullptr);

@@ -6,7 +6,7 @@ std::string_view NumaEventName(NumaEventKind kind) {
   switch (kind) {
     case NumaEventKind::kMove: return "numa move";
     case NumaEventKind::kSwap: return "numa swap";
-    case NumaEventKind::kMigrate: return "numa migrate";
+    case NumaEventKind::kMigrate: return "numa migrate pages";
   }
   return "numa";
 }

@@ -19,7 +19,7 @@ struct CpuStateEvent {
 };
 
 enum class NumaEventKind : uint8_t { kMove = 0, kSwap = 1, kMigrate = 2 };
-// "numa move", "numa swap", "numa migrate": the instants' names in the trace.
+// "numa move", "numa swap", "numa migrate pages": the instants' names in the trace.
 std::string_view NumaEventName(NumaEventKind kind);
 std::optional<NumaEventKind> NumaEventKindFromName(std::string_view name);
 

@@ -103,7 +103,8 @@ void CpustateRecording::FillReport(std::vector<model::CollectorReport>& reports)
 std::string CpustateRecording::Summary() const {
   std::string smi = smi_read_ ? fmt::format("{} SMIs", smi_total_)
                               : fmt::format("SMIs not measurable ({})", smi_.why_not().empty() ? "not read" : smi_.why_not());
-  return fmt::format("cpustate: {} idle periods, {} frequency changes, {} NUMA balancing events, {} lost, {} unpaired; {}",
+  return fmt::format("cpustate: {} idle periods, {} frequency changes, {} NUMA balancing events (moves, swaps, "
+                     "page migrations), {} lost, {} unpaired; {}",
                      idle_count_, frequency_count_, numa_count_, collector_->lost(), collector_->unpaired(), smi);
 }
 
