@@ -99,7 +99,8 @@ int RunRecord(int argc, char** argv) {
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
        "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
        "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates), "
-       "node (steal, CPU-quota throttling, affinity, reclaim and dirty-page stalls)")
+       "node (steal, CPU-quota throttling, affinity, reclaim and dirty-page stalls, kernel work, idle periods, "
+       "frequency changes, NUMA balancing, SMI counts)")
       ("net-dev", po::value(&net_devs)->multitoken(),
        "with net-packets: records only for these devices (up to 4; counters cover all devices)")
       ("nic-tracepoints", po::value(&nic_categories)->multitoken(),

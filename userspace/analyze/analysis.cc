@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analyze/analysis_context.h"
+#include "analyze/cpu_state_detectors.h"
 #include "analyze/gpu_gap_detector.h"
 #include "analyze/interference_detector.h"
 #include "analyze/nic_irqs.h"
@@ -350,6 +351,14 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectReclaim(ctx));
   add(DetectIpis(ctx));
   add(DetectKernelWork(ctx));
+  {
+    const CpuStateData cpustate = ReadCpuStateData(t);
+    add(DetectIdleExit(ctx, cpustate));
+    add(DetectCpuFrequency(ctx, cpustate));
+    add(DetectNumaBalancing(ctx, cpustate));
+    add(DetectSmis(ctx, cpustate));
+    a.not_measurable = CpuStateNotMeasurable(cpustate);
+  }
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyze/attribution.h"
+#include "analyze/cpu_state_data.h"
 #include "analyze/finding.h"
 #include "analyze/focus.h"
 #include "analyze/thresholds.h"
@@ -153,6 +154,8 @@ struct Analysis {
   std::vector<DeviceStats> devices;
   LossSummary loss;
   Thresholds thresholds;
+  // Causes this trace cannot show, and why ("not measurable on this node").
+  std::vector<NotMeasurable> not_measurable;
 };
 
 Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "collect/cpustate_collector.h"
 #include "collect/kwork_collector.h"
 #include "collect/memstall_collector.h"
 #include "common/files.h"
@@ -21,7 +22,8 @@ constexpr uint64_t kRescanNs = 1'000'000'000;
 
 }  // namespace
 
-NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors)
+NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors,
+                             bool idle)
     : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)) {
   auto memstall = std::make_unique<collect::MemstallCollector>();
   memstall_ = memstall.get();
@@ -29,6 +31,7 @@ NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<c
   auto kwork = std::make_unique<collect::KworkCollector>();
   kwork_ = kwork.get();
   collectors.push_back(std::move(kwork));
+  cpustate_ = std::make_unique<CpustateRecording>(idle, collectors);
   long hz = ::sysconf(_SC_CLK_TCK);
   ns_per_tick_ = hz > 0 ? 1'000'000'000ull / static_cast<uint64_t>(hz) : 10'000'000ull;
 }
@@ -106,7 +109,10 @@ const std::string& NodeRecording::Symbol(uint64_t address) {
 
 Status NodeRecording::WriteKernelWork(PerfettoTraceSink& sink) {
   work_.clear();
-  const uint64_t most = kwork_->Drain(&work_);
+  uint64_t most = kwork_->Drain(&work_);
+  // The cpustate log has 4x kwork's entries per CPU: scaled to kwork's.
+  GN_ASSIGN_OR_RETURN(uint64_t cs_most, cpustate_->Drain(sink));
+  most = std::max(most, cs_most * collect::KworkCollector::kEntriesPerCpu / collect::CpustateCollector::kEntriesPerCpu);
   constexpr uint64_t kShortest = 10'000'000;
   const uint64_t longest = std::max(kShortest, std::min<uint64_t>(interval_ns_, 100'000'000));
   if (!work_interval_ns_) work_interval_ns_ = longest;
@@ -130,6 +136,7 @@ Status NodeRecording::Begin(PerfettoTraceSink& sink) {
   kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
   mounts_ = collect::ReadCpuCgroupMounts();
   GN_RETURN_IF_ERROR(Rescan(sink, BoottimeNs()));
+  GN_RETURN_IF_ERROR(cpustate_->Begin(sink, BoottimeNs()));
   baseline_ = Read();
   previous_ = baseline_;
   return OkStatus();
@@ -162,6 +169,7 @@ Status NodeRecording::Finish(PerfettoTraceSink& sink) {
   GN_RETURN_IF_ERROR(Rescan(sink, final_.ts));
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, final_));
   GN_RETURN_IF_ERROR(WriteStalls(sink));  // the collector has stopped: the log is complete
+  GN_RETURN_IF_ERROR(cpustate_->Finish(sink, final_.ts));
   return sink.node_tracks().Close(final_.ts);
 }
 
@@ -174,6 +182,7 @@ void NodeRecording::FillReport(std::vector<model::CollectorReport>& reports) con
       for (uint64_t n : work_count_) r.events += n;
       r.lost = kwork_->lost();
     }
+  cpustate_->FillReport(reports);
 }
 
 std::string NodeRecording::Summary() const {
@@ -192,7 +201,8 @@ std::string NodeRecording::Summary() const {
                      "{} hrtimers, {} lost, {} unpaired",
                      quotas_.size(), throttled, static_cast<double>(steal) / 1e6, stall_count_,
                      static_cast<double>(stall_ns_) / 1e6, memstall_->lost(), work_count_[0], work_count_[1],
-                     work_count_[2], work_count_[3], kwork_->lost(), kwork_->unpaired());
+                     work_count_[2], work_count_[3], kwork_->lost(), kwork_->unpaired()) +
+         "; " + cpustate_->Summary();
 }
 
 }  // namespace gpunoise::record

@@ -21,6 +21,7 @@
 #include "common/unique_fd.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
+#include "record/cpustate_recording.h"
 
 namespace gpunoise::collect {
 class KworkCollector;
@@ -36,7 +37,10 @@ class NodeRecording {
   // Creates the memstall collector (reclaim and compaction stalls) and the
   // kwork collector (IPIs, work items, hrtimers) and appends them to
   // `collectors` (the session starts, stops and reports it).
-  NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors);
+  // The cpustate collector too (idle periods only when `idle`: power:cpu_idle
+  // is the frequent one; record/cpustate_recording.h).
+  NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors,
+                bool idle = true);
 
   Status Begin(PerfettoTraceSink& sink);
   // Writes a sample when the interval has passed; returns ns until the next.
@@ -83,6 +87,7 @@ class NodeRecording {
   std::optional<collect::KernelSymbols> symbols_;
   std::map<uint64_t, std::string> symbol_names_;
   inline static const std::pair<int32_t, std::string> kNobody{0, ""};
+  std::unique_ptr<CpustateRecording> cpustate_;  // drained on the kwork cadence
 };
 
 }  // namespace gpunoise::record

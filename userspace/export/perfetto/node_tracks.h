@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "model/cpu_state.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
 
@@ -36,11 +38,25 @@ inline constexpr std::string_view kMemStallCategory = "gpunoise.memstall";  // s
 // send callsite and targets (CPUs 0..63 as a mask).
 inline constexpr std::string_view kKernelWorkCategory = "gpunoise.kwork";
 inline constexpr std::string_view kAffinityEventName = "affinity";            // tid, cpus ("0-3,8")
+// The cpustate collector (node_cpustate_tracks.cc, docs/report.md "Idle
+// states, frequency, NUMA balancing and SMIs"): counter tracks "cpu<N> idle
+// state" (the cpuidle state index from entry to exit, -1 while not idle)
+// and "cpu<N> frequency" (kHz); instants on kNodeMetadataTrackName named
+// model::NumaEventName, kCpuStateInfoEventName (what could be measured),
+// kIdleStateEventName (cpu, state, name, exit_latency_us),
+// kFrequencyLimitsEventName (cpu, min_khz, max_khz) and kSmiCountEventName
+// (cpu, start, end: MSR_SMI_COUNT at both ends).
+inline constexpr std::string_view kCpuStateInfoEventName = "cpustate";
+inline constexpr std::string_view kIdleStateEventName = "cpu idle state";
+inline constexpr std::string_view kFrequencyLimitsEventName = "cpu frequency limits";
+inline constexpr std::string_view kSmiCountEventName = "smi count";
 
 namespace node_metric {
 // "cpu<N> steal": share of the CPU stolen by the hypervisor from the
 // sample's time to the next sample's (0..1).
 std::string CpuSteal(uint32_t cpu);
+std::string CpuIdleState(uint32_t cpu);  // "cpu<N> idle state"
+std::string CpuFrequency(uint32_t cpu);  // "cpu<N> frequency"
 // "cgroup <path> nr_throttled" / "throttled ns" / "nr_periods": increase
 // since the recording started (cumulative).
 inline constexpr std::string_view kCgroupPrefix = "cgroup ";
@@ -74,6 +90,18 @@ class NodeTrackWriter {
   // its functions already named from the kernel's symbols.
   Status WriteKernelWork(const model::KernelWork& work, std::string_view function, std::string_view callsite,
                          int32_t pid, std::string_view thread_name);
+  // The cpustate collector's records (node_cpustate_tracks.cc): an idle
+  // period as its state at entry and -1 at exit; a frequency change; a NUMA
+  // balancing event; and metadata instants with integer or string args.
+  Status WriteIdle(const model::CpuStateEvent& idle);
+  Status WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz);
+  Status WriteNuma(const model::NumaEvent& numa);
+  struct MetaArg {
+    std::string_view name;
+    int64_t number = 0;
+    std::string_view text;  // used when not empty
+  };
+  Status WriteNodeInstant(uint64_t ts, std::string_view name, std::initializer_list<MetaArg> args);
   // Steal shares over (earlier.ts, later.ts], written at earlier.ts, and the
   // cgroups' counters at later.ts as increases over `baseline`.
   Status WriteSample(const model::NodeSnapshot& baseline, const model::NodeSnapshot& earlier,
@@ -83,6 +111,7 @@ class NodeTrackWriter {
 
  private:
   uint64_t MetadataTrack();
+  Status CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit);
   Status Counter(uint64_t ts, const std::string& name, double value, std::string_view unit);
 
   TrackEventWriter& writer_;
@@ -93,7 +122,8 @@ class NodeTrackWriter {
   std::set<std::pair<std::string, int32_t>> processes_;
   std::map<int32_t, std::vector<int>> affinity_;
   std::map<std::pair<int32_t, int>, uint64_t> stall_tracks_;  // (tid, kind)
-  std::map<std::pair<int32_t, int>, uint64_t> kwork_tracks_;  // (tid, -1) for senders, (cpu, kind) for spans
+  std::map<std::pair<int32_t, int>, uint64_t> kwork_tracks_;
+  std::map<std::string, uint64_t> cpustate_tracks_;  // not closed with a zero (0 is a state and a frequency)  // (tid, -1) for senders, (cpu, kind) for spans
 };
 
 }  // namespace gpunoise::perfetto

@@ -81,6 +81,13 @@ void Findings(const ReportInput& in, std::string& out) {
   }
 }
 
+void NotMeasurableLines(const ReportInput& in, std::string& out) {
+  const analyze::Analysis& a = *in.analysis;
+  if (a.not_measurable.empty()) return;
+  out += "\nNOT MEASURABLE ON THIS NODE\n";
+  for (const auto& n : a.not_measurable) out += fmt::format("  {}: {}\n", n.kind, n.reason);
+}
+
 void CpuTable(const ReportInput& in, std::string& out) {
   const analyze::Analysis& a = *in.analysis;
   out += "\nCPUS (share of the time each CPU has data for)\n";
@@ -177,6 +184,7 @@ std::string FormatTextReport(const ReportInput& in) {
   std::string out;
   Header(in, out);
   Findings(in, out);
+  NotMeasurableLines(in, out);
   CpuTable(in, out);
   DelayTable(in, out);
   DeviceTable(in, out);

@@ -1,0 +1,105 @@
+// The node writer's cpustate records decoded with libprotobuf: an idle
+// period as its state at entry and -1 at exit on "cpu<N> idle state" under
+// the Node root, frequency samples in kHz, NUMA events and metadata
+// instants with typed args, and the size of a counter sample.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "export/perfetto/node_tracks.h"
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/track_event_writer.h"
+
+namespace gpunoise::perfetto {
+namespace {
+
+struct Capture {
+  std::vector<TracePacket> packets;
+  std::vector<size_t> sizes;
+  NodeTrackWriter::PacketOut out() {
+    return [this](const TracePacket& p) {
+      packets.push_back(p);
+      sizes.push_back(p.SerializeAsString().size());
+      return OkStatus();
+    };
+  }
+  std::map<uint64_t, TrackDescriptor> Tracks() const {
+    std::map<uint64_t, TrackDescriptor> t;
+    for (const auto& p : packets)
+      if (p.has_track_descriptor()) t[p.track_descriptor().uuid()] = p.track_descriptor();
+    return t;
+  }
+};
+
+std::map<std::string, int64_t> IntArgs(const TracePacket& p) {
+  std::map<std::string, int64_t> args;
+  for (const auto& a : p.track_event().debug_annotations())
+    args[a.name()] = a.has_uint_value() ? static_cast<int64_t>(a.uint_value()) : a.int_value();
+  return args;
+}
+
+TEST(NodeCpustateTracks, AnIdlePeriodIsItsStateFromEntryToExitOnTheCpusCounterUnderNode) {
+  Capture c;
+  TrackEventWriter writer(7, 1);
+  NodeTrackWriter node(writer, c.out());
+  ASSERT_TRUE(node.WriteIdle({1000, 5000, 2, 3, model::CpuStateKind::kIdle}).ok());
+  ASSERT_TRUE(node.WriteIdle({6000, 6500, 1, 3, model::CpuStateKind::kIdle}).ok());
+  ASSERT_TRUE(node.WriteFrequency(7000, 3, 2400000).ok());
+  auto tracks = c.Tracks();
+  std::vector<std::tuple<std::string, uint64_t, double>> samples;
+  for (const auto& p : c.packets)
+    if (p.has_track_event() && p.track_event().type() == TrackEvent::TYPE_COUNTER)
+      samples.emplace_back(tracks[p.track_event().track_uuid()].name(), p.timestamp(),
+                           p.track_event().double_counter_value());
+  std::vector<std::tuple<std::string, uint64_t, double>> want = {
+      {"cpu3 idle state", 1000, 2}, {"cpu3 idle state", 5000, -1}, {"cpu3 idle state", 6000, 1},
+      {"cpu3 idle state", 6500, -1}, {"cpu3 frequency", 7000, 2400000}};
+  EXPECT_EQ(samples, want);
+  for (const auto& [uuid, t] : tracks) {
+    if (t.name() == "Node") continue;
+    EXPECT_TRUE(t.has_counter()) << t.name();
+    EXPECT_EQ(tracks[t.parent_uuid()].name(), "Node") << t.name();
+  }
+  // The last packet is a counter sample alone: what each idle entry and exit costs before compression.
+  std::printf("counter sample packet: %zu bytes\n", c.sizes.back());
+  EXPECT_LE(c.sizes.back(), 40u);
+}
+
+TEST(NodeCpustateTracks, NumaEventsAndMetadataAreInstantsWithTypedArgs) {
+  Capture c;
+  TrackEventWriter writer(7, 1);
+  NodeTrackWriter node(writer, c.out());
+  model::NumaEvent swap;
+  swap.ts = 10;
+  swap.kind = model::NumaEventKind::kSwap;
+  swap.tid = 41;
+  swap.other_tid = 42;
+  swap.src_cpu = 1;
+  swap.dst_cpu = 9;
+  swap.src_nid = 0;
+  swap.dst_nid = 1;
+  ASSERT_TRUE(node.WriteNuma(swap).ok());
+  ASSERT_TRUE(node.WriteNodeInstant(20, kSmiCountEventName, {{"cpu", 2}, {"start", 5}, {"end", 7}}).ok());
+  ASSERT_TRUE(node.WriteNodeInstant(30, kCpuStateInfoEventName, {{"smi", 0}, {"smi_unavailable", 0, "no msr"}}).ok());
+  std::map<std::string, const TracePacket*> by_name;
+  for (const auto& p : c.packets)
+    if (p.has_track_event() && p.track_event().type() == TrackEvent::TYPE_INSTANT) by_name[p.track_event().name()] = &p;
+  ASSERT_TRUE(by_name.count("numa swap"));
+  auto args = IntArgs(*by_name["numa swap"]);
+  EXPECT_EQ(args["tid"], 41);
+  EXPECT_EQ(args["other_tid"], 42);
+  EXPECT_EQ(args["dst_cpu"], 9);
+  EXPECT_EQ(args["dst_nid"], 1);
+  ASSERT_TRUE(by_name.count("smi count"));
+  EXPECT_EQ(IntArgs(*by_name["smi count"])["end"], 7);
+  ASSERT_TRUE(by_name.count("cpustate"));
+  bool text = false;
+  for (const auto& a : by_name["cpustate"]->track_event().debug_annotations())
+    if (a.name() == "smi_unavailable") text = a.string_value() == "no msr";
+  EXPECT_TRUE(text);
+  auto tracks = c.Tracks();
+  EXPECT_EQ(tracks[by_name["numa swap"]->track_event().track_uuid()].name(), "gpunoise node");
+}
+
+}  // namespace
+}  // namespace gpunoise::perfetto

@@ -1,0 +1,76 @@
+// NodeTrackWriter's cpustate records: idle periods and frequency changes as
+// per-CPU counter tracks under "Node", NUMA balancing events and what could
+// be measured as instants on the node metadata track
+// (export/perfetto/node_tracks.h).
+#include <fmt/format.h>
+
+#include "export/perfetto/node_tracks.h"
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/track_event_writer.h"
+
+namespace gpunoise::perfetto {
+
+namespace node_metric {
+std::string CpuIdleState(uint32_t cpu) { return fmt::format("cpu{} idle state", cpu); }
+std::string CpuFrequency(uint32_t cpu) { return fmt::format("cpu{} frequency", cpu); }
+}  // namespace node_metric
+
+Status NodeTrackWriter::CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit) {
+  TracePacket packet;
+  auto it = cpustate_tracks_.find(name);
+  if (it == cpustate_tracks_.end()) {
+    if (!root_track_) {
+      root_track_ = writer_.TrackUuid("gpunoise node root");
+      writer_.FillTrackDescriptor(&packet, root_track_, kNodeRootTrackName, 0,
+                                  "steal time and CPU-quota throttling (gpunoise record)");
+      GN_RETURN_IF_ERROR(out_(packet));
+    }
+    uint64_t uuid = writer_.TrackUuid("gpunoise node counter " + name);
+    writer_.FillCounterTrackDescriptor(&packet, uuid, name, TrackEventWriter::CounterUnit::kNone, unit, root_track_);
+    GN_RETURN_IF_ERROR(out_(packet));
+    it = cpustate_tracks_.emplace(name, uuid).first;
+  }
+  writer_.FillCounter(&packet, ts, it->second, value);
+  return out_(packet);
+}
+
+Status NodeTrackWriter::WriteIdle(const model::CpuStateEvent& idle) {
+  const std::string name = node_metric::CpuIdleState(idle.cpu);
+  GN_RETURN_IF_ERROR(CpuStateCounter(idle.begin, name, static_cast<double>(idle.value), "state"));
+  return CpuStateCounter(std::max(idle.end, idle.begin), name, -1, "state");
+}
+
+Status NodeTrackWriter::WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz) {
+  return CpuStateCounter(ts, node_metric::CpuFrequency(cpu), static_cast<double>(khz), "kHz");
+}
+
+Status NodeTrackWriter::WriteNuma(const model::NumaEvent& n) {
+  TracePacket packet;
+  TrackEvent* e = writer_.FillInstant(&packet, n.ts, MetadataTrack(), model::NumaEventName(n.kind), "gpunoise");
+  AddArg(e, "tid", n.tid);
+  AddArg(e, "cpu", n.cpu);
+  if (n.kind == model::NumaEventKind::kMigrate) {
+    AddArg(e, "succeeded", n.succeeded);
+    AddArg(e, "failed", n.failed);
+    AddArg(e, "reason", n.reason);
+  } else {
+    if (n.kind == model::NumaEventKind::kSwap) AddArg(e, "other_tid", n.other_tid);
+    AddArg(e, "src_cpu", n.src_cpu);
+    AddArg(e, "dst_cpu", n.dst_cpu);
+    AddArg(e, "src_nid", n.src_nid);
+    AddArg(e, "dst_nid", n.dst_nid);
+  }
+  return out_(packet);
+}
+
+Status NodeTrackWriter::WriteNodeInstant(uint64_t ts, std::string_view name, std::initializer_list<MetaArg> args) {
+  TracePacket packet;
+  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), name, "gpunoise");
+  for (const MetaArg& a : args) {
+    if (!a.text.empty()) AddArg(e, a.name, a.text);
+    else AddArg(e, a.name, a.number);
+  }
+  return out_(packet);
+}
+
+}  // namespace gpunoise::perfetto
