@@ -107,8 +107,11 @@ TEST(GpuUuidIntegration, ProcessesSeeingOneGpuUnderDifferentOrdinalsShareItsUuid
   std::string errors = run("select count(*) as errors from stats where severity in ('error', 'data_loss') "
                            "and value > 0 and name not like 'ftrace%' and name not like '%sched%';\n");
   EXPECT_NE(errors.find("\"errors\"\n0\n"), std::string::npos) << errors;
-  std::string clocks = run("select count(*) as n from stats where name like '%clock%' and value > 0;\n");
-  EXPECT_NE(clocks.find("\"n\"\n0\n"), std::string::npos) << clocks;
+  // (clock_sync_cache_miss, an info stat, may count: a lookup, not an error.)
+  std::string clocks = run("select count(*) as n from stats where name like '%clock%' and value > 0 "
+                           "and severity != 'info';\n");
+  EXPECT_NE(clocks.find("\"n\"\n0\n"), std::string::npos)
+      << clocks << run("select name, value from stats where name like '%clock%' and value > 0;\n");
 }
 
 }  // namespace
