@@ -36,6 +36,8 @@ class KubeletPods {
   const KubeletPodNames* Pod(std::string_view pod_uid) const;
   const KubeletContainerNames* Container(std::string_view container_id) const;
   bool empty() const { return pods_.empty() && containers_.empty(); }
+  // Every pod by uid (collect/pod_fragment_dirs.h makes a directory each).
+  const std::map<std::string, KubeletPodNames, std::less<>>& pods() const { return pods_; }
 
   // Fills pod name and namespace (where the process's own hostname did not
   // give them) and the container's name of each process in a pod.
