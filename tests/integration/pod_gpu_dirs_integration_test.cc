@@ -119,5 +119,31 @@ TEST(PodGpuDirs, ThePodsDirectoryIsMadeHandedToItsUserAndItsHeldBackDataCollecte
   EXPECT_EQ(app.stderr_text().find("GPU trace data lost"), std::string::npos) << app.stderr_text();
 }
 
+// The DaemonSet sidecar's command, one pass: a directory for the pod, a
+// planted symlink for another pod refused and said.
+TEST(PodGpuDirs, ThePodDirsAgentMakesEachPodsDirectoryAndRefusesAPlantedLink) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (ROOT must be root's)";
+  Cleanup cleanup;
+  cleanup.dir = MakeTempDir();
+  std::string logs = cleanup.dir + "/var-log", root = cleanup.dir + "/gpu";
+  std::string a = std::string("ml_trainer-0_") + kUid, b = "ml_trainer-1_00000000-1111-2222-3333-444444444444";
+  std::error_code ec;
+  std::filesystem::create_directories(logs + "/pods/" + a, ec);
+  std::filesystem::create_directories(logs + "/pods/" + b, ec);
+  ASSERT_EQ(::mkdir(root.c_str(), 0711), 0);
+  ASSERT_EQ(::symlink("/etc", (root + "/" + b).c_str()), 0);
+  ChildProcess agent({GpunoiseBinary(), "pod-dirs", root, "--kubelet-log-dir", logs, "--once"});
+  ASSERT_EQ(agent.Wait(20s), 0) << agent.stderr_text();
+  struct stat st {};
+  ASSERT_EQ(::lstat((root + "/" + a).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_NE(agent.stderr_text().find("refusing " + root + "/" + b + ": it is a symbolic link"), std::string::npos)
+      << agent.stderr_text();
+  ChildProcess world({GpunoiseBinary(), "pod-dirs", "/tmp", "--once"});
+  EXPECT_EQ(world.Wait(20s), 1);
+  EXPECT_NE(world.stderr_text().find("lets others create entries in it"), std::string::npos) << world.stderr_text();
+}
+
 }  // namespace
 }  // namespace gpunoise::testing

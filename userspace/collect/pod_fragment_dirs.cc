@@ -161,7 +161,9 @@ void PodFragmentDirs::HandOver(const std::string& name, Entry& e, const ProcessO
     pass->problems.push_back("refusing " + fd.error().message);
     return;
   }
-  if (::fchown(fd->get(), owner.uid, owner.gid) != 0) {
+  // 0700 also for one kubelet made (a missing subPath gets the volume
+  // root's mode, 0711 here): the pod's alone.
+  if (::fchmod(fd->get(), 0700) != 0 || ::fchown(fd->get(), owner.uid, owner.gid) != 0) {
     pass->problems.push_back(fmt::format("failed to hand {}/{} to uid {}: {}", root_, name, owner.uid,
                                          std::strerror(errno)));
     return;  // tried again next pass
