@@ -32,6 +32,11 @@ class KubeletPods {
   // out as the kubelet lays them out.
   bool AddPodDirectory(std::string_view entry);
   bool AddContainerLog(std::string_view entry);
+  // The same facts from another source (collect/crictl_pods.h), checked
+  // alike; an entry the log tree already gave is kept as it is.
+  bool AddPod(std::string_view pod_uid, std::string_view name, std::string_view pod_namespace);
+  bool AddContainer(std::string_view container_id, std::string_view name, std::string_view pod_name,
+                    std::string_view pod_namespace);
 
   const KubeletPodNames* Pod(std::string_view pod_uid) const;
   const KubeletContainerNames* Container(std::string_view container_id) const;
