@@ -326,6 +326,12 @@ int RunRecord(int argc, char** argv) {
     std::fprintf(stderr, "usage: gpunoise record: give --gpu-dir or --gpu-pod-dirs, not both\n");
     return 2;
   }
+  if (!gpu_pod_dirs.empty() && !command.empty()) {
+    // The command is no pod: it would write into ROOT itself, which is
+    // not collected.
+    std::fprintf(stderr, "usage: gpunoise record: --gpu-pod-dirs collects pods' fragments; use -- CMD without it\n");
+    return 2;
+  }
   gpu_options.counters = !no_gpu_counters;
   gpu_options.counters_requested =
       !command.empty() || !gpu_dir.empty() || !gpu_pod_dirs.empty() || !vm["gpu-sample-ms"].defaulted();

@@ -287,6 +287,11 @@ void Capture::Flush(bool final) {
   if (std::string note = writer_->TakeNote(); !note.empty()) Note(note);
   chunks_not_written_.store(writer_->chunks_lost());
   held_chunks_.store(writer_->chunks_pending());
+  // The last flush, and the directory never became ours: what is held back
+  // dies with the process. Said, since no fragment can say it.
+  if (final && writer_->chunks_pending())
+    Note("GPU trace data lost: " + settings_.dir + " never became writable; " +
+         std::to_string(writer_->chunks_pending()) + " held-back flushes not written");
 }
 
 void Capture::WriteCaptureOff(const std::string& reason) {
