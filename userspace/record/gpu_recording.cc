@@ -109,7 +109,8 @@ void GpuRecording::UpdatePodDirs() {
   collect::PodDirsPass pass = pod_dirs_->Update(pods);
   pod_dirs_created_ += pass.created;
   pod_dirs_handed_ += pass.handed;
-  for (auto& p : pass.problems) warnings_.push_back("GPU pod directory: " + p);
+  for (auto& p : pass.problems)
+    if (pod_dirs_said_.insert(p).second) warnings_.push_back("GPU pod directory: " + p);  // once, not each pass
 }
 
 void GpuRecording::StopPodDirs() {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -117,6 +118,7 @@ class GpuRecording {
   std::mutex pod_dirs_mu_;  // pod_dirs_, its counts and warnings_ while the thread runs
   std::condition_variable pod_dirs_cv_;
   bool pod_dirs_stop_ = false;
+  std::set<std::string> pod_dirs_said_;
 };
 
 }  // namespace gpunoise::record
