@@ -63,6 +63,25 @@ TEST(IdentityFocus, SelectsByPodUidNameContainerRankAndJob) {
   EXPECT_EQ(Tids(t, "job:4242"), (std::set<int32_t>{10, 11}));
 }
 
+TEST(IdentityFocus, AContainerByNameIsResolvedFromTheNamesTheTraceKept) {
+  Timeline t = Pods();
+  t.identities[10].container.container_name = "train";
+  t.identities[20].container.container_name = "prep";
+  EXPECT_EQ(Tids(t, "container:train"), (std::set<int32_t>{10, 11}));
+  EXPECT_EQ(Tids(t, "container:ml/data-loader-7f9c/prep"), (std::set<int32_t>{20}));
+  EXPECT_EQ(Tids(t, "container-name:prep"), (std::set<int32_t>{20}));
+  Thresholds th;
+  auto wrong_pod = SelectFocus(t, GpuModel{}, th, {"container:trainer-0/prep"}, nullptr, t.start_ts, t.end_ts + 1);
+  ASSERT_FALSE(wrong_pod.ok());
+  EXPECT_NE(wrong_pod.error().message.find("no process of this trace is in a container trainer-0/prep"),
+            std::string::npos)
+      << wrong_pod.error().message;
+  // 12 hex digits are an id, never a name.
+  t.identities[20].container.container_name = "deadbeefcafe";
+  EXPECT_FALSE(SelectFocus(t, GpuModel{}, th, {"container:deadbeefcafe"}, nullptr, t.start_ts, t.end_ts + 1).ok());
+  EXPECT_EQ(Tids(t, "container-name:deadbeefcafe"), (std::set<int32_t>{20}));
+}
+
 TEST(IdentityFocus, ACgroupPathResolvesFromTheTraceBeforeTheLiveNode) {
   Timeline t = Pods();
   EXPECT_EQ(Tids(t, "/kubepods/burstable/pod" + std::string(kPodA)), (std::set<int32_t>{10, 11}));

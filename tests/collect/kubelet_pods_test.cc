@@ -1,4 +1,6 @@
 #include "collect/kubelet_pods.h"
+#include "collect/pod_selection.h"
+#include "collect/fake_kubelet_logs.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,28 +15,6 @@ namespace {
 
 constexpr const char* kUid = "7b2d1e4f-6c3e-4f90-8b8c-2d3e4f5a6b7c";
 const std::string kId(64, 'b');
-
-// A kubelet's log trees as a node has them, in a directory of the test's own.
-class FakeKubeletLogs : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gn-kubelet-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    ::mkdir((root_ + "/pods").c_str(), 0755);
-    ::mkdir((root_ + "/containers").c_str(), 0755);
-  }
-  void TearDown() override { std::system(("rm -rf '" + root_ + "'").c_str()); }
-  void Pod(const std::string& dir) {
-    ::mkdir((root_ + "/pods/" + dir).c_str(), 0755);
-    ::mkdir((root_ + "/pods/" + dir + "/prep").c_str(), 0755);
-    std::ofstream(root_ + "/pods/" + dir + "/prep/0.log") << "log line\n";
-  }
-  void ContainerLink(const std::string& name, const std::string& target) {
-    ASSERT_EQ(::symlink(target.c_str(), (root_ + "/containers/" + name).c_str()), 0);
-  }
-  std::string root_;
-};
 
 model::ProcessSnapshot OneProcessIn(const std::string& pod_uid, const std::string& container_id) {
   model::ProcessSnapshot snap;
@@ -98,6 +78,43 @@ TEST_F(FakeKubeletLogs, ProcessesOutsidePodsAndUnknownPodsAreLeftAlone) {
   k.Name(&other);
   EXPECT_EQ(snap.processes[0].identity.container.pod_name, "");
   EXPECT_EQ(other.processes[0].identity.container.pod_name, "");
+}
+
+// `record --cgroup container:NAME`: the names the log tree gives select
+// the container's processes at the start, as pod: does.
+TEST_F(FakeKubeletLogs, AContainerByNameSelectsItsProcesses) {
+  const std::string other_uid = "00000000-1111-2222-3333-444444444444";
+  const std::string other_id(64, 'c');
+  Pod(std::string("ml_data-loader-7f9c_") + kUid);
+  Pod("dev_data-loader-9x_" + other_uid);
+  ContainerLink("data-loader-7f9c_ml_prep-" + kId + ".log", "x");
+  ContainerLink("data-loader-9x_dev_prep-" + other_id + ".log", "x");
+  std::string pod = "/kubepods/burstable/pod" + std::string(kUid);
+  model::ProcessSnapshot snap = OneProcessIn(kUid, kId);
+  snap.processes[0].identity.cgroups = {pod + "/" + kId};
+  model::ProcessSnapshot other = OneProcessIn(other_uid, other_id);
+  other.processes[0].pid = 5522;
+  other.processes[0].identity.cgroups = {"/kubepods/burstable/pod" + other_uid + "/" + other_id};
+  snap.processes.push_back(other.processes[0]);
+  KubeletPods::Read(root_).Name(&snap);
+  auto one = SelectPod(snap, "container:ml/data-loader-7f9c/prep");
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->pids, std::vector<int>{4411});
+  EXPECT_EQ(one->v2_path, pod + "/" + kId);
+  EXPECT_EQ(SelectPod(snap, "container:data-loader-7f9c/prep")->pids, std::vector<int>{4411});
+  // One name in two pods: both, by their processes (no one v2 directory).
+  auto both = SelectPod(snap, "container:prep");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->pids, (std::vector<int>{4411, 5522}));
+  EXPECT_EQ(both->containers, 2u);
+  EXPECT_TRUE(both->v2_path.empty());
+  // An id still selects by id.
+  EXPECT_EQ(SelectPod(snap, "container:" + other_id.substr(0, 12))->pids, std::vector<int>{5522});
+  auto none = SelectPod(snap, "container:train");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("no process of this node is in a container train"), std::string::npos)
+      << none.error().message;
+  EXPECT_FALSE(SelectPod(snap, "container:Prep").ok());
 }
 
 TEST(KubeletPods, NoKubeletTreeGivesAnEmptyIndex) {

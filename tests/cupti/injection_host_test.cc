@@ -209,6 +209,24 @@ TEST(InjectionHost, UnwritableDirectoryCostsTheProgramOneLine) {
   EXPECT_NE(with.err.find("GPU capture off: cannot write to " + dir), std::string::npos) << with.err;
 }
 
+// A pod's directory the node agent never handed over: root's, 0700. The
+// program runs as uid 65534, captures, holds its data back and at exit
+// says the held data was not written; its output is unchanged.
+TEST(InjectionHost, ADirectoryNeverHandedOverIsSaidAtExitAndTheProgramUnchanged) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the program as uid 65534";
+  std::string dir = TempDir();
+  RemoveWhenDone cleanup{dir};
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+  auto as_nobody = [] { return ::setgid(65534) == 0 && ::setuid(65534) == 0; };
+  AppRun without = RunApp({"--seconds", "0.3", "--say"}, CaptureEnv(""), as_nobody);
+  AppRun with = RunApp({"--seconds", "0.3", "--say"}, CaptureEnv(dir), as_nobody);
+  EXPECT_EQ(with.status, without.status) << with.err;
+  EXPECT_EQ(with.out, without.out);
+  EXPECT_NE(with.err.find("cannot write to " + dir + " yet (Permission denied)"), std::string::npos) << with.err;
+  EXPECT_NE(with.err.find("GPU trace data lost: " + dir + " never became writable"), std::string::npos) << with.err;
+  EXPECT_EQ(CountFragments(dir), 0u);
+}
+
 TEST(InjectionHost, SigtermStormStillKillsTheProgramWithItsOutputUnchanged) {
   std::string dir = TempDir();
   RemoveWhenDone cleanup{dir};

@@ -145,6 +145,54 @@ TEST_F(GpuFragmentsTest, BadFragmentIsReportedAndTheRestKept) {
   EXPECT_EQ(merged.packet(2).trusted_packet_sequence_id(), 5u);
 }
 
+// What the trace processor checks (clock_synchronizer.h, v53): snapshots
+// are read in file order, and one whose BOOTTIME is below the previous
+// snapshot's of the same clock set counts as invalid_clock_snapshots and is
+// dropped. Two processes flushing in turn must therefore reach the trace in
+// flush order, not process after process.
+TEST_F(GpuFragmentsTest, ClockSnapshotsOfSeveralProcessesReachTheTraceInTimeOrder) {
+  auto fragment = [&](int pid, uint64_t ts) {
+    perfetto::Trace t;
+    auto* p = t.add_packet();
+    p->set_trusted_packet_sequence_id(1);
+    p->set_timestamp(ts);
+    auto* snap = p->mutable_clock_snapshot();
+    for (auto [id, v] : {std::pair{perfetto::BUILTIN_CLOCK_BOOTTIME, ts},
+                         std::pair{perfetto::BUILTIN_CLOCK_MONOTONIC, ts - 100},
+                         std::pair{perfetto::BUILTIN_CLOCK_REALTIME, ts + 1000000}}) {
+      auto* c = snap->add_clocks();
+      c->set_clock_id(id);
+      c->set_timestamp(v);
+    }
+    std::ofstream(dir_ + "/" + model::FragmentFileName(pid, ts), std::ios::binary) << t.SerializeAsString();
+  };
+  // Process 10 (pid-sorted first) flushes after process 20 each time.
+  for (uint64_t ts : {1000u, 2000u, 3000u}) {
+    fragment(20, ts);
+    fragment(10, ts + 10);
+  }
+  auto window = ListFragmentWindow(dir_, 0, 0);
+  ASSERT_TRUE(window.ok());
+  std::string out = dir_ + "/merged.pftrace";
+  auto writer = perfetto::TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  perfetto::TraceMerger merger(&*writer, 3);
+  FragmentsAppended r = AppendGpuFragments(window->files, merger, window->before);
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(r.processes, 2u);
+  std::ifstream in(out, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  perfetto::Trace merged;
+  ASSERT_TRUE(merged.ParseFromString(ss.str()));
+  std::vector<uint64_t> boottimes;
+  for (const auto& p : merged.packet())
+    if (p.has_clock_snapshot())
+      for (const auto& c : p.clock_snapshot().clocks())
+        if (c.clock_id() == perfetto::BUILTIN_CLOCK_BOOTTIME) boottimes.push_back(c.timestamp());
+  EXPECT_EQ(boottimes, (std::vector<uint64_t>{1000, 1010, 2000, 2010, 3000, 3010}));
+}
+
 TEST(InjectionEnv, NamesTheLibraryForCudaAndNvtxAndTheDirectory) {
   InjectionEnvOptions o;
   o.library = "/opt/gpunoise/lib/libgpunoise_cupti.so";

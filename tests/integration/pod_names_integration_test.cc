@@ -163,6 +163,9 @@ TEST(PodNames, PodAndContainerNamesComeFromTheKubeletLogTreeAndSelectThePod) {
   // The report focuses on the pod by name from the trace alone.
   ChildProcess report({GpunoiseBinary(), "report", "--json", "--focus", "pod:ml/data-loader-7f9c", out});
   EXPECT_EQ(report.Wait(60s), 0) << report.stderr_text();
+  // And on its container by name (the names the trace kept).
+  ChildProcess by_container({GpunoiseBinary(), "report", "--json", "--focus", "container:ml/data-loader-7f9c/prep", out});
+  EXPECT_EQ(by_container.Wait(60s), 0) << by_container.stderr_text();
   ChildProcess wrong({GpunoiseBinary(), "report", "--focus", "pod:ml/no-such-pod", out});
   EXPECT_NE(wrong.Wait(60s), 0);
   ChildProcess no_pod({GpunoiseBinary(), "record", "-d", "1", "--kubelet-log-dir", logs, "--cgroup",

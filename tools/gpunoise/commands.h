@@ -9,6 +9,7 @@ int RunDoctor(int argc, char** argv);
 
 int RunMerge(int argc, char** argv);
 int RunEnv(int argc, char** argv);
+int RunPodDirs(int argc, char** argv);
 int RunMonitor(int argc, char** argv);
 int RunBlackbox(int argc, char** argv);
 

@@ -25,6 +25,7 @@ constexpr Command kCommands[] = {
     {"merge", gpunoise::cli::RunMerge, "merge Perfetto traces (processes, nodes) into one file"},
     {"blackbox", gpunoise::cli::RunBlackbox, "keep the last seconds before a crash across a warm reboot (arm, collect, status)"},
     {"env", gpunoise::cli::RunEnv, "print the environment that turns GPU capture on for jobs started elsewhere"},
+    {"pod-dirs", gpunoise::cli::RunPodDirs, "keep a GPU fragment directory per Kubernetes pod, owned by the pod's user"},
 };
 
 void PrintUsage(FILE* out) {

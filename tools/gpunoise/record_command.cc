@@ -75,7 +75,7 @@ int RunRecord(int argc, char** argv) {
   std::string trace_group;
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
-  std::string compress_text = "zlib", kubelet_log_dir;
+  std::string compress_text = "zlib", kubelet_log_dir, gpu_pod_dirs;
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
@@ -95,7 +95,8 @@ int RunRecord(int argc, char** argv) {
       ("cpus", po::value(&cpus_text), "only these CPUs, e.g. 0-3,8 (default: all online)")
       ("pid,p", po::value(&pids)->multitoken(), "only tasks of these processes (and their children); irqs are kept")
       ("cgroup", po::value(&cgroup), "only tasks in this cgroup-v2 directory (absolute, or relative to the cgroup mount), "
-       "or of pod-uid:UID / container:ID (resolved at the start; by their processes where v2 does not hold them)")
+       "or of pod:NAME / pod-uid:UID / container:ID / container:NAME (resolved at the start; by their processes "
+       "where v2 does not hold them)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
        "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
        "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates), "
@@ -119,6 +120,9 @@ int RunRecord(int argc, char** argv) {
        "zlib (packets in compressed blocks, read by ui.perfetto.dev and trace_processor; 5-6x smaller) "
        "or none (for tools that cannot read compressed packets)")
       ("gpu-dir", po::value(&gpu_dir), "collect GPU fragments written to this directory by processes started with the environment 'gpunoise env DIR' prints")
+      ("gpu-pod-dirs", po::value(&gpu_pod_dirs),
+       "a Kubernetes node's fragment root: make ROOT/<namespace>_<pod>_<uid> (0700) for each pod of the kubelet's "
+       "log tree, hand it to the pod's user when its first process appears, and collect from all of them")
       ("gpu-sample-ms", po::value(&gpu_sample_ms)->default_value(100), "milliseconds between NVML samples (SM clock, utilization, memory, temperature, power, throttling)")
       ("no-gpu-counters", po::bool_switch(&no_gpu_counters), "do not sample NVML")
       ("no-nvtx", po::bool_switch(&no_nvtx), "with -- CMD: leave NVTX alone (no NVTX ranges in the trace)")
@@ -285,9 +289,15 @@ int RunRecord(int argc, char** argv) {
       log::Info("--cgroup {}: the cgroup-v2 directory {}", vm["cgroup"].as<std::string>(), sel->v2_path);
     } else {
       // v1 (or hybrid with a v1 kubelet): the kernel's cgroup-id helper
-      // sees only v2, so the pod is its processes and their children.
-      log::Info("--cgroup {}: cgroup v2 does not hold it here; recording its {} processes and their children",
-                cgroup, sel->pids.size());
+      // sees only v2, so the pod is its processes and their children. A
+      // container name several pods share is too: no one v2 directory
+      // holds them.
+      if (sel->containers > 1)
+        log::Info("--cgroup {}: {} containers of that name; recording their {} processes and their children",
+                  cgroup, sel->containers, sel->pids.size());
+      else
+        log::Info("--cgroup {}: cgroup v2 does not hold it here; recording its {} processes and their children",
+                  cgroup, sel->pids.size());
       options.filters.pids.insert(options.filters.pids.end(), sel->pids.begin(), sel->pids.end());
       cgroup.clear();
     }
@@ -311,8 +321,21 @@ int RunRecord(int argc, char** argv) {
   record::GpuRecordingOptions gpu_options;
   gpu_options.capture_workload = !command.empty();
   gpu_options.collect_dir = gpu_dir;
+  gpu_options.pod_dirs_root = gpu_pod_dirs;
+  gpu_options.kubelet_log_dir = kubelet_log_dir;
+  if (!gpu_dir.empty() && !gpu_pod_dirs.empty()) {
+    std::fprintf(stderr, "usage: gpunoise record: give --gpu-dir or --gpu-pod-dirs, not both\n");
+    return 2;
+  }
+  if (!gpu_pod_dirs.empty() && !command.empty()) {
+    // The command is no pod: it would write into ROOT itself, which is
+    // not collected.
+    std::fprintf(stderr, "usage: gpunoise record: --gpu-pod-dirs collects pods' fragments; use -- CMD without it\n");
+    return 2;
+  }
   gpu_options.counters = !no_gpu_counters;
-  gpu_options.counters_requested = !command.empty() || !gpu_dir.empty() || !vm["gpu-sample-ms"].defaulted();
+  gpu_options.counters_requested =
+      !command.empty() || !gpu_dir.empty() || !gpu_pod_dirs.empty() || !vm["gpu-sample-ms"].defaulted();
   gpu_options.sample_interval_ns = gpu_sample_ms * 1000000ull;
   gpu_options.nvtx = !no_nvtx;
   record::WorkloadSpec workload_spec;
@@ -364,7 +387,9 @@ int RunRecord(int argc, char** argv) {
   options.after_attach = [&]() -> Status {
     record::RecordNeeds needs;
     needs.output_path = options.output_path;
-    if (!gpu_dir.empty() || !(*gpu)->workload_env().empty()) needs.gpu_dir = (*gpu)->fragment_dir();
+    if (!gpu_dir.empty() || !gpu_pod_dirs.empty() || !(*gpu)->workload_env().empty())
+      needs.gpu_dir = (*gpu)->fragment_dir();
+    needs.pod_dirs = !gpu_pod_dirs.empty();
     std::vector<std::string> reasons;
     CapMask keep = record::RecordKeeps(needs, &reasons);
     return record::DropPrivilegesAfterAttach("record", keep, reasons);

@@ -32,6 +32,7 @@ constexpr const char* kExamples =
     "  gpunoise report node17.pftrace --focus python3     # threads or processes named python3\n"
     "  gpunoise report --json --focus rank:3 run.pftrace  # the processes of rank 3 (options before the file)\n"
     "  gpunoise report run.pftrace --focus pod-uid:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0  # one pod\n"
+    "  gpunoise report run.pftrace --focus container:ml/trainer-0/train  # one pod's container by name\n"
     "  gpunoise report node17.pftrace --window 2:5        # only seconds 2 to 5 of the trace\n"
     "  gpunoise report node17.pftrace --threshold softirq.share=20%   # a more sensitive storm detector\n"
     "  gpunoise report node17.pftrace --annotate n17-findings.pftrace # findings as tracks, for the UI\n"
@@ -60,7 +61,8 @@ int RunReport(int argc, char** argv) {
       ("focus,f", po::value(&focus)->composing(),
        "threads the report is about, one value per use: PID (a process's threads, or one thread), COMM "
        "(thread or process name), CGROUP (a cgroup path: from the trace, else resolved live), pod:NAME, "
-       "pod-uid:UID, container:ID, rank:N or job:ID (from the trace); default: threads that launch GPU "
+       "pod-uid:UID, container:ID (12+ hex digits), container:[[NS/]POD/]NAME (container-name: for a name "
+       "of hex digits), rank:N or job:ID (from the trace); default: threads that launch GPU "
        "work, else the busiest non-kernel threads")
       ("window,w", po::value(&window), "only START:END, seconds from the first event (2.5:7, 500ms:, :10)")
       ("threshold,t", po::value(&thresholds)->composing(),

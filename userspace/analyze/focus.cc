@@ -1,12 +1,14 @@
 #include "analyze/focus.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "analyze/interference_detector.h"
 #include "common/strings.h"
+#include "model/container_selector.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -38,9 +40,10 @@ std::vector<std::pair<int32_t, uint64_t>> BusiestThreads(const Timeline& t, uint
 namespace {
 
 // pod:NAME, pod-uid:UID, container:ID (a prefix of 12 digits or more, as
-// runtimes abbreviate), rank:N, job:ID: resolved from the identities the
-// recorder kept in the trace, so no live node is needed.
-constexpr std::string_view kIdentityKinds[] = {"pod:", "pod-uid:", "container:", "rank:", "job:"};
+// runtimes abbreviate) or container:NAME (model/container_selector.h),
+// rank:N, job:ID: resolved from the identities the recorder kept in the
+// trace, so no live node is needed.
+constexpr std::string_view kIdentityKinds[] = {"pod:", "pod-uid:", "container:", "container-name:", "rank:", "job:"};
 
 bool IsIdentityFocus(std::string_view item) {
   for (std::string_view k : kIdentityKinds)
@@ -53,7 +56,6 @@ bool IdentityMatches(const model::ProcessIdentity& id, std::string_view kind, st
   if (kind == "pod:")
     return !c.pod_name.empty() && (c.pod_name == value || c.pod_namespace + "/" + c.pod_name == value);
   if (kind == "pod-uid:") return !c.pod_uid.empty() && c.pod_uid == value;
-  if (kind == "container:") return !c.container_id.empty() && StartsWith(c.container_id, value);
   if (kind == "rank:") return id.job.rank && std::to_string(*id.job.rank) == value;
   if (kind == "job:") return !id.job.job_id.empty() && id.job.job_id == value;
   return false;
@@ -63,8 +65,12 @@ Result<std::vector<int32_t>> IdentityFocus(const Timeline& t, std::string_view i
   auto colon = item.find(':');
   std::string_view kind = item.substr(0, colon + 1), value = item.substr(colon + 1);
   if (value.empty()) return MakeError("--focus {}: needs a value after '{}'", item, kind);
-  if (kind == "container:" && value.size() < 12)
-    return MakeError("--focus {}: give at least 12 digits of the container id", item);
+  std::optional<model::ContainerSelector> container;
+  if (model::IsContainerSelector(item)) {
+    std::string why;
+    container = model::ParseContainerSelector(item, &why);
+    if (!container) return MakeError("--focus {}: {}", item, why);
+  }
   if (kind == "rank:" && !ParseInt64(value)) return MakeError("--focus {}: a rank is a number", item);
   if (t.identities.empty())
     return MakeError("--focus {}: this trace holds no container, pod or rank data (recorded before gpunoise "
@@ -72,13 +78,17 @@ Result<std::vector<int32_t>> IdentityFocus(const Timeline& t, std::string_view i
   std::vector<int32_t> tids;
   size_t processes = 0;
   for (const auto& [pid, id] : t.identities) {
-    if (!IdentityMatches(id, kind, value)) continue;
+    if (container ? !container->Matches(id.container) : !IdentityMatches(id, kind, value)) continue;
     ++processes;
     for (int32_t tid : ThreadsOf(t, pid)) tids.push_back(tid);
   }
-  if (tids.empty())
-    return processes ? MakeError("--focus {}: its {} processes have no threads in this trace", item, processes)
-                     : MakeError("--focus {}: no process of this trace matches", item);
+  if (tids.empty() && processes)
+    return MakeError("--focus {}: its {} processes have no threads in this trace", item, processes);
+  if (tids.empty() && container && !container->by_id())
+    return MakeError("--focus {}: no process of this trace is in a {} (names come from the kubelet's log "
+                     "tree when recording, --kubelet-log-dir; an id is at least 12 digits)",
+                     item, container->Describe());
+  if (tids.empty()) return MakeError("--focus {}: no process of this trace matches", item);
   return tids;
 }
 

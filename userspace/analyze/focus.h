@@ -1,5 +1,5 @@
 // Which threads the report is about. `--focus` names them (PID, thread or
-// process name, cgroup; pod:NAME, pod-uid:UID, container:ID, rank:N, job:ID
+// process name, cgroup; pod:NAME, pod-uid:UID, container:ID or container:NAME, rank:N, job:ID
 // from the identities the recorder kept); by default they are the threads that launch GPU
 // work, or without GPU data the busiest non-kernel threads.
 #pragma once

@@ -77,6 +77,19 @@ bool KubeletPods::AddContainerLog(std::string_view entry) {
   return true;
 }
 
+bool KubeletPods::AddPod(std::string_view uid, std::string_view name, std::string_view ns) {
+  if (!IsObjectName(ns) || !IsObjectName(name) || !IsPodUid(uid)) return false;
+  pods_.try_emplace(std::string(uid), KubeletPodNames{std::string(name), std::string(ns)});
+  return true;
+}
+
+bool KubeletPods::AddContainer(std::string_view id, std::string_view name, std::string_view pod,
+                               std::string_view ns) {
+  if (!IsContainerId(id) || !IsObjectName(name) || !IsObjectName(pod) || !IsObjectName(ns)) return false;
+  containers_.try_emplace(std::string(id), KubeletContainerNames{std::string(name), std::string(pod), std::string(ns)});
+  return true;
+}
+
 KubeletPods KubeletPods::Read(const std::string& log_root) {
   KubeletPods k;
   ForEachEntry(log_root + "/pods", [&](std::string_view e) { k.AddPodDirectory(e); });

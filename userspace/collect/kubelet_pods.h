@@ -32,10 +32,17 @@ class KubeletPods {
   // out as the kubelet lays them out.
   bool AddPodDirectory(std::string_view entry);
   bool AddContainerLog(std::string_view entry);
+  // The same facts from another source (collect/crictl_pods.h), checked
+  // alike; an entry the log tree already gave is kept as it is.
+  bool AddPod(std::string_view pod_uid, std::string_view name, std::string_view pod_namespace);
+  bool AddContainer(std::string_view container_id, std::string_view name, std::string_view pod_name,
+                    std::string_view pod_namespace);
 
   const KubeletPodNames* Pod(std::string_view pod_uid) const;
   const KubeletContainerNames* Container(std::string_view container_id) const;
   bool empty() const { return pods_.empty() && containers_.empty(); }
+  // Every pod by uid (collect/pod_fragment_dirs.h makes a directory each).
+  const std::map<std::string, KubeletPodNames, std::less<>>& pods() const { return pods_; }
 
   // Fills pod name and namespace (where the process's own hostname did not
   // give them) and the container's name of each process in a pod.

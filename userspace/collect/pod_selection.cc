@@ -1,7 +1,11 @@
 #include "collect/pod_selection.h"
 
+#include <optional>
+#include <set>
+
 #include "collect/cgroup_identity.h"
 #include "common/strings.h"
+#include "model/container_selector.h"
 
 namespace gpunoise::collect {
 namespace {
@@ -31,7 +35,7 @@ std::string PrefixThrough(std::string_view path, std::string_view pod_uid, std::
 }  // namespace
 
 bool IsPodSelector(std::string_view spec) {
-  return StartsWith(spec, "pod-uid:") || StartsWith(spec, "pod:") || StartsWith(spec, "container:");
+  return StartsWith(spec, "pod-uid:") || StartsWith(spec, "pod:") || model::IsContainerSelector(spec);
 }
 
 Result<PodSelection> SelectPod(const model::ProcessSnapshot& processes, std::string_view spec) {
@@ -55,24 +59,38 @@ Result<PodSelection> SelectPod(const model::ProcessSnapshot& processes, std::str
                        "/var/log/pods; see --kubelet-log-dir)", spec);
     value = uid;
   }
-  if (!by_pod && value.size() < 12) return MakeError("--cgroup {}: give at least 12 digits of the container id", spec);
+  std::optional<model::ContainerSelector> selector;
+  if (!by_pod) {
+    std::string why;
+    selector = model::ParseContainerSelector(spec, &why);
+    if (!selector) return MakeError("--cgroup {}: {}", spec, why);
+  }
   PodSelection sel;
   std::string first_v2;
-  std::string container;
+  std::set<std::string> containers;
   for (const model::ProcessInfo& p : processes.processes) {
     const model::ContainerIdentity& c = p.identity.container;
-    bool match = by_pod ? c.pod_uid == value : StartsWith(c.container_id, value);
+    bool match = by_pod ? c.pod_uid == value : selector->Matches(c);
     if (!match) continue;
     sel.pids.push_back(p.pid);
     if (first_v2.empty())
       for (const std::string& line : p.identity.cgroups)
         if (line.find(":/") == std::string::npos) first_v2 = line;  // the v2 line
-    if (container.empty()) container = c.container_id;
+    containers.insert(c.container_id);
   }
+  if (sel.pids.empty() && selector && !selector->by_id())
+    return MakeError("--cgroup {}: no process of this node is in a {} (names come from the kubelet's "
+                     "/var/log/containers, see --kubelet-log-dir; an id is at least 12 digits)",
+                     spec, selector->Describe());
   if (sel.pids.empty())
     return MakeError("--cgroup {}: no process of this node is in that {}", spec, by_pod ? "pod" : "container");
-  // Only a v2 path that itself names the pod (or container) holds all of it.
-  sel.v2_path = PrefixThrough(first_v2, by_pod ? value : std::string_view(), by_pod ? std::string_view() : container);
+  sel.containers = containers.size();
+  // Only a v2 path that itself names the pod (or the one container) holds
+  // all of it; a name several pods' containers share (every pod of a Job
+  // names its container alike) is their processes.
+  if (by_pod || containers.size() == 1)
+    sel.v2_path = PrefixThrough(first_v2, by_pod ? value : std::string_view(),
+                                by_pod ? std::string_view() : *containers.begin());
   return sel;
 }
 

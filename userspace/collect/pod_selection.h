@@ -1,4 +1,4 @@
-// `record --cgroup pod-uid:UID` (or container:ID): which tasks a pod or
+// `record --cgroup pod-uid:UID` (or container:ID, container:NAME): which tasks a pod or
 // container is, resolved at the start of the recording from the processes'
 // cgroups (collect/cgroup_identity.h). Where the cgroup-v2 hierarchy holds
 // the pod (cgroup-v2 hosts), the kernel filters by the pod's v2 directory;
@@ -17,8 +17,8 @@
 namespace gpunoise::collect {
 
 // "pod-uid:...", "pod:NAME" or "pod:NAMESPACE/NAME" (names from the kubelet's
-// log directories, collect/kubelet_pods.h) or "container:..." (12 digits or
-// more).
+// log directories, collect/kubelet_pods.h), "container:ID" (12 hex digits or
+// more) or "container:NAME", "container-name:NAME" (model/container_selector.h).
 bool IsPodSelector(std::string_view spec);
 
 struct PodSelection {
@@ -27,6 +27,7 @@ struct PodSelection {
   // mount ("/kubepods.slice/.../kubepods-burstable-pod<uid>.slice"); empty
   // when v2 does not hold it.
   std::string v2_path;
+  size_t containers = 0;  // distinct containers selected (a name may be several pods')
 };
 
 Result<PodSelection> SelectPod(const model::ProcessSnapshot& processes, std::string_view spec);

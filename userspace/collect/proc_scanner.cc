@@ -2,10 +2,14 @@
 
 #include <unistd.h>
 
+#include <mutex>
+
 #include "collect/environ_identity.h"
+#include "collect/crictl_pods.h"
 #include "collect/kubelet_pods.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/log.h"
 #include "common/strings.h"
 
 namespace gpunoise::collect {
@@ -117,7 +121,14 @@ model::ProcessSnapshot ScanProcesses(const std::string& proc_root, const std::st
     }
     snap.processes.push_back(std::move(p));
   }
-  KubeletPods::Read(kubelet_log_root).Name(&snap);
+  KubeletPods pods = KubeletPods::Read(kubelet_log_root);
+  // crictl, where the node has it, names what the log tree does not (a
+  // pod whose logs were rotated away, a runtime that logs elsewhere).
+  if (Status crictl = AddCrictlNames(&pods); !crictl.ok()) {
+    static std::once_flag said;
+    std::call_once(said, [&] { log::Warning("pod names from crictl: {}", crictl.error().message); });
+  }
+  pods.Name(&snap);
   snap.ts = BoottimeNs();
   return snap;
 }

@@ -492,6 +492,7 @@ void ActivityConverter::WriteSummary(uint64_t now) {
       .Arg(model::kCuptiDroppedRecordsArg, stats_.dropped_records)
       .Arg("skipped_records", stats_.skipped_records)
       .Arg("nvtx_unmatched", stats_.nvtx_unmatched);
+  if (stats_.chunks_not_written) e.Arg(model::kCuptiChunksNotWrittenArg, stats_.chunks_not_written);
   if (stats_.nccl_payloads || stats_.nccl_payloads_unmatched || stats_.nccl_payloads_dropped || pending_nccl_count_) {
     e.Arg("nccl_payloads", stats_.nccl_payloads)
         .Arg("nccl_payloads_unmatched", stats_.nccl_payloads_unmatched + pending_nccl_count_)

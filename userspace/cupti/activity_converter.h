@@ -74,6 +74,7 @@ struct ConverterStats {
   // Records CUPTI could not store for lack of buffer space
   // (cuptiActivityGetNumDroppedRecords).
   uint64_t dropped_records = 0;
+  uint64_t chunks_not_written = 0;
   // Records of kinds gpunoise does not convert, or without timestamps.
   uint64_t skipped_records = 0;
   // NVTX range ends without a start, and starts dropped at the open-range cap.
@@ -93,6 +94,9 @@ class ActivityConverter {
   // One record, as cuptiActivityGetNextRecord returns it.
   void Convert(const CUpti_Activity* record);
   void AddDroppedRecords(uint64_t count) { stats_.dropped_records += count; }
+  // Chunks the fragment writer dropped, unwritten (fragment_writer.h): the
+  // summary says how many.
+  void SetChunksNotWritten(uint64_t count) { stats_.chunks_not_written = count; }
   // NCCL calls decoded during their NVTX push (NvtxHooks), before CUPTI's
   // records of the same ranges arrive: each range started on a thread takes
   // the latest call on that thread at or before its start. `dropped`: calls

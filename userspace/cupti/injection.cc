@@ -177,6 +177,9 @@ class Capture {
   std::unique_ptr<FragmentWriter> writer_;
   bool write_failed_ = false;
   bool other_subscriber_ = false;
+  // The writer's lost chunks, for the converter's summary (mu_ side).
+  std::atomic<uint64_t> chunks_not_written_{0};
+  std::atomic<size_t> held_chunks_{0};
 
   std::mutex pool_mu_;
   std::vector<uint8_t*> free_buffers_;
@@ -265,7 +268,10 @@ void Capture::Flush(bool final) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!converter_) return;
     converter_->AddDroppedRecords(dropped);
-    if (!final && !converter_->has_events()) return;  // an idle process writes nothing
+    converter_->SetChunksNotWritten(chunks_not_written_.load());
+    // An idle process writes nothing, unless the writer holds data back:
+    // then each flush tries the directory again.
+    if (!final && !converter_->has_events() && held_chunks_.load() == 0) return;
     ClockReadings now = ReadClocks();
     chunk = converter_->TakeChunk(now, final);
     flush_ts = now.boottime;
@@ -278,6 +284,14 @@ void Capture::Flush(bool final) {
     write_failed_ = true;  // say it once; keep trying on later flushes
     Note("GPU trace data lost: " + error);
   }
+  if (std::string note = writer_->TakeNote(); !note.empty()) Note(note);
+  chunks_not_written_.store(writer_->chunks_lost());
+  held_chunks_.store(writer_->chunks_pending());
+  // The last flush, and the directory never became ours: what is held back
+  // dies with the process. Said, since no fragment can say it.
+  if (final && writer_->chunks_pending())
+    Note("GPU trace data lost: " + settings_.dir + " never became writable; " +
+         std::to_string(writer_->chunks_pending()) + " held-back flushes not written");
 }
 
 void Capture::WriteCaptureOff(const std::string& reason) {
@@ -466,7 +480,12 @@ void Capture::Start() {
            "'gpunoise env DIR' prints)");
       return;
     }
-    if (::access(settings_.dir.c_str(), W_OK) != 0) {
+    // A pod's directory exists but is not yet its user's: the node agent
+    // hands it over once the pod's first process runs, so capture starts
+    // and the writer holds the data back (bounded) until then. A missing
+    // directory is a wrong setting: capture stays off.
+    if (::access(settings_.dir.c_str(), W_OK | X_OK) != 0 &&
+        !((errno == EACCES || errno == EPERM) && settings_.hold_bytes > 0)) {
       Note("GPU capture off: cannot write to " + settings_.dir + ": " + std::strerror(errno));
       return;
     }
@@ -501,6 +520,7 @@ void Capture::Start() {
       // says which namespace, for the recorder to translate them.
       writer_ = std::make_unique<FragmentWriter>(settings_.dir, owner_pid_, OwnPidNamespace(),
                                                  settings_.keep_ns);
+      writer_->set_pending_limit(settings_.hold_bytes);
     }
     std::string error;
     if (!EnableActivities(&error)) {

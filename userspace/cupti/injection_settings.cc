@@ -73,6 +73,8 @@ InjectionSettings ReadInjectionSettings(
     s.max_buffers = static_cast<size_t>(total / s.buffer_bytes);
     if (s.max_buffers < 2) s.max_buffers = 2;
   }
+  s.hold_bytes = static_cast<size_t>(model::kDefaultHoldMb << 20);
+  if (ParseUint(getenv_fn(model::kGpuHoldMbEnv), &v) && v < (1u << 16)) s.hold_bytes = static_cast<size_t>(v << 20);
   if (const char* path = getenv_fn(model::kCuptiPathEnv)) s.cupti_path = path;
   s.visible_devices = ParseVisibleDevices(getenv_fn("CUDA_VISIBLE_DEVICES"));
   s.rank = ParseRank(getenv_fn, {"RANK", "SLURM_PROCID"});

@@ -19,6 +19,8 @@ struct InjectionSettings {
   bool graph_nodes = false;
   size_t buffer_bytes = 4u << 20;
   size_t max_buffers = 16;
+  // Held back while the directory is not writable yet (fragment_writer.h).
+  size_t hold_bytes = 32u << 20;
   std::string cupti_path;
   std::vector<int> visible_devices;
   // The process's rank in its job and on its node, as launchers set them

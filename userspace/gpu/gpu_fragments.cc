@@ -72,7 +72,8 @@ Result<UniqueFd> OpenChecked(const std::string& path, DirOwners& owners) {
 // only when it changed, so the latest fragment that states it has it.
 std::map<ProcessKey, uint64_t> LatestDropCounts(const std::vector<std::string>& files, DirOwners& owners) {
   std::map<ProcessKey, uint64_t> out;
-  // `files` is ordered by process, then time: walk it backwards.
+  // `files` is in flush order (each process's own fragments in time order):
+  // walk it backwards.
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
     auto key = KeyOf(*it);
     if (!key) continue;
@@ -108,7 +109,13 @@ Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_
   GN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
   struct stat dst {};
   if (::stat(dir.c_str(), &dst) != 0) return MakeError("{}: {}", dir, std::strerror(errno));
-  std::vector<std::tuple<ProcessKey, uint64_t, std::string>> in, before;
+  // Sorted by flush time first: each fragment opens with a ClockSnapshot
+  // taken at its flush (cupti/injection.cc names the file by that BOOTTIME
+  // reading), and the trace processor reads snapshots in file order,
+  // counting one whose BOOTTIME is below the last one of the same clock set
+  // as invalid_clock_snapshots and dropping it. Process after process, the
+  // second process's snapshots went back in time.
+  std::vector<std::tuple<uint64_t, ProcessKey, std::string>> in, before;
   FragmentWindow out;
   for (const auto& name : names) {
     auto parsed = model::ParseFragmentFileName(name);
@@ -123,13 +130,36 @@ Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_
       out.refused.push_back(fd.error().message);
       continue;
     }
-    if (parsed->flush_ts < from_ts) before.emplace_back(KeyOf(*parsed), parsed->flush_ts, dir + "/" + name);
-    else in.emplace_back(KeyOf(*parsed), parsed->flush_ts, dir + "/" + name);
+    if (parsed->flush_ts < from_ts) before.emplace_back(parsed->flush_ts, KeyOf(*parsed), dir + "/" + name);
+    else in.emplace_back(parsed->flush_ts, KeyOf(*parsed), dir + "/" + name);
   }
   std::sort(in.begin(), in.end());
   std::sort(before.begin(), before.end());
-  for (auto& [pid, ts, path] : in) out.files.push_back(std::move(path));
-  for (auto& [pid, ts, path] : before) out.before.push_back(std::move(path));
+  for (auto& [ts, pid, path] : in) out.files.push_back(std::move(path));
+  for (auto& [ts, pid, path] : before) out.before.push_back(std::move(path));
+  return out;
+}
+
+FragmentWindow ListFragmentWindows(const std::vector<std::string>& dirs, uint64_t from_ts, uint64_t to_ts) {
+  FragmentWindow out;
+  for (const std::string& dir : dirs) {
+    auto one = ListFragmentWindow(dir, from_ts, to_ts);
+    if (!one.ok()) {
+      out.refused.push_back(one.error().message);
+      continue;
+    }
+    out.files.insert(out.files.end(), one->files.begin(), one->files.end());
+    out.before.insert(out.before.end(), one->before.begin(), one->before.end());
+    out.refused.insert(out.refused.end(), one->refused.begin(), one->refused.end());
+    out.late += one->late;
+  }
+  // One flush order across directories, as within one (clock snapshots).
+  auto by_flush = [](const std::string& a, const std::string& b) {
+    auto na = NameOf(a), nb = NameOf(b);
+    return std::make_tuple(na->flush_ts, KeyOf(*na), a) < std::make_tuple(nb->flush_ts, KeyOf(*nb), b);
+  };
+  std::sort(out.files.begin(), out.files.end(), by_flush);
+  std::sort(out.before.begin(), out.before.end(), by_flush);
   return out;
 }
 

@@ -28,9 +28,10 @@ class FragmentPidTranslator;
 Result<UniqueFd> OpenFragment(const std::string& path, uid_t dir_owner);
 
 // The fragment files of `dir` around a collection window [from_ts, to_ts]
-// (CLOCK_BOOTTIME by flush time; to_ts 0: no upper limit), each list ordered
-// by process, then time. Temporary files (a flush in progress) are never
-// listed.
+// (CLOCK_BOOTTIME by flush time; to_ts 0: no upper limit), each list in
+// flush order across processes (ties by process), so the fragments' clock
+// snapshots reach the trace in time order. Temporary files (a flush in
+// progress) are never listed.
 struct FragmentWindow {
   std::vector<std::string> files;   // flushed within the window: what the trace gets
   std::vector<std::string> before;  // flushed before it: each process's CUPTI count at the start
@@ -40,6 +41,12 @@ struct FragmentWindow {
   std::vector<std::string> refused;
 };
 Result<FragmentWindow> ListFragmentWindow(const std::string& dir, uint64_t from_ts, uint64_t to_ts);
+
+// The same over several directories (a node agent's per-pod directories,
+// collect/pod_fragment_dirs.h), merged into one flush order. A directory
+// that cannot be listed is a `refused` line, not an error: the others'
+// fragments are worth keeping.
+FragmentWindow ListFragmentWindows(const std::vector<std::string>& dirs, uint64_t from_ts, uint64_t to_ts);
 
 // Only the files within the window.
 Result<std::vector<std::string>> ListGpuFragments(const std::string& dir, uint64_t from_ts,
@@ -62,7 +69,8 @@ struct FragmentsAppended {
   std::vector<std::string> not_captured;
 };
 
-// Appends each fragment with its own sequence ids, opened by OpenFragment
+// Appends each fragment, in the order given (ListFragmentWindow's flush
+// order keeps the clock snapshots in time order), with its own sequence ids, opened by OpenFragment
 // (a fragment refused now is unreadable, with its line in `problems`). A corrupt fragment keeps
 // the packets before the damage and is reported, never fatal: the kernel
 // side and the other processes' data are worth keeping.

@@ -28,6 +28,12 @@ inline constexpr const char* kGpuApiEnv = "GPUNOISE_GPU_API";
 inline constexpr const char* kGpuGraphNodesEnv = "GPUNOISE_GPU_GRAPH_NODES";
 // MiB of CUPTI activity buffers a process may hold (default 64).
 inline constexpr const char* kGpuBufferMbEnv = "GPUNOISE_GPU_BUFFER_MB";
+// MiB of converted GPU data a process holds back while its fragment
+// directory is not writable yet (default 32; 0: none, capture stays off).
+inline constexpr const char* kGpuHoldMbEnv = "GPUNOISE_GPU_HOLD_MB";
+inline constexpr uint64_t kDefaultHoldMb = 32;
+// The summary instant's count of chunks dropped from the held-back ones.
+inline constexpr std::string_view kCuptiChunksNotWrittenArg = "chunks_not_written";
 // Overrides where the library finds libcupti.
 inline constexpr const char* kCuptiPathEnv = "GPUNOISE_CUPTI_PATH";
 

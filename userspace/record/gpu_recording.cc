@@ -9,6 +9,8 @@
 #include <random>
 #include <thread>
 
+#include "collect/kubelet_pods.h"
+#include "collect/pod_fragment_dirs.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -32,6 +34,10 @@ constexpr uint32_t kFirstFragmentSequenceId = 3;
 // With --gpu-dir, processes flush on their own schedule (default every
 // second): wait this long after the recording for the last window's data.
 constexpr uint64_t kCollectWaitNs = (model::kDefaultFlushMs + 500) * 1000000ull;
+// How often the pod directories are brought up to date: a pod's directory
+// appears within this of its sandbox, and is handed over within this of its
+// first process (the library holds its data back meanwhile).
+constexpr auto kPodDirsInterval = std::chrono::seconds(1);
 
 std::string BootId() {
   auto id = ReadFileToString("/proc/sys/kernel/random/boot_id");
@@ -55,6 +61,15 @@ Result<std::unique_ptr<GpuRecording>> GpuRecording::Create(const GpuRecordingOpt
     if (::stat(options.collect_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       return MakeError("failed to use --gpu-dir {}: not a directory", options.collect_dir);
     g->dir_ = options.collect_dir;
+  }
+  if (!options.pod_dirs_root.empty()) {
+    auto dirs = collect::PodFragmentDirs::Open(options.pod_dirs_root);
+    if (!dirs.ok()) return MakeError("failed to use --gpu-pod-dirs: {}", dirs.error().message);
+    g->pod_dirs_ = std::make_unique<collect::PodFragmentDirs>(std::move(*dirs));
+    g->dir_ = options.pod_dirs_root;
+    // The first pass now, before the capability drop: the pods already
+    // running get theirs before the recording starts.
+    g->UpdatePodDirs();
   }
   if (options.capture_workload) {
     auto library = gpu::FindInjectionLibrary(exe_path);
@@ -86,9 +101,39 @@ Result<std::unique_ptr<GpuRecording>> GpuRecording::Create(const GpuRecordingOpt
   return g;
 }
 
-GpuRecording::~GpuRecording() = default;
+GpuRecording::~GpuRecording() { StopPodDirs(); }
+
+void GpuRecording::UpdatePodDirs() {
+  collect::KubeletPods pods = collect::KubeletPods::Read(options_.kubelet_log_dir);
+  std::lock_guard<std::mutex> lock(pod_dirs_mu_);
+  collect::PodDirsPass pass = pod_dirs_->Update(pods);
+  pod_dirs_created_ += pass.created;
+  pod_dirs_handed_ += pass.handed;
+  for (auto& p : pass.problems)
+    if (pod_dirs_said_.insert(p).second) warnings_.push_back("GPU pod directory: " + p);  // once, not each pass
+}
+
+void GpuRecording::StopPodDirs() {
+  if (!pod_dirs_thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(pod_dirs_mu_);
+    pod_dirs_stop_ = true;
+  }
+  pod_dirs_cv_.notify_all();
+  pod_dirs_thread_.join();
+}
 
 void GpuRecording::Begin() {
+  if (pod_dirs_ && !pod_dirs_thread_.joinable()) {
+    pod_dirs_thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(pod_dirs_mu_);
+      while (!pod_dirs_cv_.wait_for(lock, kPodDirsInterval, [this] { return pod_dirs_stop_; })) {
+        lock.unlock();
+        UpdatePodDirs();
+        lock.lock();
+      }
+    });
+  }
   if (!options_.counters) return;
   auto api = gpu::LoadNvml();
   if (!api.ok()) {
@@ -141,7 +186,13 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
     to = session.end_ts + kCollectWaitNs;
   }
   uint64_t summary_ts = session.end_ts ? session.end_ts : session.start_ts;
-  auto window = gpu::ListFragmentWindow(dir_, from, to);
+  if (pod_dirs_) {
+    // The last pass, then the directories as they are now.
+    StopPodDirs();
+    UpdatePodDirs();
+  }
+  auto window = pod_dirs_ ? Result<gpu::FragmentWindow>(gpu::ListFragmentWindows(pod_dirs_->Directories(), from, to))
+                          : gpu::ListFragmentWindow(dir_, from, to);
   if (!window.ok()) {
     warnings_.push_back("GPU fragments not collected: " + window.error().message);
     loss_.error = window.error().message;
@@ -210,6 +261,9 @@ std::string GpuRecording::Summary() const {
     add(loss_.fragments_truncated, "fragments truncated");
     add(loss_.fragments_late, "fragments after the end");
     if (!lost.empty()) out += ", lost: " + lost;
+    if (pod_dirs_)
+      out += fmt::format("; pod directories: {} created, {} handed to their pod's user", pod_dirs_created_,
+                         pod_dirs_handed_);
   }
   if (options_.counters) {
     if (!out.empty()) out += "; ";

@@ -4,10 +4,14 @@
 // recording runs. Plugs into RecordOptions (start_workload, append_extra).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,6 +24,9 @@
 namespace gpunoise::perfetto {
 class TraceFileWriter;
 }
+namespace gpunoise::collect {
+class PodFragmentDirs;
+}
 
 namespace gpunoise::record {
 
@@ -28,6 +35,11 @@ struct GpuRecordingOptions {
   bool capture_workload = false;
   // `--gpu-dir DIR`: collect fragments other processes write there.
   std::string collect_dir;
+  // `--gpu-pod-dirs ROOT`: one directory per pod under ROOT, made and
+  // handed to each pod's user while the recording runs
+  // (collect/pod_fragment_dirs.h); fragments are collected from all.
+  std::string pod_dirs_root;
+  std::string kubelet_log_dir = "/var/log";
   // NVML counters; `counters_requested` makes a missing NVML worth a line
   // on stderr (it always gets a note in the trace).
   bool counters = true;
@@ -52,7 +64,8 @@ class GpuRecording {
   const std::vector<std::pair<std::string, std::string>>& workload_env() const { return env_; }
   const std::string& fragment_dir() const { return dir_; }
 
-  // When the recording starts: NVML sampling begins.
+  // When the recording starts: NVML sampling begins, and with pod
+  // directories the pass that makes and hands them over every second.
   void Begin();
   // After the kernel side: NVML counters (or the note why there are none)
   // and the GPU fragments of the recording window.
@@ -71,13 +84,19 @@ class GpuRecording {
   const model::GpuLoss& loss() const { return loss_; }
   // Lines for stderr not yet said (no injection library, no NVML, a bad
   // fragment); each is handed out once.
-  std::vector<std::string> TakeWarnings() { return std::exchange(warnings_, {}); }
+  std::vector<std::string> TakeWarnings() {
+    std::lock_guard<std::mutex> lock(pod_dirs_mu_);
+    return std::exchange(warnings_, {});
+  }
   // Lines for stderr that are information, not warnings (no NVML on a
   // recording that did not ask for GPU data).
   std::vector<std::string> TakeInfos() { return std::exchange(infos_, {}); }
 
  private:
   GpuRecording() = default;
+  // One pass over the pod directories; its lines go to warnings_.
+  void UpdatePodDirs();
+  void StopPodDirs();
 
   GpuRecordingOptions options_;
   std::vector<std::pair<std::string, std::string>> env_;
@@ -93,6 +112,13 @@ class GpuRecording {
   model::PidNsMap pid_ns_map_;
   std::vector<std::string> warnings_;
   std::vector<std::string> infos_;
+  std::unique_ptr<collect::PodFragmentDirs> pod_dirs_;
+  size_t pod_dirs_created_ = 0, pod_dirs_handed_ = 0;
+  std::thread pod_dirs_thread_;
+  std::mutex pod_dirs_mu_;  // pod_dirs_, its counts and warnings_ while the thread runs
+  std::condition_variable pod_dirs_cv_;
+  bool pod_dirs_stop_ = false;
+  std::set<std::string> pod_dirs_said_;
 };
 
 }  // namespace gpunoise::record

@@ -70,6 +70,13 @@ CapMask RecordKeeps(const RecordNeeds& needs, std::vector<std::string>* reasons)
     reasons->push_back("cap_dac_override: GPU fragments are read from and removed in " + needs.gpu_dir +
                        " (0700, owned by the user whose processes wrote them)");
   }
+  // --gpu-pod-dirs: each pod's directory is made root's and handed to the
+  // pod's user when its first process appears, during the recording.
+  if (needs.pod_dirs) {
+    keep |= CapBit(kCapChown);
+    reasons->push_back("cap_chown: the per-pod GPU fragment directories under " + needs.gpu_dir +
+                       " are handed to each pod's user as its first process appears");
+  }
   return keep;
 }
 

@@ -22,6 +22,7 @@ namespace gpunoise::record {
 struct RecordNeeds {
   std::string output_path;  // the trace, renamed into place at the end
   std::string gpu_dir;      // GPU fragments to collect (and remove), or ""
+  bool pod_dirs = false;    // gpu_dir is a root of per-pod directories handed over while recording
 };
 
 // `reasons` gets one line per capability kept.
