@@ -86,6 +86,12 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "work items of one function on one CPU must run this long while focus threads wait there"},
       {"workqueue.min_share", ThresholdUnit::kRatio, 0.005,
        "... and this share of their observed time"},
+      {"numa.min_delay", ThresholdUnit::kDuration, 10e6,
+       "a focus or GPU-launching thread must run this long on CPUs of a NUMA node other than its GPU's (or NIC's)"},
+      {"numa.min_share", ThresholdUnit::kRatio, 0.05,
+       "... and this share of its own running time"},
+      {"numa.min_irqs", ThresholdUnit::kCount, 100,
+       "interrupts a NIC's IRQs must take on CPUs off the NIC's NUMA node for a finding"},
   };
   return kSpecs;
 }

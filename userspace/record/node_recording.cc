@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "collect/irq_scanner.h"
 #include "collect/kwork_collector.h"
 #include "collect/memstall_collector.h"
+#include "collect/numa_topology.h"
 #include "common/files.h"
 #include "common/strings.h"
 #include "record/perfetto_trace_sink.h"
@@ -18,6 +20,16 @@ namespace {
 
 // Quotas appear (a pod starts) and processes move: rescanned this often.
 constexpr uint64_t kRescanNs = 1'000'000'000;
+
+// The NIC IRQs' CPUs now (numa_locality compares them with the NIC's node):
+// written at both ends, so a change during the recording (irqbalance) shows.
+Status WriteNicIrqCpus(PerfettoTraceSink& sink, uint64_t ts, std::string_view phase) {
+  model::IrqTable irqs = collect::ScanIrqs();
+  collect::MapNicIrqs(&irqs);
+  for (const model::NicIrqAffinity& a : collect::NicIrqAffinities(irqs))
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteNicIrqCpus(ts, a, phase));
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -129,7 +141,10 @@ Status NodeRecording::Begin(PerfettoTraceSink& sink) {
   // are named after it has dropped them.
   kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
   mounts_ = collect::ReadCpuCgroupMounts();
-  GN_RETURN_IF_ERROR(Rescan(sink, BoottimeNs()));
+  const uint64_t now = BoottimeNs();
+  GN_RETURN_IF_ERROR(sink.node_tracks().WriteNumaTopology(now, collect::ReadNumaTopology()));
+  GN_RETURN_IF_ERROR(WriteNicIrqCpus(sink, now, "start"));
+  GN_RETURN_IF_ERROR(Rescan(sink, now));
   baseline_ = Read();
   previous_ = baseline_;
   return OkStatus();
@@ -162,6 +177,7 @@ Status NodeRecording::Finish(PerfettoTraceSink& sink) {
   GN_RETURN_IF_ERROR(Rescan(sink, final_.ts));
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, final_));
   GN_RETURN_IF_ERROR(WriteStalls(sink));  // the collector has stopped: the log is complete
+  GN_RETURN_IF_ERROR(WriteNicIrqCpus(sink, final_.ts, "end"));
   return sink.node_tracks().Close(final_.ts);
 }
 

@@ -1,7 +1,8 @@
 // The node part of a recording: every interval, per-CPU steal time from
 // /proc/stat and the throttling counters (cpu.stat) of every cgroup that has
 // a CPU quota, as counter tracks; every second (and at the ends) which
-// processes those quotas apply to and every thread's CPU affinity. No eBPF:
+// processes those quotas apply to and every thread's CPU affinity; at the
+// start the NUMA topology, at both ends the NIC IRQs' CPUs. No eBPF:
 // files only, so the cost is a few reads per interval (one per quota cgroup)
 // and one sched_getaffinity per thread a second.
 #pragma once

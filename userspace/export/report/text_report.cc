@@ -52,10 +52,17 @@ void Header(const ReportInput& in, std::string& out) {
   if (!a.has_gpu_data) out += "  no GPU data in this trace\n";
 }
 
+// Kinds this trace cannot show: a quiet report must not read as "checked".
+void NotMeasurable(const analyze::Analysis& a, std::string& out) {
+  for (const auto& n : a.not_measurable)
+    out += fmt::format("  [{}] not measurable on this node: {}\n", n.kind, n.reason);
+}
+
 void Findings(const ReportInput& in, std::string& out) {
   const analyze::Analysis& a = *in.analysis;
   if (a.findings.empty()) {
     out += "\nNo findings: nothing crossed its threshold (thresholds at the end).\n";
+    NotMeasurable(a, out);
     return;
   }
   out += fmt::format("\nFINDINGS ({}, by the time they cost the focus threads)\n", a.findings.size());
@@ -79,6 +86,8 @@ void Findings(const ReportInput& in, std::string& out) {
     if (f.cost_ns) out += fmt::format("    cost:  {} of focus-thread time ({})\n", FormatNs(f.cost_ns), FormatShare(f.cost_share));
     for (const auto& e : f.evidence) out += "      - " + e + "\n";
   }
+  if (!a.not_measurable.empty()) out += "\n";
+  NotMeasurable(a, out);
 }
 
 void CpuTable(const ReportInput& in, std::string& out) {
