@@ -78,28 +78,11 @@ Status NodeRecording::Rescan(PerfettoTraceSink& sink, uint64_t ts) {
   return OkStatus();
 }
 
-const std::pair<int32_t, std::string>& NodeRecording::Who(int32_t tid) {
-  auto it = threads_.find(tid);
-  if (it == threads_.end()) {
-    // Named once, while the thread most likely still exists; a thread that
-    // is gone has no known process (0), never a made-up one.
-    std::pair<int32_t, std::string> who{0, ""};
-    if (auto status = ReadFileToString(fmt::format("/proc/{}/status", tid)); status.ok())
-      for (std::string_view line : Split(*status, '\n')) {
-        if (StartsWith(line, "Name:")) who.second = std::string(Trim(line.substr(5)));
-        if (StartsWith(line, "Tgid:"))
-          if (auto v = ParseInt64(Trim(line.substr(5)))) who.first = static_cast<int32_t>(*v);
-      }
-    it = threads_.emplace(tid, std::move(who)).first;
-  }
-  return it->second;
-}
-
 Status NodeRecording::WriteStalls(PerfettoTraceSink& sink) {
   stalls_.clear();
   memstall_->Drain(&stalls_);
   for (const model::MemStall& s : stalls_) {
-    const auto& who = Who(s.tid);
+    const auto& who = threads_.Who(s.tid);
     ++stall_count_;
     stall_ns_ += s.end > s.begin ? s.end - s.begin : 0;
     GN_RETURN_IF_ERROR(sink.node_tracks().WriteStall(s, who.first, who.second));
@@ -129,7 +112,7 @@ Status NodeRecording::WriteKernelWork(PerfettoTraceSink& sink) {
   for (const model::KernelWork& w : work_) {
     ++work_count_[static_cast<size_t>(w.kind)];
     const bool send = w.kind == model::KernelWorkKind::kIpiSend;
-    const auto& who = send ? Who(w.tid) : kNobody;
+    const auto& who = send ? threads_.Who(w.tid, w.tgid) : kNobody;
     GN_RETURN_IF_ERROR(sink.node_tracks().WriteKernelWork(w, Symbol(w.func), send ? Symbol(w.callsite) : "",
                                                           who.first, who.second));
   }

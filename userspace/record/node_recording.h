@@ -22,6 +22,7 @@
 #include "common/unique_fd.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
+#include "record/thread_names.h"
 
 namespace gpunoise::collect {
 class KworkCollector;
@@ -58,8 +59,6 @@ class NodeRecording {
   Status Rescan(PerfettoTraceSink& sink, uint64_t ts);
   Status WriteStalls(PerfettoTraceSink& sink);
   Status WriteKernelWork(PerfettoTraceSink& sink);
-  // (tgid, name) of a thread, read from /proc once.
-  const std::pair<int32_t, std::string>& Who(int32_t tid);
   const std::string& Symbol(uint64_t address);
 
   uint64_t interval_ns_;
@@ -71,7 +70,7 @@ class NodeRecording {
   bool frozen_ = false;
   collect::MemstallCollector* memstall_ = nullptr;
   std::vector<model::MemStall> stalls_;  // reused
-  std::map<int32_t, std::pair<int32_t, std::string>> threads_;  // tid -> (pid, name)
+  ThreadNames threads_;
   uint64_t stall_count_ = 0, stall_ns_ = 0;
   collect::KworkCollector* kwork_ = nullptr;
   std::vector<model::KernelWork> work_;  // reused
