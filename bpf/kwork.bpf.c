@@ -135,7 +135,12 @@ static __always_inline void gn_kw_emit(__u8 kind, __u64 begin, __u64 end, __u64 
 	e->callsite = callsite;
 	e->targets = targets;
 	e->csd = csd;
-	e->tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	e->tid = (__u32)pid_tgid;
+	/* The process too: a thread that sent an IPI and exited before the
+	 * drain can no longer be looked up in /proc. */
+	e->tgid = (__u32)(pid_tgid >> 32);
+	e->pad = 0;
 	e->kind = kind;
 	e->flags = kind == GN_KW_IPI_SEND ? gn_kw_context() : 0;
 	e->cpu = cpu;

@@ -30,7 +30,7 @@ enum gn_kwork_flags {
 
 /* Entries per CPU (a power of two). Drained every 100 ms by default, so a
  * CPU may run 20k callbacks a second before entries are overwritten (and
- * counted as lost). */
+ * counted as lost). 72 bytes each: 144 KiB per CPU. */
 #define GN_KW_LOG 2048
 
 struct gn_kwork {
@@ -45,6 +45,8 @@ struct gn_kwork {
 	__u8 kind;      /* enum gn_kwork_kind */
 	__u8 flags;     /* enum gn_kwork_flags: the context it ran in, where the irq collector tells */
 	__u16 cpu;
+	__u32 tgid;     /* current task's process: names a sender that exited before the recorder read the entry */
+	__u32 pad;
 };
 
 /* One per CPU, a cache line each so CPUs never share one. */

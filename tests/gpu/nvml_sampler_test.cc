@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
+#include "export/perfetto/node_tracks.h"
 #include "export/perfetto/trace_view.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
@@ -203,6 +205,37 @@ TEST(GpuCounterPackets, CountersSitUnderTheSharedGpuGroup) {
   }
   EXPECT_TRUE(found);
   EXPECT_EQ(v.unclosed(), 0u);
+}
+
+// numa_locality joins GPU tracks (by UUID) to sysfs (by PCI address).
+TEST(GpuCounterPackets, EachGpusPciAddressIsNamedByUuidOnTheNodeTrack) {
+  FakeNvml::readings = 0;
+  auto sampler = NvmlSampler::Create(FakeNvml::Api());
+  ASSERT_TRUE(sampler.ok());
+  (*sampler)->SampleOnce(1000);
+  std::string path = TempFile();
+  auto out = perfetto::TraceFileWriter::Create(path, 0);
+  ASSERT_TRUE(out.ok());
+  perfetto::TrackEventWriter writer(2, 99);
+  ASSERT_TRUE(WriteGpuCounters((*sampler)->gpus(), (*sampler)->samples(), "node-a", writer, *out).ok());
+  ASSERT_TRUE(out->Commit().ok());
+  testing::TraceView v(ReadAll(path));
+  unlink(path.c_str());
+  const auto* node = v.TrackNamed(std::string(perfetto::kNodeMetadataTrackName));
+  ASSERT_NE(node, nullptr);
+  std::map<std::string, std::string> bus_by_uuid;
+  for (const auto& p : v.trace().packet()) {
+    if (!p.has_track_event() || p.track_event().name() != perfetto::kGpuBusIdEventName) continue;
+    EXPECT_EQ(p.track_event().track_uuid(), node->uuid());
+    std::string uuid, bus;
+    for (const auto& a : p.track_event().debug_annotations()) {
+      if (a.name() == "uuid") uuid = a.string_value();
+      if (a.name() == "bus_id") bus = a.string_value();
+    }
+    bus_by_uuid[uuid] = bus;
+  }
+  ASSERT_EQ(bus_by_uuid.size(), (*sampler)->gpus().size());
+  EXPECT_EQ(bus_by_uuid["GPU-00000001-aaaa-bbbb-cccc-dddddddddddd"], "00000000:3C:00.0");
 }
 
 TEST(GpuCounterPackets, UnavailableNvmlLeavesANote) {

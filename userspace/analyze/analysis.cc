@@ -14,6 +14,7 @@
 #include "analyze/nic_trouble_detector.h"
 #include "analyze/kernel_log_findings.h"
 #include "model/kernel_log.h"
+#include "analyze/numa_locality_detector.h"
 #include "analyze/placement_detector.h"
 #include "analyze/kernel_work_detector.h"
 #include "analyze/reclaim_detector.h"
@@ -358,6 +359,10 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
     add(DetectNumaBalancing(ctx, cpustate));
     add(DetectSmis(ctx, cpustate));
     a.not_measurable = CpuStateNotMeasurable(cpustate);
+    NumaMetadata numa = ReadNumaMetadata(t);
+    if (std::string why = numa.NotMeasurableReason(); !why.empty())
+      a.not_measurable.push_back({"numa_locality", std::move(why)});
+    add(DetectNumaLocality(ctx, numa));
   }
   RankFindings(&a.findings);
   a.recorder_cost_ns = RecorderCost(MeasureInterference(ctx), t);

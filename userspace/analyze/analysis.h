@@ -138,6 +138,12 @@ struct LossSummary {
   } kernel_log;
 };
 
+// A kind of finding this trace cannot show, and why ("one NUMA node").
+struct NotMeasurable {
+  std::string kind;
+  std::string reason;
+};
+
 struct Analysis {
   uint64_t trace_start = 0, trace_end = 0;  // first and last event
   uint64_t from = 0, to = 0;                // analysis window
@@ -149,13 +155,12 @@ struct Analysis {
   std::vector<FocusThreadSummary> focus_threads;
   uint64_t recorder_cost_ns = 0;  // focus-thread time gpunoise's own threads took
   std::vector<Finding> findings;  // ranked
+  std::vector<NotMeasurable> not_measurable;  // "not measurable on this node"
   std::vector<CpuShare> cpus;
   std::vector<RunQueueDelay> top_delays;
   std::vector<DeviceStats> devices;
   LossSummary loss;
   Thresholds thresholds;
-  // Causes this trace cannot show, and why ("not measurable on this node").
-  std::vector<NotMeasurable> not_measurable;
 };
 
 Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options);

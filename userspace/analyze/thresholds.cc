@@ -106,6 +106,12 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "... or pages of theirs it migrated (NUMA_MISPLACED; 256 pages are 1 MiB)"},
       {"smi.min_count", ThresholdUnit::kCount, 1,
        "SMIs (MSR_SMI_COUNT's rise on a CPU) during the recording needed for a finding"},
+      {"numa.min_delay", ThresholdUnit::kDuration, 10e6,
+       "a focus or GPU-launching thread must run this long on CPUs of a NUMA node other than its GPU's (or NIC's)"},
+      {"numa.min_share", ThresholdUnit::kRatio, 0.05,
+       "... and this share of its own running time"},
+      {"numa.min_irqs", ThresholdUnit::kCount, 100,
+       "interrupts a NIC's IRQs must take on CPUs off the NIC's NUMA node for a finding"},
   };
   return kSpecs;
 }

@@ -18,8 +18,9 @@ extern "C" {
 
 namespace gpunoise::collect {
 
-static_assert(sizeof(gn_kwork) == 64);
+static_assert(sizeof(gn_kwork) == 72);
 static_assert(offsetof(gn_kwork, tid) == 56);
+static_assert(offsetof(gn_kwork, tgid) == 64);
 static_assert(sizeof(gn_kwork_head) == 64);
 static_assert((GN_KW_LOG & (GN_KW_LOG - 1)) == 0);
 
@@ -104,6 +105,25 @@ void KworkCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
 
 static_assert(KworkCollector::kEntriesPerCpu == GN_KW_LOG);
 
+// static
+model::KernelWork KworkCollector::Decode(const gn_kwork& e) {
+  model::KernelWork w;
+  w.begin = e.begin;
+  w.end = std::max(e.end, e.begin);
+  w.func = e.func;
+  w.callsite = e.callsite;
+  w.targets = e.targets;
+  w.tid = static_cast<int32_t>(e.tid);
+  w.tgid = static_cast<int32_t>(e.tgid);
+  w.cpu = e.cpu;
+  w.kind = static_cast<model::KernelWorkKind>(e.kind);
+  w.csd = e.csd;
+  w.context = (e.flags & GN_KW_IN_HARDIRQ)   ? model::KernelWorkContext::kHardirq
+              : (e.flags & GN_KW_IN_SOFTIRQ) ? model::KernelWorkContext::kSoftirq
+                                             : model::KernelWorkContext::kTask;
+  return w;
+}
+
 uint64_t KworkCollector::Drain(std::vector<model::KernelWork>* out) {
   if (!log_.addr || !heads_.addr || report_.state == model::CollectorState::kDisabled) return 0;
   uint64_t most = 0;
@@ -130,20 +150,7 @@ uint64_t KworkCollector::Drain(std::vector<model::KernelWork>* out) {
         continue;
       }
       if (e.kind >= GN_KW_KINDS) continue;
-      model::KernelWork w;
-      w.begin = e.begin;
-      w.end = std::max(e.end, e.begin);
-      w.func = e.func;
-      w.callsite = e.callsite;
-      w.targets = e.targets;
-      w.tid = static_cast<int32_t>(e.tid);
-      w.cpu = e.cpu;
-      w.kind = static_cast<model::KernelWorkKind>(e.kind);
-      w.csd = e.csd;
-      w.context = (e.flags & GN_KW_IN_HARDIRQ)   ? model::KernelWorkContext::kHardirq
-                  : (e.flags & GN_KW_IN_SOFTIRQ) ? model::KernelWorkContext::kSoftirq
-                                                 : model::KernelWorkContext::kTask;
-      out->push_back(w);
+      out->push_back(Decode(e));
     }
   }
   return most;

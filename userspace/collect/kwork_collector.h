@@ -13,6 +13,7 @@
 #include "model/kernel_work.h"
 
 struct kwork_bpf;
+struct gn_kwork;
 
 namespace gpunoise::collect {
 
@@ -30,6 +31,9 @@ class KworkCollector : public Collector {
   // caller can drain sooner before a CPU laps its log.
   uint64_t Drain(std::vector<model::KernelWork>* out);
   static constexpr uint64_t kEntriesPerCpu = 2048;  // GN_KW_LOG
+  // One entry of the log as the model's record (public for testing; the
+  // caller has checked its kind).
+  static model::KernelWork Decode(const gn_kwork& entry);
   uint64_t lost() const { return lost_; }
   // Exits with no entry and entries nested deeper than the kernel keeps.
   uint64_t unpaired() const;

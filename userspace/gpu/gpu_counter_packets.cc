@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "export/perfetto/node_tracks.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
@@ -40,6 +41,25 @@ Status WriteGpuCounters(const std::vector<GpuInfo>& gpus, const std::vector<GpuS
   auto write = [&]() { return out.WritePacket(packet); };
   std::map<uint32_t, const GpuInfo*> by_index;
   for (const auto& g : gpus) by_index[g.index] = &g;
+  // NVML's PCI address of each GPU, by UUID: GPU work's tracks are named by
+  // UUID, sysfs gives each PCI address its NUMA node (numa_locality).
+  if (!samples.empty()) {
+    uint64_t node_track = 0;
+    for (const auto& g : gpus) {
+      if (g.pci_bus_id.empty()) continue;
+      if (!node_track) {
+        node_track = writer.TrackUuid(perfetto::kNodeMetadataTrackName);
+        writer.FillTrackDescriptor(&packet, node_track, perfetto::kNodeMetadataTrackName, 0,
+                                   "NVML's PCI address of each GPU (docs/report.md)");
+        GN_RETURN_IF_ERROR(write());
+      }
+      auto* e = writer.FillInstant(&packet, samples.front().ts, node_track, perfetto::kGpuBusIdEventName, "gpunoise");
+      perfetto::AddArg(e, "uuid", g.uuid);
+      perfetto::AddArg(e, "index", g.index);
+      perfetto::AddArg(e, "bus_id", g.pci_bus_id);
+      GN_RETURN_IF_ERROR(write());
+    }
+  }
   // Per GPU: the group, its counter tracks, the throttling track.
   std::map<std::pair<uint32_t, size_t>, uint64_t> counter_tracks;
   std::map<uint32_t, uint64_t> throttle_tracks, reason_tracks;

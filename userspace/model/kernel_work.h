@@ -24,6 +24,7 @@ struct KernelWork {
   uint64_t targets = 0;         // IPI send: CPUs 0..63 (bit 63 also stands for higher ones)
   uint64_t csd = 0;             // IPI send and callback: the request's call_single_data (pairs the two)
   int32_t tid = 0;              // current task: sender, kworker, or the task interrupted
+  int32_t tgid = 0;             // its process, as the kernel knew it then (0: unknown)
   uint32_t cpu = 0;
   KernelWorkKind kind = KernelWorkKind::kIpiSend;
   KernelWorkContext context = KernelWorkContext::kTask;  // IPI send only

@@ -8,8 +8,10 @@
 
 #include "common/clock.h"
 #include "collect/cpustate_collector.h"
+#include "collect/irq_scanner.h"
 #include "collect/kwork_collector.h"
 #include "collect/memstall_collector.h"
+#include "collect/numa_topology.h"
 #include "common/files.h"
 #include "common/strings.h"
 #include "record/perfetto_trace_sink.h"
@@ -19,6 +21,16 @@ namespace {
 
 // Quotas appear (a pod starts) and processes move: rescanned this often.
 constexpr uint64_t kRescanNs = 1'000'000'000;
+
+// The NIC IRQs' CPUs now (numa_locality compares them with the NIC's node):
+// written at both ends, so a change during the recording (irqbalance) shows.
+Status WriteNicIrqCpus(PerfettoTraceSink& sink, uint64_t ts, std::string_view phase) {
+  model::IrqTable irqs = collect::ScanIrqs();
+  collect::MapNicIrqs(&irqs);
+  for (const model::NicIrqAffinity& a : collect::NicIrqAffinities(irqs))
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteNicIrqCpus(ts, a, phase));
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -69,28 +81,11 @@ Status NodeRecording::Rescan(PerfettoTraceSink& sink, uint64_t ts) {
   return OkStatus();
 }
 
-const std::pair<int32_t, std::string>& NodeRecording::Who(int32_t tid) {
-  auto it = threads_.find(tid);
-  if (it == threads_.end()) {
-    // Named once, while the thread most likely still exists; a thread that
-    // is gone has no known process (0), never a made-up one.
-    std::pair<int32_t, std::string> who{0, ""};
-    if (auto status = ReadFileToString(fmt::format("/proc/{}/status", tid)); status.ok())
-      for (std::string_view line : Split(*status, '\n')) {
-        if (StartsWith(line, "Name:")) who.second = std::string(Trim(line.substr(5)));
-        if (StartsWith(line, "Tgid:"))
-          if (auto v = ParseInt64(Trim(line.substr(5)))) who.first = static_cast<int32_t>(*v);
-      }
-    it = threads_.emplace(tid, std::move(who)).first;
-  }
-  return it->second;
-}
-
 Status NodeRecording::WriteStalls(PerfettoTraceSink& sink) {
   stalls_.clear();
   memstall_->Drain(&stalls_);
   for (const model::MemStall& s : stalls_) {
-    const auto& who = Who(s.tid);
+    const auto& who = threads_.Who(s.tid);
     ++stall_count_;
     stall_ns_ += s.end > s.begin ? s.end - s.begin : 0;
     GN_RETURN_IF_ERROR(sink.node_tracks().WriteStall(s, who.first, who.second));
@@ -123,7 +118,7 @@ Status NodeRecording::WriteKernelWork(PerfettoTraceSink& sink) {
   for (const model::KernelWork& w : work_) {
     ++work_count_[static_cast<size_t>(w.kind)];
     const bool send = w.kind == model::KernelWorkKind::kIpiSend;
-    const auto& who = send ? Who(w.tid) : kNobody;
+    const auto& who = send ? threads_.Who(w.tid, w.tgid) : kNobody;
     GN_RETURN_IF_ERROR(sink.node_tracks().WriteKernelWork(w, Symbol(w.func), send ? Symbol(w.callsite) : "",
                                                           who.first, who.second));
   }
@@ -135,8 +130,11 @@ Status NodeRecording::Begin(PerfettoTraceSink& sink) {
   // are named after it has dropped them.
   kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
   mounts_ = collect::ReadCpuCgroupMounts();
-  GN_RETURN_IF_ERROR(Rescan(sink, BoottimeNs()));
-  GN_RETURN_IF_ERROR(cpustate_->Begin(sink, BoottimeNs()));
+  const uint64_t now = BoottimeNs();
+  GN_RETURN_IF_ERROR(sink.node_tracks().WriteNumaTopology(now, collect::ReadNumaTopology()));
+  GN_RETURN_IF_ERROR(WriteNicIrqCpus(sink, now, "start"));
+  GN_RETURN_IF_ERROR(Rescan(sink, now));
+  GN_RETURN_IF_ERROR(cpustate_->Begin(sink, now));
   baseline_ = Read();
   previous_ = baseline_;
   return OkStatus();
@@ -170,6 +168,7 @@ Status NodeRecording::Finish(PerfettoTraceSink& sink) {
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, final_));
   GN_RETURN_IF_ERROR(WriteStalls(sink));  // the collector has stopped: the log is complete
   GN_RETURN_IF_ERROR(cpustate_->Finish(sink, final_.ts));
+  GN_RETURN_IF_ERROR(WriteNicIrqCpus(sink, final_.ts, "end"));
   return sink.node_tracks().Close(final_.ts);
 }
 

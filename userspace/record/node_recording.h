@@ -1,7 +1,8 @@
 // The node part of a recording: every interval, per-CPU steal time from
 // /proc/stat and the throttling counters (cpu.stat) of every cgroup that has
 // a CPU quota, as counter tracks; every second (and at the ends) which
-// processes those quotas apply to and every thread's CPU affinity. No eBPF:
+// processes those quotas apply to and every thread's CPU affinity; at the
+// start the NUMA topology, at both ends the NIC IRQs' CPUs. No eBPF:
 // files only, so the cost is a few reads per interval (one per quota cgroup)
 // and one sched_getaffinity per thread a second.
 #pragma once
@@ -22,6 +23,7 @@
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
 #include "record/cpustate_recording.h"
+#include "record/thread_names.h"
 
 namespace gpunoise::collect {
 class KworkCollector;
@@ -61,8 +63,6 @@ class NodeRecording {
   Status Rescan(PerfettoTraceSink& sink, uint64_t ts);
   Status WriteStalls(PerfettoTraceSink& sink);
   Status WriteKernelWork(PerfettoTraceSink& sink);
-  // (tgid, name) of a thread, read from /proc once.
-  const std::pair<int32_t, std::string>& Who(int32_t tid);
   const std::string& Symbol(uint64_t address);
 
   uint64_t interval_ns_;
@@ -74,7 +74,7 @@ class NodeRecording {
   bool frozen_ = false;
   collect::MemstallCollector* memstall_ = nullptr;
   std::vector<model::MemStall> stalls_;  // reused
-  std::map<int32_t, std::pair<int32_t, std::string>> threads_;  // tid -> (pid, name)
+  ThreadNames threads_;
   uint64_t stall_count_ = 0, stall_ns_ = 0;
   collect::KworkCollector* kwork_ = nullptr;
   std::vector<model::KernelWork> work_;  // reused

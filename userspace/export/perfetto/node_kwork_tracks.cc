@@ -13,10 +13,10 @@ Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::stri
   TracePacket packet;
   const bool send = work.kind == model::KernelWorkKind::kIpiSend;
   // A send from the idle task (an interrupt on an idle CPU) has no thread
-  // to go on, and one from a thread that exited before the drain has no
-  // known process (a made-up one would be a second thread of that tid in
-  // the trace processor): both go on the CPU's track like the rest, with
-  // the tid in the args.
+  // to go on, and one whose process is unknown (a thread that exited before
+  // the drain, from a log without the kernel's tgid; a made-up process would
+  // be a second thread of that tid in the trace processor): both go on the
+  // CPU's track like the rest, with the tid in the args.
   const bool on_thread = send && work.tid != 0 && pid != 0;
   // A send belongs to the thread that sent it; the rest to the CPU it ran
   // on, one track per kind so that slices of one track nest (a hard hrtimer

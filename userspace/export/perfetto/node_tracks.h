@@ -20,6 +20,7 @@
 #include "model/cpu_state.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
+#include "model/numa_topology.h"
 
 namespace gpunoise::perfetto {
 
@@ -50,6 +51,13 @@ inline constexpr std::string_view kCpuStateInfoEventName = "cpustate";
 inline constexpr std::string_view kIdleStateEventName = "cpu idle state";
 inline constexpr std::string_view kFrequencyLimitsEventName = "cpu frequency limits";
 inline constexpr std::string_view kSmiCountEventName = "smi count";
+// The NUMA topology (model/numa_topology.h), written at the start; the NIC
+// IRQs' CPUs at the start and at the end (phase "start"/"end"); NVML's PCI
+// address of each GPU, by UUID and index (written by the GPU side).
+inline constexpr std::string_view kNumaNodeEventName = "numa node";        // node, cpus
+inline constexpr std::string_view kNumaDeviceEventName = "numa device";    // kind, name, bus_id, numa_node
+inline constexpr std::string_view kNicIrqCpusEventName = "nic irq cpus";   // irq, device, cpus, effective, phase
+inline constexpr std::string_view kGpuBusIdEventName = "gpu bus id";       // uuid, index, bus_id
 
 namespace node_metric {
 // "cpu<N> steal": share of the CPU stolen by the hypervisor from the
@@ -83,6 +91,10 @@ class NodeTrackWriter {
   // A thread's CPU affinity, written when it differs from the last one
   // written for that tid.
   Status WriteAffinity(uint64_t ts, int32_t tid, const std::vector<int>& cpus);
+  // The NUMA nodes' CPUs and the devices' nodes (node_numa_tracks.cc).
+  Status WriteNumaTopology(uint64_t ts, const model::NumaTopology& topology);
+  // A NIC IRQ's CPUs at `phase` ("start" or "end").
+  Status WriteNicIrqCpus(uint64_t ts, const model::NicIrqAffinity& irq, std::string_view phase);
   // A reclaim or compaction stall as a slice on its thread's track
   // (category kMemStallCategory, named by model::MemStallName).
   Status WriteStall(const model::MemStall& stall, int32_t pid, std::string_view thread_name);

@@ -302,6 +302,16 @@ std::string FormatJsonReport(const ReportInput& in) {
   for (const auto& f : a.findings) WriteFinding(w, f, ++rank);
   w.EndArray();
 
+  w.Key("not_measurable");
+  w.BeginArray();
+  for (const auto& n : a.not_measurable) {
+    w.BeginObject();
+    w.Field("kind", n.kind);
+    w.Field("reason", n.reason);
+    w.EndObject();
+  }
+  w.EndArray();
+
   w.Key("cpus");
   w.BeginArray();
   for (const auto& c : a.cpus) {
@@ -391,17 +401,6 @@ std::string FormatJsonReport(const ReportInput& in) {
 
   LostEvents(w, a.loss);
 
-  // Causes this trace cannot show (cpustate: idle_exit, cpu_frequency,
-  // numa_balancing, smi), each with its reason.
-  w.Key("not_measurable");
-  w.BeginArray();
-  for (const auto& n : a.not_measurable) {
-    w.BeginObject();
-    w.Field("kind", n.kind);
-    w.Field("reason", n.reason);
-    w.EndObject();
-  }
-  w.EndArray();
 
   // What the cross-node report reads back from each node (docs/fleet.md).
   if (in.node) WriteNodeSummary(w, *in.node);

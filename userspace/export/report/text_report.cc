@@ -81,6 +81,7 @@ void Findings(const ReportInput& in, std::string& out) {
   }
 }
 
+// Kinds this trace cannot show: a quiet report must not read as "checked".
 void NotMeasurableLines(const ReportInput& in, std::string& out) {
   const analyze::Analysis& a = *in.analysis;
   if (a.not_measurable.empty()) return;
