@@ -138,12 +138,6 @@ struct LossSummary {
   } kernel_log;
 };
 
-// A kind of finding this trace cannot show, and why ("one NUMA node").
-struct NotMeasurable {
-  std::string kind;
-  std::string reason;
-};
-
 struct Analysis {
   uint64_t trace_start = 0, trace_end = 0;  // first and last event
   uint64_t from = 0, to = 0;                // analysis window

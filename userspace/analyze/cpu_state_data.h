@@ -50,11 +50,6 @@ struct CpuStateData {
 
 CpuStateData ReadCpuStateData(const Timeline& t);
 
-// A cause the report cannot measure from this trace, and why.
-struct NotMeasurable {
-  std::string kind;    // "idle_exit", "cpu_frequency", "numa_balancing", "smi"
-  std::string reason;  // "no cpufreq driver on this node: ..."
-};
 std::vector<NotMeasurable> CpuStateNotMeasurable(const CpuStateData& d);
 
 }  // namespace gpunoise::analyze

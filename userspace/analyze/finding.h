@@ -48,4 +48,12 @@ struct Finding {
 // size, most costly first.
 void RankFindings(std::vector<Finding>* findings);
 
+// A kind of finding this trace cannot show, and why: "smi" because
+// "/dev/cpu/0/msr does not exist", "numa_locality" because "one NUMA node
+// with CPUs". A quiet report must not read as "checked".
+struct NotMeasurable {
+  std::string kind;
+  std::string reason;
+};
+
 }  // namespace gpunoise::analyze
