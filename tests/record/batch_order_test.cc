@@ -24,6 +24,7 @@ struct Rec {
 struct Batch {
   std::vector<Rec> recs;
   uint64_t flush_ts = 0;
+  uint32_t stream = 0;
 };
 using RingItem = std::variant<Rec, Batch>;
 
@@ -47,7 +48,7 @@ void StageItem(CpuStaging& s, const RingItem& item) {
   }
   const Batch& b = std::get<Batch>(item);
   for (const Rec& r : b.recs) StageRec(s, r, true);
-  s.EndBatch(b.flush_ts);
+  s.EndBatch(b.flush_ts, b.stream);
 }
 
 void WriteOut(CpuStaging& s, bool cut, bool all_in, std::vector<uint64_t>* written) {
@@ -55,8 +56,9 @@ void WriteOut(CpuStaging& s, bool cut, bool all_in, std::vector<uint64_t>* writt
   s.Written();
 }
 
-// One CPU's programs: records go to the ring directly or to the batch;
-// a record may be interrupted between its claim (its place) and its stamp
+// One CPU's programs: records go to the ring directly or to one of two
+// batches (two batching objects: sched's and irq's, each with its own
+// flushes); a record may be interrupted between its claim (its place) and its stamp
 // by records of higher levels, which may themselves be interrupted.
 class CpuModel {
  public:
@@ -65,14 +67,15 @@ class CpuModel {
   // One top-level event and whatever nests in it.
   void Step() { Emit(Level(rng_() % 3), 0); }
 
-  // The pre-drain flush; `refused`: a record was half-written (the real
-  // flush then writes nothing).
-  void Flush(bool refused) {
+  // The pre-drain flush of `stream`; `refused`: a record was half-written
+  // (the real flush then writes nothing).
+  void Flush(uint32_t stream, bool refused) {
     if (refused) return;
     Batch b;
-    b.recs = std::move(batch_);
-    batch_.clear();
+    b.recs = std::move(batch_[stream]);
+    batch_[stream].clear();
     b.flush_ts = ++now_;
+    b.stream = stream;
     ring_.push_back(std::move(b));
   }
 
@@ -83,21 +86,23 @@ class CpuModel {
   static uint16_t Level(unsigned i) { return i == 0 ? kTask : i == 1 ? kSoft : kHard; }
 
   void Emit(uint16_t flags, int depth) {
-    bool batched = rng_() % 2;
+    unsigned how = rng_() % 3;  // direct, or batched in stream 0 or 1
+    bool batched = how != 0;
+    uint32_t stream = how == 2 ? 1 : 0;
     ++made_;
     Rec* slot;
     size_t index;
     if (batched) {
-      batch_.push_back({0, flags});
-      index = batch_.size() - 1;
+      batch_[stream].push_back({0, flags});
+      index = batch_[stream].size() - 1;
     } else {
       ring_.push_back(Rec{0, flags});
       index = ring_.size() - 1;
     }
-    if (batched) ++open_;
+    if (batched) ++open_[stream];
     // Interrupted between the claim and the stamp by a higher level.
     if (depth < 2 && flags != kHard && rng_() % 3 == 0) Emit(flags == kTask ? (rng_() % 2 ? kSoft : kHard) : kHard, depth + 1);
-    slot = batched ? &batch_[index] : &std::get<Rec>(ring_[index]);
+    slot = batched ? &batch_[stream][index] : &std::get<Rec>(ring_[index]);
     slot->ts = ++now_;
     // Interrupted after the stamp, before the commit: nested records come
     // later in time and place.
@@ -105,16 +110,16 @@ class CpuModel {
     if (!batched) return;
     // Only the commit that leaves no batched record half-written flushes a
     // full batch (a direct record may still be open below it).
-    if (--open_ == 0 && batch_.size() >= batch_records_) Flush(false);
+    if (--open_[stream] == 0 && batch_[stream].size() >= batch_records_) Flush(stream, false);
   }
 
   std::mt19937 rng_;
   size_t batch_records_;
-  std::vector<Rec> batch_;
+  std::vector<Rec> batch_[2];
   std::vector<RingItem> ring_;
   uint64_t now_ = 0;
   uint64_t made_ = 0;
-  int open_ = 0;  // batched records claimed and not committed
+  int open_[2] = {0, 0};  // per stream: records claimed and not committed
 };
 
 // Drains the model's ring like the record session: flush, then read at most
@@ -124,18 +129,20 @@ std::vector<uint64_t> Record(uint32_t seed, size_t batch_records, size_t budget,
                              uint64_t* made) {
   CpuModel cpu(seed, batch_records);
   CpuStaging staging;
-  staging.set_batching(1);
+  staging.set_batching(0b11);
   std::mt19937 rng(seed * 7 + 1);
   std::vector<uint64_t> written;
   size_t read = 0;
   for (int d = 0; d < drains; ++d) {
     for (int i = 0; i < steps_per_drain; ++i) cpu.Step();
-    cpu.Flush(rng() % 4 == 0);
+    cpu.Flush(0, rng() % 4 == 0);
+    cpu.Flush(1, rng() % 4 == 0);
     size_t n = 0;
     while (read < cpu.ring().size() && n < budget) StageItem(staging, cpu.ring()[read++]), ++n;
     WriteOut(staging, n >= budget, false, &written);
   }
-  cpu.Flush(false);
+  cpu.Flush(0, false);
+  cpu.Flush(1, false);
   while (read < cpu.ring().size()) StageItem(staging, cpu.ring()[read++]);
   WriteOut(staging, false, true, &written);
   *made = cpu.made();

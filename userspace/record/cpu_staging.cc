@@ -74,7 +74,7 @@ void CpuStaging::Written() {
   // their events.
   size_t kept = 0;
   for (const BatchEnd& b : batch_ends_)
-    if (b.end > considered_) batch_ends_[kept++] = {b.end - writable_, b.flush_ts};
+    if (b.end > considered_) batch_ends_[kept++] = {b.end - writable_, b.flush_ts, b.stream};
   batch_ends_.resize(kept);
   considered_ = 0;
   if (writable_ == 0) return;

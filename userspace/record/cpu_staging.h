@@ -24,6 +24,7 @@
 // among direct records only.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -61,7 +62,13 @@ class CpuStaging {
   // A batch of `stream` flushed at `flush_ts` ends here (after its records
   // were pushed).
   void EndBatch(uint64_t flush_ts, uint32_t stream = 0) {
-    if (stream < kMaxStreams) batch_ends_.push_back({used_, flush_ts, stream});
+    if (stream >= kMaxStreams) return;
+    // Empty batches of an idle CPU, drain after drain, replace each other.
+    if (!batch_ends_.empty() && batch_ends_.back().end == used_ && batch_ends_.back().stream == stream) {
+      batch_ends_.back().flush_ts = std::max(batch_ends_.back().flush_ts, flush_ts);
+      return;
+    }
+    batch_ends_.push_back({used_, flush_ts, stream});
   }
   // Events stamped after it wait for a later drain. Max without batching.
   uint64_t floor() const { return FloorOf(floors_); }
