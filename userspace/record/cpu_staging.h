@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "model/events.h"
@@ -94,12 +95,16 @@ class CpuStaging {
   // The cut point: the position of the last direct record at the lowest
   // context level among the staged direct records; used_ when none.
   size_t CutPoint() const;
+  void SortWritable();
 
   std::vector<model::Event> events_;  // reused: no allocation once warm
   std::vector<uint8_t> batched_;      // per event: it came out of a batch
   std::vector<BatchEnd> batch_ends_;
   std::vector<model::Event> held_;    // reused by Writable()
   std::vector<uint8_t> held_batched_;
+  // Reused by the sort: (ts, position) keys, and the events in their order.
+  std::vector<std::pair<uint64_t, uint32_t>> keys_;
+  std::vector<model::Event> sorted_;
   size_t used_ = 0;
   size_t writable_ = 0;
   // Staged events Writable() looked at: [writable_, considered_) are held for
