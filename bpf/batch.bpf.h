@@ -16,9 +16,12 @@
  * them and commits with an atomic add; an interrupting program appends behind
  * the interrupted one's claim and never touches its half-written record.
  * Only a commit that leaves committed == claimed flushes (no record of this
- * CPU is half-written then). A record that finds the batch full or being
- * flushed is counted lost by kind (gn_lost_kinds), never written around the
- * batch: that would put it ahead of older records.
+ * CPU is half-written then). A record that finds the batch full (nested
+ * programs claimed every slot) or being flushed goes to the ring directly,
+ * like an unbatched record: it lands ahead of older batched records, but it
+ * was stamped after the flush (or after the full batch's claims), so user
+ * space holds it back until that batch's flush has been read
+ * (record/cpu_staging.h), and nothing is lost to the batch.
  *
  * Records sit in fixed slots (GN_BATCH_SLOT bytes, the largest record the
  * object batches): a lost batch is then counted by kind with a walk at a
@@ -138,8 +141,8 @@ static __always_inline bool gn_batch_try_claim(struct gn_batch *b, __u64 *claime
 
 /* Claims a slot of this CPU's batch for a record of `size` bytes (a
  * constant, at most GN_BATCH_SLOT) and fills the record header; NULL when
- * the gate is closed or the record cannot be batched (then
- * counted lost). The timestamp is taken after the claim, as gn_reserve does,
+ * the gate is closed or the batch is full or being flushed (the caller then
+ * reserves the record on the ring, GN_CLAIM). The timestamp is taken after the claim, as gn_reserve does,
  * so that records stamped after a flush are in a later batch. */
 static __always_inline void *gn_batch_claim(struct gn_batch **bp, __u32 size, __u16 kind)
 {
@@ -154,10 +157,8 @@ static __always_inline void *gn_batch_claim(struct gn_batch **bp, __u32 size, __
 		ok = gn_batch_try_claim(b, &claimed);
 	/* Keeps the bound check on the register used for the address. */
 	asm volatile("" : "+r"(claimed));
-	if (!ok || size > GN_BATCH_SLOT || claimed > GN_BATCH_BYTES - GN_BATCH_SLOT) {
-		gn_count_lost(kind);
-		return NULL;
-	}
+	if (!ok || size > GN_BATCH_SLOT || claimed > GN_BATCH_BYTES - GN_BATCH_SLOT)
+		return NULL; /* the caller writes it to the ring directly */
 	struct gn_header *hdr = (struct gn_header *)(b->buf + claimed);
 	hdr->ts = bpf_ktime_get_boot_ns();
 	hdr->kind = kind;
@@ -176,15 +177,25 @@ static __always_inline void gn_batch_commit(struct gn_batch *b)
 		gn_batch_flush(b, now, bpf_get_smp_processor_id());
 }
 
-/* The record either way: batched when gn_batching, else reserved on the ring
- * (gn_reserve); GN_COMMIT then commits or submits it. gn_batching is a
- * load-time constant, so the verifier walks only one of the two. */
+/* The record either way: batched when gn_batching, else, or when the batch
+ * is full or being flushed, reserved on the ring (gn_reserve); GN_COMMIT
+ * then commits or submits it (`batch` is NULL for a ring record).
+ * gn_batching is a load-time constant: without it the verifier walks only
+ * the ring path. */
 #define GN_CLAIM(type, kind, batchp, wakep)                                          \
-	(gn_batching ? (type *)gn_batch_claim((batchp), sizeof(type), (kind))        \
-		     : GN_RESERVE(type, (kind), (wakep)))
+	({                                                                           \
+		type *gn_rec_ = NULL;                                                \
+		if (gn_batching)                                                     \
+			gn_rec_ = (type *)gn_batch_claim((batchp), sizeof(type), (kind)); \
+		if (!gn_rec_) {                                                      \
+			*(batchp) = NULL;                                            \
+			gn_rec_ = GN_RESERVE(type, (kind), (wakep));                 \
+		}                                                                    \
+		gn_rec_;                                                             \
+	})
 #define GN_COMMIT(rec, batch, wake)                                                  \
 	do {                                                                         \
-		if (gn_batching)                                                     \
+		if (gn_batching && (batch))                                          \
 			gn_batch_commit(batch);                                      \
 		else                                                                 \
 			gn_submit((rec), (wake));                                    \

@@ -154,11 +154,7 @@ static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __
 {
 	__u64 wake = 0;
 	struct gn_batch *batch = NULL;
-	struct gn_sched_switch *rec;
-	if (gn_batching)
-		rec = gn_batch_claim(&batch, sizeof(*rec), GN_REC_SCHED_SWITCH);
-	else
-		rec = GN_RESERVE(struct gn_sched_switch, GN_REC_SCHED_SWITCH, &wake);
+	struct gn_sched_switch *rec = GN_CLAIM(struct gn_sched_switch, GN_REC_SCHED_SWITCH, &batch, &wake);
 	if (!rec)
 		return;
 	rec->prev_tgid = prev_tgid;
@@ -168,10 +164,7 @@ static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __
 	rec->next_prio = next_prio;
 	rec->pad = 0;
 	bpf_probe_read_kernel(rec->next_comm, sizeof(rec->next_comm), next_comm);
-	if (gn_batching)
-		gn_batch_commit(batch);
-	else
-		gn_submit(rec, wake);
+	GN_COMMIT(rec, batch, wake);
 }
 
 GN_BATCH_FLUSH_PROGRAM(gn_sched_flush)
@@ -217,11 +210,7 @@ static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s3
 {
 	__u64 wake = 0;
 	struct gn_batch *batch = NULL;
-	struct gn_sched_wake *rec;
-	if (gn_batching)
-		rec = gn_batch_claim(&batch, sizeof(*rec), kind);
-	else
-		rec = GN_RESERVE(struct gn_sched_wake, kind, &wake);
+	struct gn_sched_wake *rec = GN_CLAIM(struct gn_sched_wake, kind, &batch, &wake);
 	if (!rec)
 		return;
 	rec->tid = tid;
@@ -229,10 +218,7 @@ static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s3
 	rec->prio = prio;
 	rec->target_cpu = target_cpu;
 	bpf_probe_read_kernel(rec->comm, sizeof(rec->comm), comm);
-	if (gn_batching)
-		gn_batch_commit(batch);
-	else
-		gn_submit(rec, wake);
+	GN_COMMIT(rec, batch, wake);
 }
 
 static __always_inline void gn_wake_btf(__u16 kind, struct task_struct *p)
