@@ -128,6 +128,10 @@ def main(argv):
         "gpunoise-plain": tracers.GpunoiseRecord(gpunoise, "gpunoise-plain",
                                                  "gpunoise record --compress none",
                                                  extra_args=["--compress", "none"]),
+        # Opt-in: per-CPU batching in the kernel (issue 18), for A/B against "gpunoise".
+        "gpunoise-batching": tracers.GpunoiseRecord(gpunoise, "gpunoise-batching",
+                                                    "gpunoise record --batching",
+                                                    extra_args=["--batching"]),
         "monitor": tracers.GpunoiseMonitor(gpunoise),
         "bpftrace": tracers.Bpftrace(peer_tps),
         "bcc": tracers.Bcc(),

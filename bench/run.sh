@@ -6,8 +6,15 @@
 #
 #   sudo bench/run.sh            # full run: 3 pairs per cell; writes docs/performance.md and README.md
 #   sudo bench/run.sh --quick    # smoke run: 1 pair, short loads; writes build/bench-quick.md
+#   bench/run.sh --help          # run.py's options; installs, builds and needs nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Help first: nothing installed or built, and no root needed to read it.
+for arg in "$@"; do
+  case "$arg" in
+    -h|--help) exec python3 bench/run.py --help ;;
+  esac
+done
 if [[ $EUID -ne 0 ]]; then
   echo "bench: needs root (sudo bench/run.sh)" >&2
   exit 1

@@ -10,6 +10,15 @@
 #include "common.bpf.h"
 #include "irq.h"
 
+/* Every record here is a storm's (a NET_RX flood is softirq and irq entries
+ * and exits): all are batched per CPU when user space asks
+ * (bpf/batch.bpf.h). All three layouts are 24 bytes. */
+#define GN_BATCH_SLOT 24 /* struct gn_irq, gn_softirq and gn_vector */
+#define GN_BATCH_STREAM GN_BATCH_STREAM_IRQ
+#include "batch.bpf.h"
+
+GN_BATCH_FLUSH_PROGRAM(gn_irq_flush)
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* irq number -> name of the first action seen for it. Filled once per IRQ
@@ -39,13 +48,14 @@ static __always_inline void gn_softirq_mark(bool serving)
 
 static __always_inline void gn_emit_irq(__u16 kind, __s32 irq, __s32 ret)
 {
-	__u64 wake;
-	struct gn_irq *rec = GN_RESERVE(struct gn_irq, kind, &wake);
+	__u64 wake = 0;
+	struct gn_batch *batch = NULL;
+	struct gn_irq *rec = GN_CLAIM(struct gn_irq, kind, &batch, &wake);
 	if (!rec)
 		return;
 	rec->irq = irq;
 	rec->ret = ret;
-	gn_submit(rec, wake);
+	GN_COMMIT(rec, batch, wake);
 }
 
 static __always_inline void gn_remember_name(__s32 irq, const char *name)
@@ -106,12 +116,13 @@ static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 		return;
 	if (kind == GN_REC_SOFTIRQ_ENTRY)
 		gn_softirq_mark(true);
-	__u64 wake;
-	struct gn_softirq *rec = GN_RESERVE(struct gn_softirq, kind, &wake);
+	__u64 wake = 0;
+	struct gn_batch *batch = NULL;
+	struct gn_softirq *rec = GN_CLAIM(struct gn_softirq, kind, &batch, &wake);
 	if (rec) {
 		rec->vec = vec;
 		rec->pad = 0;
-		gn_submit(rec, wake);
+		GN_COMMIT(rec, batch, wake);
 	}
 	if (kind == GN_REC_SOFTIRQ_EXIT)
 		gn_softirq_mark(false);
@@ -141,12 +152,13 @@ static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector
 		return;
 	if (kind == GN_REC_VECTOR_ENTRY)
 		gn_hardirq_mark(true);
-	__u64 wake;
-	struct gn_vector *rec = GN_RESERVE(struct gn_vector, kind, &wake);
+	__u64 wake = 0;
+	struct gn_batch *batch = NULL;
+	struct gn_vector *rec = GN_CLAIM(struct gn_vector, kind, &batch, &wake);
 	if (rec) {
 		rec->kind = vkind;
 		rec->vector = vector;
-		gn_submit(rec, wake);
+		GN_COMMIT(rec, batch, wake);
 	}
 	if (kind == GN_REC_VECTOR_EXIT)
 		gn_hardirq_mark(false);

@@ -51,7 +51,37 @@ enum gn_record_kind {
 	GN_REC_VECTOR_ENTRY = 37,
 	GN_REC_VECTOR_EXIT = 38,
 	/* network collectors start at 64 (bpf/net.h) */
+	/* A batch of records from one CPU (struct gn_batch_hdr, bpf/batch.bpf.h) */
+	GN_REC_BATCH = 250,
 	GN_REC_KIND_MAX = 256,
+};
+
+/* A batch: records written on one CPU, one per slot of `slot` bytes (a
+ * record no bigger than its slot, at its start), after this header, in the
+ * order they were claimed (which a nested program can make differ from time
+ * order; user space sorts). hdr.ts is the instant of the flush: every record
+ * in the batch was stamped before it, and every record a later batch of this
+ * CPU and stream holds was stamped after it. Sequence numbers count the
+ * stream's batched records on this CPU from the object's load, lost batches
+ * included: end_seq of one batch is first_seq of the next unless a batch was
+ * lost (its records are counted in gn_lost_kinds). A batch with no records
+ * is a flush of an empty batch: it only moves hdr.ts on. */
+struct gn_batch_hdr {
+	struct gn_header hdr; /* kind GN_REC_BATCH, tid 0 */
+	__u16 count; /* records after the header */
+	__u16 slot; /* bytes per record */
+	__u16 cpu; /* the CPU the records were written on */
+	__u16 stream; /* whose batch: enum gn_batch_stream */
+	__u64 first_seq;
+	__u64 end_seq; /* first_seq + count */
+};
+
+/* Each batching object keeps its own per-CPU batch, so a CPU has one batch
+ * stream per object, each with its own flush times. */
+enum gn_batch_stream {
+	GN_BATCH_STREAM_SCHED = 0,
+	GN_BATCH_STREAM_IRQ = 1,
+	GN_BATCH_STREAMS = 2,
 };
 
 /* Ring-buffer transport: one BPF_MAP_TYPE_RINGBUF per CPU inside an

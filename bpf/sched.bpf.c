@@ -9,6 +9,13 @@
 #include "core_fixes.bpf.h"
 #include "sched.h"
 
+/* Switches and wakeups, the records a scheduling storm is made of, are
+ * batched per CPU when user space asks (bpf/batch.bpf.h); the rest go to the
+ * ring directly. */
+#define GN_BATCH_SLOT 56 /* struct gn_sched_switch; wakeups (48 B) use 56 too */
+#define GN_BATCH_STREAM GN_BATCH_STREAM_SCHED
+#include "batch.bpf.h"
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define GN_CLONE_THREAD 0x00010000
@@ -145,8 +152,9 @@ static __always_inline __s32 gn_report_state(bool preempt, unsigned int state,
 static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __u32 next_tid,
 					   __u32 next_tgid, __s32 next_prio, const char *next_comm)
 {
-	__u64 wake;
-	struct gn_sched_switch *rec = GN_RESERVE(struct gn_sched_switch, GN_REC_SCHED_SWITCH, &wake);
+	__u64 wake = 0;
+	struct gn_batch *batch = NULL;
+	struct gn_sched_switch *rec = GN_CLAIM(struct gn_sched_switch, GN_REC_SCHED_SWITCH, &batch, &wake);
 	if (!rec)
 		return;
 	rec->prev_tgid = prev_tgid;
@@ -156,8 +164,10 @@ static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __
 	rec->next_prio = next_prio;
 	rec->pad = 0;
 	bpf_probe_read_kernel(rec->next_comm, sizeof(rec->next_comm), next_comm);
-	gn_submit(rec, wake);
+	GN_COMMIT(rec, batch, wake);
 }
+
+GN_BATCH_FLUSH_PROGRAM(gn_sched_flush)
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(gn_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
@@ -198,8 +208,9 @@ int gn_tp_sched_switch(struct trace_event_raw_sched_switch *ctx)
 static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s32 prio,
 					 __s32 target_cpu, const char *comm)
 {
-	__u64 wake;
-	struct gn_sched_wake *rec = GN_RESERVE(struct gn_sched_wake, kind, &wake);
+	__u64 wake = 0;
+	struct gn_batch *batch = NULL;
+	struct gn_sched_wake *rec = GN_CLAIM(struct gn_sched_wake, kind, &batch, &wake);
 	if (!rec)
 		return;
 	rec->tid = tid;
@@ -207,7 +218,7 @@ static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s3
 	rec->prio = prio;
 	rec->target_cpu = target_cpu;
 	bpf_probe_read_kernel(rec->comm, sizeof(rec->comm), comm);
-	gn_submit(rec, wake);
+	GN_COMMIT(rec, batch, wake);
 }
 
 static __always_inline void gn_wake_btf(__u16 kind, struct task_struct *p)

@@ -3,6 +3,7 @@
 
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -308,6 +309,28 @@ class FloorAndProgramCostTest(unittest.TestCase):
         self.assertIn("W1: 0.900 / 1.000 = 0.900", line)
         self.assertIn("W2 TCP: not measured", line)
         self.assertIn(f"| {report.MISSED} (in part: some cells not measured) |", line)
+
+
+class RunShTest(unittest.TestCase):
+    def test_help_prints_run_py_help_without_installing_or_building(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        with tempfile.TemporaryDirectory() as fake_bin:
+            # Stand-ins that leave a mark if the script reaches for them.
+            marker = os.path.join(fake_bin, "called")
+            for tool in ("apt-get", "cmake", "ninja", "sudo"):
+                path = os.path.join(fake_bin, tool)
+                with open(path, "w") as f:
+                    f.write(f"#!/bin/sh\necho {tool} >> {marker}\nexit 1\n")
+                os.chmod(path, 0o755)
+            env = dict(os.environ, PATH=fake_bin + os.pathsep + os.environ.get("PATH", ""))
+            for flag in ("--help", "-h"):
+                out = subprocess.run(["bash", os.path.join(root, "bench", "run.sh"), "--quick", flag], env=env,
+                                     capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                self.assertIn("usage: run.py", out.stdout)
+                self.assertNotIn("bench: installing", out.stdout + out.stderr)
+            self.assertFalse(os.path.exists(marker), "run.sh --help ran a tool: " +
+                             (open(marker).read() if os.path.exists(marker) else ""))
 
 
 if __name__ == "__main__":

@@ -70,7 +70,14 @@ struct Recorded {
 
 // A UDP flood over veth (the receiver's NAPI runs in NET_RX on the sending
 // CPU, which wakes the reader) and futex wakes, under `gpunoise record`.
-Recorded RecordWakeups(const std::string& attach, std::vector<std::string> extra) {
+// `mode`: the attach path ("auto", "tracepoint"), with "+batching" for
+// per-CPU batches in the kernel (record --batching: batched switches,
+// wakeups and irq records, direct packet records, all nested in each other).
+Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra) {
+  const std::string kBatching = "+batching";
+  bool batching = mode.size() > kBatching.size() && mode.ends_with(kBatching);
+  std::string attach = batching ? mode.substr(0, mode.size() - kBatching.size()) : mode;
+  if (batching) extra.push_back("--batching");
   Recorded r;
   std::string error;
   auto pair = VethPair::Create({}, &error);
@@ -159,8 +166,11 @@ TEST_P(ContextIntegration, TimestampsNeverDecreasePerCpuAcrossTinyDrainPasses) {
   EXPECT_GT(events, 10000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothAttachPaths, ContextIntegration, ::testing::Values("auto", "tracepoint"),
-                         [](const auto& info) { return info.param == "auto" ? std::string("TpBtf") : std::string("Classic"); });
+INSTANTIATE_TEST_SUITE_P(BothAttachPaths, ContextIntegration, ::testing::Values("auto", "tracepoint", "auto+batching"),
+                         [](const auto& info) {
+                           if (info.param == "auto+batching") return std::string("TpBtfBatching");
+                           return info.param == "auto" ? std::string("TpBtf") : std::string("Classic");
+                         });
 
 // How Perfetto's own thread_state classifies the reader's wakeups.
 TEST(ContextIntegration, PerfettosThreadStateMarksTheReadersWakeupsAsIrqContext) {

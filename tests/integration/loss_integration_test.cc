@@ -297,11 +297,17 @@ void StopAndCheck(ChildProcess& rec, SchedOracle& oracle, const std::string& out
                             &checked->lost);
 }
 
-std::vector<std::string> RecordArgs(const std::string& out, const std::string& attach,
+// `mode`: the attach path ("auto", "tracepoint"), with "+batching" for
+// per-CPU batches in the kernel (record --batching).
+std::vector<std::string> RecordArgs(const std::string& out, const std::string& mode,
                                     std::vector<std::string> extra) {
+  const std::string kBatching = "+batching";
+  bool batching = mode.size() > kBatching.size() && mode.ends_with(kBatching);
+  std::string attach = batching ? mode.substr(0, mode.size() - kBatching.size()) : mode;
   std::vector<std::string> args = {GpunoiseBinary(), "record",  "-o",           out,
                                    "--events",       "sched",   "--attach",     attach,
                                    "--drain-interval", "50"};
+  if (batching) args.push_back("--batching");
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -502,8 +508,11 @@ TEST_P(LossIntegration, EveryNewThreadIsRecordedOnce) {
   for (int32_t tid : Tids(target.shared())) EXPECT_EQ(newtasks[tid], 1) << "thread " << tid;
 }
 
-INSTANTIATE_TEST_SUITE_P(BothAttachPaths, LossIntegration, ::testing::Values("auto", "tracepoint"),
-                         [](const auto& info) { return info.param == "auto" ? std::string("TpBtf") : std::string("Classic"); });
+INSTANTIATE_TEST_SUITE_P(BothAttachPaths, LossIntegration, ::testing::Values("auto", "tracepoint", "auto+batching"),
+                         [](const auto& info) {
+                           if (info.param == "auto+batching") return std::string("TpBtfBatching");
+                           return info.param == "auto" ? std::string("TpBtf") : std::string("Classic");
+                         });
 
 }  // namespace
 }  // namespace gpunoise::testing

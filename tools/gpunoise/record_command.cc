@@ -80,7 +80,7 @@ int RunRecord(int argc, char** argv) {
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
   bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
-       run_as_root = false, redact = false;
+       run_as_root = false, redact = false, batching = false, no_batching = false;
 
   po::options_description opts("OPTIONS");
   opts.add_options()
@@ -114,6 +114,11 @@ int RunRecord(int argc, char** argv) {
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
        "at most this many records per CPU between two writes (0: no limit)")
+      ("batching", po::bool_switch(&batching),
+       "context switches, wakeups, irq, softirq and system-vector records reach the ring in per-CPU batches, "
+       "one ring reservation per batch (cheaper per event under a storm; each drain first flushes every CPU's "
+       "batch with a call to that CPU)")
+      ("no-batching", po::bool_switch(&no_batching), "one ring reservation per record (the default)")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")
       ("compress", po::value(&compress_text)->default_value("zlib"),
@@ -155,6 +160,11 @@ int RunRecord(int argc, char** argv) {
   options.machine_name = machine_name;
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
   options.records_per_cpu_per_drain = drain_batch;
+  if (batching && no_batching) {
+    std::fprintf(stderr, "usage: gpunoise record: --batching and --no-batching exclude each other\n");
+    return 2;
+  }
+  options.batching = batching;
   options.redact = redact;
   options.kubelet_log_dir = kubelet_log_dir;
   if (!start_at_text.empty()) {

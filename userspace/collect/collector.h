@@ -83,6 +83,12 @@ class Collector {
   // Detaches every program now (also done by the destructor).
   virtual void Stop();
 
+  // The program that flushes this collector's per-CPU record batches
+  // (bpf/batch.bpf.h, collect/batch_flush.h); -1 when it does not batch.
+  virtual int batch_flush_fd() const { return -1; }
+  // Its batches' stream (enum gn_batch_stream in bpf/record.h).
+  virtual uint32_t batch_stream() const { return 0; }
+
   const model::CollectorReport& report() const { return report_; }
   model::CollectorReport& mutable_report() { return report_; }
 

@@ -12,8 +12,13 @@
 
 namespace gpunoise::collect {
 
-IrqCollector::IrqCollector(bool hardirq, bool softirq)
-    : Collector("irq"), hardirq_(hardirq), softirq_(softirq) {}
+IrqCollector::IrqCollector(bool hardirq, bool softirq, bool batching)
+    : Collector("irq"), hardirq_(hardirq), softirq_(softirq), batching_(batching) {}
+
+int IrqCollector::batch_flush_fd() const {
+  if (!batching_ || !skel_ || report_.state == model::CollectorState::kDisabled) return -1;
+  return bpf_program__fd(skel_->progs.gn_irq_flush);
+}
 
 // Stop() only detaches: the maps (loss counters, IRQ names) stay readable
 // until the collector is destroyed.
@@ -29,6 +34,8 @@ void IrqCollector::Start(const CollectorContext& context) {
     return;
   }
   ApplyCommonConfig(skel_, context);
+  skel_->rodata->gn_batching = batching_;
+  bpf_program__set_autoload(skel_->progs.gn_irq_flush, batching_);
   if (!ShareTransport(skel_, context)) {
     Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;

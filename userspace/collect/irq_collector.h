@@ -13,11 +13,15 @@ namespace gpunoise::collect {
 class IrqCollector : public Collector {
  public:
   // hardirq: irq_handler_* and system vectors; softirq: softirq_*.
-  IrqCollector(bool hardirq, bool softirq);
+  // `batching`: every record goes to the ring in per-CPU batches
+  // (bpf/batch.bpf.h); the caller flushes them (batch_flush_fd).
+  IrqCollector(bool hardirq, bool softirq, bool batching = false);
   ~IrqCollector() override;
 
   std::string_view name() const override { return "irq"; }
   void Start(const CollectorContext& context) override;
+  int batch_flush_fd() const override;
+  uint32_t batch_stream() const override { return GN_BATCH_STREAM_IRQ; }
 
   // The action name the kernel side saw for `irq` (irq_handler_entry).
   std::optional<std::string> LookupIrqName(int32_t irq) const;
@@ -25,6 +29,7 @@ class IrqCollector : public Collector {
  private:
   bool hardirq_;
   bool softirq_;
+  bool batching_;
   irq_bpf* skel_ = nullptr;
 };
 

@@ -29,6 +29,23 @@ model::NetDevice Device(const gn_net_dev& dev, const char (&name)[GN_NET_NAME_LE
 
 }  // namespace
 
+size_t FixedRecordSize(uint16_t kind) {
+  switch (kind) {
+    case GN_REC_SCHED_SWITCH: return sizeof(gn_sched_switch);
+    case GN_REC_SCHED_WAKING:
+    case GN_REC_SCHED_WAKEUP_NEW: return sizeof(gn_sched_wake);
+    case GN_REC_SCHED_MIGRATE: return sizeof(gn_sched_migrate);
+    case GN_REC_IRQ_ENTRY:
+    case GN_REC_IRQ_EXIT: return sizeof(gn_irq);
+    case GN_REC_SOFTIRQ_ENTRY:
+    case GN_REC_SOFTIRQ_EXIT:
+    case GN_REC_SOFTIRQ_RAISE: return sizeof(gn_softirq);
+    case GN_REC_VECTOR_ENTRY:
+    case GN_REC_VECTOR_EXIT: return sizeof(gn_vector);
+  }
+  return 0;
+}
+
 std::string_view CollectorOfKind(uint16_t kind) {
   if (kind >= GN_REC_SCHED_SWITCH && kind <= GN_REC_TASK_RENAME) return "sched";
   if (kind >= GN_REC_IRQ_ENTRY && kind <= GN_REC_VECTOR_EXIT) return "irq";

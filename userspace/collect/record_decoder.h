@@ -1,6 +1,7 @@
 // Turns raw ring-buffer records into model events.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -17,6 +18,11 @@ enum class DecodeResult {
 // `data` is one record as bpf_ringbuf_submit() wrote it; `cpu` is the ring it
 // came from.
 DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Event* out);
+
+// The size of a record of `kind` when every record of it has the same size
+// (what a batch may hold, bpf/batch.bpf.h); 0 for variable-size and unknown
+// kinds.
+size_t FixedRecordSize(uint16_t kind);
 
 // Which collector a record kind belongs to ("sched", "irq", ...), for
 // per-collector event counts; empty for unknown kinds.

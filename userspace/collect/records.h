@@ -17,6 +17,9 @@ static_assert(offsetof(gn_header, ts) == 0);
 static_assert(offsetof(gn_header, kind) == 8);
 static_assert(offsetof(gn_header, tid) == 12);
 
+static_assert(sizeof(gn_batch_hdr) == 40);
+static_assert(offsetof(gn_batch_hdr, first_seq) == 24);
+
 static_assert(sizeof(gn_sched_switch) == 56);
 static_assert(offsetof(gn_sched_switch, prev_state) == 20);
 static_assert(offsetof(gn_sched_switch, next_comm) == 40);

@@ -11,7 +11,7 @@
 
 namespace gpunoise::collect {
 
-SchedCollector::SchedCollector() : Collector("sched") {}
+SchedCollector::SchedCollector(bool batching) : Collector("sched"), batching_(batching) {}
 
 // Stop() only detaches: the maps (loss counters, IRQ names) stay readable
 // until the collector is destroyed.
@@ -34,6 +34,8 @@ void SchedCollector::Start(const CollectorContext& context) {
   skel_->rodata->gn_cgroup_level = f.cgroup_level;
   // prev_state became the 4th sched_switch argument in Linux 5.18.
   skel_->rodata->gn_switch_has_prev_state = context.catalog->BtfTracepointArity("sched_switch") >= 4;
+  skel_->rodata->gn_batching = batching_;
+  bpf_program__set_autoload(skel_->progs.gn_sched_flush, batching_);
 
   if (!ShareTransport(skel_, context)) {
     Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
@@ -84,6 +86,11 @@ void SchedCollector::SeedSelectedThreads(const FilterOptions& f) {
   }
   seed_failures_ = failed;
   if (failed) log::Warning("sched: {} selected threads did not fit the filter's thread table", failed);
+}
+
+int SchedCollector::batch_flush_fd() const {
+  if (!batching_ || !skel_ || report_.state == model::CollectorState::kDisabled) return -1;
+  return bpf_program__fd(skel_->progs.gn_sched_flush);
 }
 
 void SchedCollector::AddMapFull(std::vector<model::MapLoss>& out) const {

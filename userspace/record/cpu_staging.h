@@ -12,10 +12,25 @@
 // lower level was open, so everything staged before it is older than it and
 // everything after it: holding back from the last such record to the next
 // drain restores order.
+//
+// Batched records (bpf/batch.bpf.h) reach the ring only when their CPU's
+// batch is flushed, behind direct records stamped after them, so ring order
+// says nothing about them; their batch's flush time does: everything stamped
+// before a batch's flush is in it or in an earlier batch, and everything a
+// later batch holds was stamped after it. Each batching object keeps its own
+// batches (a stream, enum gn_batch_stream). With batching on, events stamped
+// after the floor wait for the next drain: the earliest, over the streams, of
+// each stream's last flush ahead of the cut point. The cut point is chosen
+// among direct records only.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "model/events.h"
@@ -30,25 +45,75 @@ class CpuStaging {
   explicit CpuStaging(size_t max_held = kDefaultMaxHeld) : max_held_(max_held) {}
 
   // The slot for the next record; Push() keeps it (after a successful decode).
+  // `batched`: it came out of a batch.
   model::Event& Slot() {
-    if (used_ == events_.size()) events_.emplace_back();
+    if (used_ == events_.size()) {
+      events_.emplace_back();
+      batched_.push_back(0);
+    }
     return events_[used_];
   }
-  void Push() { ++used_; }
+  void Push(bool batched = false) { batched_[used_++] = batched ? 1 : 0; }
   size_t staged() const { return used_; }
+
+  static constexpr size_t kMaxStreams = 8;
+  // This CPU's records may come in batches of the streams in `stream_mask`
+  // (bit s: stream s): hold back for them (see above). 0: no batching.
+  void set_batching(uint32_t stream_mask) { stream_mask_ = stream_mask & ((1u << kMaxStreams) - 1); }
+  // A batch of `stream` flushed at `flush_ts` ends here (after its records
+  // were pushed).
+  void EndBatch(uint64_t flush_ts, uint32_t stream = 0) {
+    if (stream >= kMaxStreams) return;
+    // Empty batches of an idle CPU, drain after drain, replace each other.
+    if (!batch_ends_.empty() && batch_ends_.back().end == used_ && batch_ends_.back().stream == stream) {
+      batch_ends_.back().flush_ts = std::max(batch_ends_.back().flush_ts, flush_ts);
+      return;
+    }
+    batch_ends_.push_back({used_, flush_ts, stream});
+  }
+  // Events stamped after it wait for a later drain. Max without batching.
+  uint64_t floor() const { return FloorOf(floors_); }
 
   // The events to write now, sorted by time: all of them unless the last
   // drain was cut at its budget (`ring_cut`), then those before the held-back
-  // tail. Call Written() after writing them.
-  std::span<const model::Event> Writable(bool ring_cut);
-  // Drops what Writable() returned; the held-back tail moves to the front.
+  // tail, and with batching those stamped before the floor. `all_in`: the
+  // programs are detached and every batch flushed and drained, so nothing
+  // waits for a batch. Call Written() after writing them.
+  std::span<const model::Event> Writable(bool ring_cut, bool all_in = false);
+  // Drops what Writable() returned; the held-back events move to the front,
+  // in the order they came.
   void Written();
 
  private:
+  struct BatchEnd {
+    size_t end;  // staging position after the batch's last record
+    uint64_t flush_ts;
+    uint32_t stream;
+  };
+  using Floors = std::array<uint64_t, kMaxStreams>;  // per stream: its last flush
+  uint64_t FloorOf(const Floors& f) const;
+  // The cut point: the position of the last direct record at the lowest
+  // context level among the staged direct records; used_ when none.
+  size_t CutPoint() const;
+  void SortWritable();
+
   std::vector<model::Event> events_;  // reused: no allocation once warm
+  std::vector<uint8_t> batched_;      // per event: it came out of a batch
+  std::vector<BatchEnd> batch_ends_;
+  std::vector<model::Event> held_;    // reused by Writable()
+  std::vector<uint8_t> held_batched_;
+  // Reused by the sort: (ts, position) keys, and the events in their order.
+  std::vector<std::pair<uint64_t, uint32_t>> keys_;
+  std::vector<model::Event> sorted_;
   size_t used_ = 0;
   size_t writable_ = 0;
+  // Staged events Writable() looked at: [writable_, considered_) are held for
+  // the floor, in arrival order, and the floor they waited for.
+  size_t considered_ = 0;
+  Floors next_floors_{};
   size_t max_held_;
+  uint32_t stream_mask_ = 0;
+  Floors floors_{};
 };
 
 }  // namespace gpunoise::record

@@ -19,17 +19,67 @@ void RecordIntake::SetOwner(uint16_t kind, size_t collector) {
 }
 
 void RecordIntake::OnRecord(uint32_t cpu, std::span<const uint8_t> data) {
+  uint16_t kind = 0;
+  if (data.size() >= sizeof(gn_header))
+    std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
   if (cpu >= batches_.size()) {
-    ++records_outside_cpus_;
+    gn_batch_hdr hdr{};
+    if (kind == GN_REC_BATCH && data.size() >= sizeof(hdr)) std::memcpy(&hdr, data.data(), sizeof(hdr));
+    records_outside_cpus_ += kind == GN_REC_BATCH ? hdr.count : 1;
     return;
   }
   CpuBatch& b = batches_[cpu];
-  ++b.drained;
+  ++b.drained;  // ring records: a batch is one, as for the drain's budget
+  if (kind == GN_REC_BATCH) {
+    OnBatch(cpu, b, data);
+    return;
+  }
+  OnOne(cpu, b, data, false);
+}
+
+void RecordIntake::OnBatch(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data) {
+  gn_batch_hdr hdr;
+  if (data.size() < sizeof(hdr)) {
+    ++b.decode_errors;
+    return;
+  }
+  std::memcpy(&hdr, data.data(), sizeof(hdr));
+  // A batch from another CPU's programs cannot be ordered with this CPU's
+  // records: malformed, its records counted as decode errors.
+  if (hdr.cpu != cpu || hdr.stream >= CpuStaging::kMaxStreams || hdr.end_seq - hdr.first_seq != hdr.count) {
+    b.decode_errors += std::max<uint64_t>(hdr.count, 1);
+    return;
+  }
+  // Sequences start at 0 with each object's load: the first batch of a
+  // stream that is not at 0 follows lost ones too.
+  uint64_t& next = b.next_batch_seq[hdr.stream];
+  if (hdr.first_seq > next) b.batch_seq_missing += hdr.first_seq - next;
+  next = hdr.end_seq;
+  ++b.batches;
+  b.bytes_total += sizeof(hdr);
+  size_t off = sizeof(hdr);
+  uint32_t done = 0;
+  // One record at the start of each slot.
+  while (done < hdr.count && hdr.slot >= sizeof(gn_header) && data.size() - off >= hdr.slot) {
+    uint16_t kind = 0;
+    std::memcpy(&kind, data.data() + off + offsetof(gn_header, kind), sizeof(kind));
+    size_t size = collect::FixedRecordSize(kind);
+    if (size == 0 || size > hdr.slot) break;
+    OnOne(cpu, b, data.subspan(off, size), true);
+    off += hdr.slot;
+    ++done;
+  }
+  // What the walk could not split (an unknown kind, a short tail).
+  b.decode_errors += static_cast<uint64_t>(hdr.count - done);
+  b.staging.EndBatch(hdr.hdr.ts, hdr.stream);
+}
+
+void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched) {
   if (collect::DecodeRecord(data, cpu, &b.staging.Slot()) != collect::DecodeResult::kOk) {
     ++b.decode_errors;
     return;
   }
-  b.staging.Push();
+  b.staging.Push(batched);
   ++b.events_total;
   b.bytes_total += data.size();
   uint16_t kind = 0;

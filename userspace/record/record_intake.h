@@ -34,6 +34,13 @@ struct CpuBatch {
   uint64_t decode_errors = 0;
   uint64_t unwritten = 0;
   std::map<std::string, uint64_t> unwritten_by_kind;
+  // Batches (bpf/batch.bpf.h) read from this CPU's ring, and the records
+  // their sequence numbers say are missing between them: batches the ring
+  // had no room for, which the kernel counted lost by kind.
+  uint64_t batches = 0;
+  uint64_t batch_seq_missing = 0;
+  // Per stream: the first_seq its next batch should have (0 before any).
+  std::array<uint64_t, CpuStaging::kMaxStreams> next_batch_seq{};
 
   // Events the trace file could not take: lost in user space, by kind.
   void CountUnwritten(std::string_view kind, uint64_t n) {
@@ -55,8 +62,17 @@ class RecordIntake {
   void SetOwner(uint16_t kind, size_t collector);
   int OwnerOf(uint16_t kind) const { return kind < owners_.size() ? owners_[kind] : -1; }
 
-  // The ring transport's handler: one record from CPU `cpu`'s ring.
+  // The ring transport's handler: one record from CPU `cpu`'s ring. A batch
+  // (GN_REC_BATCH) is unpacked into the records it holds, which are staged
+  // and counted as if each had come alone.
   void OnRecord(uint32_t cpu, std::span<const uint8_t> data);
+
+  // Collectors batch records, in the streams of `stream_mask` (bit s: enum
+  // gn_batch_stream s): every CPU's staging holds back for their batches
+  // (record/cpu_staging.h). 0: none does.
+  void set_batching(uint32_t stream_mask) {
+    for (CpuBatch& b : batches_) b.staging.set_batching(stream_mask);
+  }
 
   std::vector<CpuBatch>& batches() { return batches_; }
   const std::vector<CpuBatch>& batches() const { return batches_; }
@@ -72,6 +88,8 @@ class RecordIntake {
 
  private:
   void LearnPidNs(uint16_t kind, std::span<const uint8_t> data);
+  void OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched);
+  void OnBatch(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data);
 
   std::vector<CpuBatch> batches_;
   std::array<int8_t, GN_REC_KIND_MAX> owners_;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 
+#include "collect/batch_flush.h"
 #include "collect/clock_discipline.h"
 #include "collect/host_info.h"
 #include "collect/irq_collector.h"
@@ -114,9 +115,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
 
   auto wants = [&](std::string_view group) { return options.event_groups.count(std::string(group)) > 0; };
   collect::IrqCollector* irq_collector = nullptr;
-  if (wants("sched")) collectors.push_back(std::make_unique<collect::SchedCollector>());
+  if (wants("sched")) collectors.push_back(std::make_unique<collect::SchedCollector>(options.batching));
   if (wants("irq") || wants("softirq")) {
-    auto irq = std::make_unique<collect::IrqCollector>(wants("irq"), wants("softirq"));
+    auto irq = std::make_unique<collect::IrqCollector>(wants("irq"), wants("softirq"), options.batching);
     irq_collector = irq.get();
     collectors.push_back(std::move(irq));
   }
@@ -150,6 +151,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       if (collect::CollectorOfKind(static_cast<uint16_t>(kind)) == collectors[i]->name())
         intake.SetOwner(static_cast<uint16_t>(kind), i);
   }
+  // Batching collectors' flush programs, run on every CPU before each drain.
+  std::vector<collect::BatchFlusher> flushers;
+  uint32_t batch_streams = 0;
+  for (auto& c : collectors)
+    if (int fd = c->batch_flush_fd(); fd >= 0) {
+      flushers.emplace_back(fd, cpus);
+      batch_streams |= 1u << c->batch_stream();
+    }
+  intake.set_batching(batch_streams);
   if (!any_active) {
     std::string why;
     for (auto& c : collectors) why += fmt::format("{}: {}; ", c->name(), c->report().reason);
@@ -212,6 +222,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   const uint64_t records_per_drain = options.records_per_cpu_per_drain;
   auto drain = [&]() -> Result<uint64_t> {
     for (CpuBatch& b : batches) b.drained = 0;
+    // Batches out first: the drain then reads everything stamped before the
+    // flush (the staging holds back what came after, record/cpu_staging.h).
+    for (collect::BatchFlusher& f : flushers) f.FlushAll();
     return transport->DrainAll(records_per_drain);
   };
   // `final`: the programs are detached and the rings empty; nothing is held.
@@ -224,7 +237,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       b.lost_seen = lost_now;
       if (b.staging.staged() == 0 && !new_loss) continue;
       bool cut = !final && records_per_drain && b.drained >= records_per_drain;
-      std::span<const model::Event> events = b.staging.Writable(cut);
+      std::span<const model::Event> events = b.staging.Writable(cut, final);
       if (session.switch_chain_checked)
         for (const model::Event& ev : events) switch_chain.Observe(ev);
       Status st = sink->WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);
@@ -244,7 +257,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   // in the rings is read and counted as unwritten.
   auto discard_staged = [&]() {
     for (CpuBatch& b : batches) {
-      b.CountUnwritten(b.staging.Writable(false));
+      b.CountUnwritten(b.staging.Writable(false, true));
       b.staging.Written();
     }
   };
@@ -356,6 +369,11 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   if (result.detach_abandoned)
     log::Warning("stop signal while detaching: finishing the trace now; the kernel detaches the programs as gpunoise exits");
   if (!closed.ok()) session.end_ts = BoottimeNs();
+  // The programs are detached: every batch can go out, and nothing is
+  // half-written any more.
+  for (collect::BatchFlusher& f : flushers)
+    if (uint64_t left = f.FlushAllUntilDone(); left)
+      log::Warning("the record batches of {} CPUs could not be flushed at the end", left);
   // The programs are detached, so the rings only empty from here. After a
   // write error they are still read to the end, to count what they held.
   bool file_failed = sink->failed();

@@ -55,6 +55,11 @@ struct RecordOptions {
   // cannot hold the drain (and the stop deadline) forever. 0: unbounded.
   uint64_t records_per_cpu_per_drain = 1 << 14;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
+  // --batching: the sched collector's switches and wakeups, and the irq
+  // collector's records, reach the rings in per-CPU batches (bpf/batch.bpf.h), one ring reservation per batch;
+  // each drain flushes every CPU's batch first. Off: one reservation per
+  // record (--no-batching, the direct path).
+  bool batching = false;
   // zlib blocks by default: files about 5x smaller for a few % of the
   // recorder's CPU (docs/record.md, "Compression").
   perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;

@@ -1,0 +1,72 @@
+// What restoring per-CPU time order costs in the staging when records come
+// in batches (record --batching): a drain's events are then interleaved
+// runs, one per batch of each stream (sched's and irq's overlap in time),
+// never sorted as they arrive. BM_StagingSortInterleavedRuns is the
+// staging's own sort (keys, then one move per event); BM_StableSortEvents
+// the std::stable_sort on the events it replaced.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "record/cpu_staging.h"
+
+namespace gpunoise::record {
+namespace {
+
+// `n` events in runs of 64, two streams whose runs cover the same time.
+std::vector<uint64_t> InterleavedRuns(size_t n) {
+  std::vector<uint64_t> ts;
+  ts.reserve(n);
+  uint64_t base = 1'000'000;
+  while (ts.size() < n) {
+    for (int stream = 0; stream < 2 && ts.size() < n; ++stream)
+      for (int i = 0; i < 64 && ts.size() < n; ++i) ts.push_back(base + static_cast<uint64_t>(i) * 20 + stream * 7);
+    base += 64 * 20;
+  }
+  return ts;
+}
+
+void Stage(CpuStaging& s, const std::vector<uint64_t>& ts) {
+  for (uint64_t t : ts) {
+    model::Event& e = s.Slot();
+    e.ts = t;
+    e.payload = model::SchedSwitch{};
+    s.Push(true);
+  }
+}
+
+void BM_StagingSortInterleavedRuns(benchmark::State& state) {
+  std::vector<uint64_t> ts = InterleavedRuns(static_cast<size_t>(state.range(0)));
+  CpuStaging s;
+  s.set_batching(0b11);
+  for (auto _ : state) {
+    state.PauseTiming();
+    Stage(s, ts);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(s.Writable(false, true).data());
+    s.Written();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_StagingSortInterleavedRuns)->Arg(1 << 14);
+
+void BM_StableSortEvents(benchmark::State& state) {
+  std::vector<uint64_t> ts = InterleavedRuns(static_cast<size_t>(state.range(0)));
+  std::vector<model::Event> events(ts.size());
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (size_t i = 0; i < ts.size(); ++i) {
+      events[i].ts = ts[i];
+      events[i].payload = model::SchedSwitch{};
+    }
+    state.ResumeTiming();
+    std::stable_sort(events.begin(), events.end(), [](const model::Event& a, const model::Event& b) { return a.ts < b.ts; });
+    benchmark::DoNotOptimize(events.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_StableSortEvents)->Arg(1 << 14);
+
+}  // namespace
+}  // namespace gpunoise::record
