@@ -19,6 +19,11 @@ constexpr KernelLogPattern kPatterns[] = {
     // net/sched/sch_generic.c dev_watchdog: "NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms"
     {C::kTxTimeout, "tx_timeout", "NetdevTxTimeout", S::kSevere,
      R"(.*NETDEV WATCHDOG: (\S+) \([^)]*\): transmit queue \d+ timed out.*)", 1, 0, 0},
+    // The same watchdog since 6.7 (netdev_crit, so prefixed by netdev_printk's "DRIVER BUS NETDEV: " or
+    // "NETDEV: "): "mlx5_core 0000:3b:00.0 eth0: NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 5120 ms"
+    // (the CPU is the one the watchdog timer ran on, not the device's)
+    {C::kTxTimeout, "tx_timeout", "NetdevTxTimeout", S::kSevere,
+     R"(.*?(\S+): NETDEV WATCHDOG: CPU: \d+: transmit queue \d+ timed out.*)", 1, 0, 0},
     // mlx5e_tx_timeout_work: "mlx5_core 0000:3b:00.0 eth0: TX timeout detected";
     // ice_tx_timeout: "ice 0000:af:00.0 eth1: tx_timeout: VSI_num: 6, Q 5, NTC: 0x1a, ..."
     {C::kTxTimeout, "tx_timeout", "NicTxTimeout", S::kSevere,
