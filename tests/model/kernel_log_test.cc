@@ -133,6 +133,25 @@ TEST(KernelLog, NodeProblemDetectorConfigIsGeneratedFromThePatterns) {
     EXPECT_NE(file.str().find(std::string("\"reason\": \"") + std::string(p.reason) + "\""), std::string::npos);
 }
 
+// The literals that let a line skip a pattern's regular expression are
+// the pattern's own (a typo would make the pattern never match).
+TEST(KernelLog, EveryPatternsLiteralsAreInThePattern) {
+  for (const KernelLogPattern& p : KernelLogPatterns()) {
+    SCOPED_TRACE(p.pattern);
+    ASSERT_FALSE(p.literals.empty());
+    std::string plain;
+    for (char c : p.pattern)
+      if (c != '\\') plain += c;
+    std::string_view rest = p.literals;
+    while (true) {
+      size_t bar = rest.find('|');
+      EXPECT_NE(plain.find(std::string(rest.substr(0, bar))), std::string::npos) << rest.substr(0, bar);
+      if (bar == std::string_view::npos) break;
+      rest.remove_prefix(bar + 1);
+    }
+  }
+}
+
 TEST(KernelLogClassifier, LongLinesClassifyQuickly) {
   // A "Modules linked in:" line of a stack dump is often over 1 KiB.
   std::string line = "Modules linked in:";
