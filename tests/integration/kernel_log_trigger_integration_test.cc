@@ -2,7 +2,9 @@
 // WATCHDOG line written to /dev/kmsg (as root) while `gpunoise monitor`
 // runs with its flight recorder makes a kernel_log finding and one dump
 // whose finding slice quotes the line; the same class on another device
-// soon after is rate-limited, not a second dump.
+// soon after is rate-limited, not a second dump. The dump carries the
+// kernel log of its window: the line that triggered it is in the trace
+// processor's android_logs table, at the time it was written.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,7 +12,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
+
+#include "common/clock.h"
+#include "common/strings.h"
 
 #include "integration/support/metrics_scrape.h"
 #include "integration/support/privileges.h"
@@ -29,6 +35,20 @@ std::vector<std::string> Dumps(const std::string& dir) {
     if (name.rfind("gpunoise-flight-", 0) == 0 && name.ends_with(".pftrace")) out.push_back(e.path());
   }
   return out;
+}
+
+std::vector<std::string> Rows(const std::string& tp, const std::string& trace, const std::string& sql) {
+  std::string dir = MakeTempDir();
+  std::ofstream(dir + "/q.sql") << sql;
+  ChildProcess proc({tp, "-q", dir + "/q.sql", trace});
+  EXPECT_EQ(proc.Wait(120s), 0) << proc.stderr_text();
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> rows;
+  std::istringstream lines(proc.stdout_text());
+  std::string line;
+  for (bool header = true; std::getline(lines, line); header = false)
+    if (!header && !line.empty()) rows.push_back(line);
+  return rows;
 }
 
 TEST(KernelLogTriggerIntegration, AWatchdogLineInTheKernelLogTriggersOneRateLimitedDump) {
@@ -56,7 +76,9 @@ TEST(KernelLogTriggerIntegration, AWatchdogLineInTheKernelLogTriggersOneRateLimi
   std::string device = "gnktx" + tag;
   std::string line = "gpunoise-trigger-test-" + tag + ": NETDEV WATCHDOG: " + device +
                      " (gnk): transmit queue 0 timed out 5000 ms";
+  uint64_t before = BoottimeNs();
   std::ofstream("/dev/kmsg") << "<4>" << line << "\n" << std::flush;
+  uint64_t after = BoottimeNs();
   Series s = wait_for("gpunoise_flight_recorder_dumps_total", {{"result", "written"}}, 1);
   EXPECT_EQ(SumOf(s, "gpunoise_flight_recorder_dumps_total", {{"result", "written"}}), 1) << mon.stderr_text();
   EXPECT_GE(SumOf(s, "gpunoise_findings_total", {{"detector", "kernel_log"}}), 1) << mon.stderr_text();
@@ -79,6 +101,21 @@ TEST(KernelLogTriggerIntegration, AWatchdogLineInTheKernelLogTriggersOneRateLimi
   for (const auto& p : trace->packet())
     if (p.has_track_event() && p.track_event().name().find(line) != std::string::npos) quoted = true;
   EXPECT_TRUE(quoted) << "the dump's finding slice quotes the watchdog line";
+  EXPECT_NE(mon.stderr_text().find("kernel log records, 0 lost"), std::string::npos) << mon.stderr_text();
+
+  // The line itself is in the dump's kernel log, classified, at its time
+  // (the monitor's /dev/kmsg reader anchors its clock when it records).
+  std::string tp = FindTraceProcessor();
+  if (!tp.empty()) {
+    auto rows = Rows(tp, dumps[0], "select ts, tag from android_logs where msg like '%" + line + "%'");
+    ASSERT_EQ(rows.size(), 1u) << mon.stderr_text();
+    auto ts = ParseInt64(rows[0].substr(0, rows[0].find(',')));
+    ASSERT_TRUE(ts.has_value()) << rows[0];
+    // Through REALTIME and back; the anchor is good to about a millisecond.
+    EXPECT_GE(*ts, static_cast<int64_t>(before) - 2'000'000) << rows[0];
+    EXPECT_LE(*ts, static_cast<int64_t>(after) + 2'000'000) << rows[0];
+    EXPECT_NE(rows[0].find("tx_timeout"), std::string::npos) << rows[0];
+  }
   mon.Signal(SIGTERM);
   EXPECT_EQ(mon.Wait(30s), 0) << mon.stderr_text();
   std::filesystem::remove_all(dir);

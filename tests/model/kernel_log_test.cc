@@ -22,6 +22,12 @@ struct Case {
 const Case kCorpus[] = {
     {"NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms", KernelLogClass::kTxTimeout, "eth0"},
     {"NETDEV WATCHDOG: ens1f0np0 (ice): transmit queue 12 timed out 9484 ms", KernelLogClass::kTxTimeout, "ens1f0np0"},
+    // Since 6.7 through netdev_crit: "DRIVER BUS NETDEV: " before it, or "NETDEV: " without a parent.
+    {"mlx5_core 0000:3b:00.0 eth1: NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 5120 ms",
+     KernelLogClass::kTxTimeout, "eth1"},
+    {"virtio_net virtio0 enp0s3: NETDEV WATCHDOG: CPU: 0: transmit queue 0 timed out 5056 ms",
+     KernelLogClass::kTxTimeout, "enp0s3"},
+    {"veth7: NETDEV WATCHDOG: CPU: 1: transmit queue 0 timed out 5000 ms", KernelLogClass::kTxTimeout, "veth7"},
     {"mlx5_core 0000:3b:00.0 eth0: TX timeout detected", KernelLogClass::kTxTimeout, "eth0"},
     {"ice 0000:af:00.0 eth1: tx_timeout: VSI_num: 6, Q 5, NTC: 0x1a, HW_HEAD: 0x1a, NTU: 0x2b, INT: 0x0",
      KernelLogClass::kTxTimeout, "eth1"},
@@ -70,6 +76,7 @@ const char* kNearMisses[] = {
     "mlx5_core 0000:3b:00.0 eth0: Link speed downshifted to 25G",
     "ice 0000:af:00.0: The DDP package was successfully loaded: ICE OS Default Package version 1.3.30.0",
     "NETDEV WATCHDOG is a kernel feature",                          // no device, no queue
+    "eth0: NETDEV WATCHDOG: CPU: 3: transmit queue stopped",       // no timeout
     "watchdog: NMI watchdog: Perf NMI watchdog permanently disabled",
     "rcu: Hierarchical SRCU implementation.",
     "rcu: RCU calculated value of scheduler-enlistment delay is 25 jiffies.",
@@ -124,6 +131,25 @@ TEST(KernelLog, NodeProblemDetectorConfigIsGeneratedFromThePatterns) {
          "docs/deploy/node-problem-detector/gpunoise-kernel-monitor.json";
   for (const KernelLogPattern& p : KernelLogPatterns())
     EXPECT_NE(file.str().find(std::string("\"reason\": \"") + std::string(p.reason) + "\""), std::string::npos);
+}
+
+// The literals that let a line skip a pattern's regular expression are
+// the pattern's own (a typo would make the pattern never match).
+TEST(KernelLog, EveryPatternsLiteralsAreInThePattern) {
+  for (const KernelLogPattern& p : KernelLogPatterns()) {
+    SCOPED_TRACE(p.pattern);
+    ASSERT_FALSE(p.literals.empty());
+    std::string plain;
+    for (char c : p.pattern)
+      if (c != '\\') plain += c;
+    std::string_view rest = p.literals;
+    while (true) {
+      size_t bar = rest.find('|');
+      EXPECT_NE(plain.find(std::string(rest.substr(0, bar))), std::string::npos) << rest.substr(0, bar);
+      if (bar == std::string_view::npos) break;
+      rest.remove_prefix(bar + 1);
+    }
+  }
 }
 
 TEST(KernelLogClassifier, LongLinesClassifyQuickly) {

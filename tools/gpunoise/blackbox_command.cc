@@ -16,6 +16,7 @@
 #include "blackbox/collect.h"
 #include "blackbox/event_set.h"
 #include "blackbox/saved_table.h"
+#include "blackbox/text_import.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "common/files.h"
@@ -34,12 +35,15 @@ constexpr const char* kUsage =
     "survives a warm reboot (Linux 6.12+), and turn them into a trace and a report after it.\n\n"
     "USAGE: gpunoise blackbox arm [--print] [--install] [--size BYTES] [--force] [--keep-anchoring INTERVAL]\n"
     "       gpunoise blackbox collect [-o FILE.pftrace] [--no-report]\n"
-    "       gpunoise blackbox status\n\n"
+    "       gpunoise blackbox status\n"
+    "       gpunoise blackbox import-text FILE [-o FILE.pftrace] [--no-report]\n\n"
     "  arm      checks this kernel, prints the kernel command line that reserves the buffer (--install\n"
     "           writes it as a GRUB drop-in); on a kernel booted with it, enables the NIC-crash events\n"
     "           and writes the decoding markers, and says how many seconds the buffer holds\n"
     "  collect  after the reboot: decodes the previous boot's buffer into a .pftrace and reports on it\n"
-    "  status   armed, recording, or holding uncollected data\n\n"
+    "  status   armed, recording, or holding uncollected data\n"
+    "  import-text  kernels before 6.12: the ring as ftrace_dump_on_oops printed it (serial console,\n"
+    "           netconsole, pstore) or a tracefs 'trace' file, into the same .pftrace and report\n\n"
     "EXIT STATUS: 0 done, 1 error (one line on stderr), 2 usage error\n";
 
 constexpr const char* kExamples =
@@ -51,7 +55,8 @@ constexpr const char* kExamples =
     "  sudo gpunoise blackbox collect -o crash.pftrace   # after a crash and warm reboot\n"
     "  sudo gpunoise blackbox status              # armed? holding data?\n"
     "  sudo gpunoise blackbox arm --live-instance gn_drill --buffer-kb 4096  # a drill on a plain instance\n"
-    "  sudo gpunoise blackbox collect --live-instance gn_drill -o drill.pftrace\n";
+    "  sudo gpunoise blackbox collect --live-instance gn_drill -o drill.pftrace\n"
+    "  gpunoise blackbox import-text console-ramoops-0 -o crash.pftrace   # an oops' dump, after the reboot\n";
 
 struct Common {
   std::string tracefs = "/sys/kernel/tracing";
@@ -273,6 +278,64 @@ int RunCollect(int argc, char** argv) {
   return 0;
 }
 
+int RunImportText(int argc, char** argv) {
+  std::string input, output;
+  bool no_report = false;
+  po::options_description opts("OPTIONS");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("input", po::value(&input), "the text: a console/netconsole/pstore capture of ftrace_dump_on_oops, or a tracefs 'trace' file")
+      ("output,o", po::value(&output), "trace to write (default gpunoise-blackbox-HOST-DATE.pftrace)")
+      ("no-report", po::bool_switch(&no_report), "do not print the report of the trace");
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "usage: gpunoise blackbox import-text: %s (see gpunoise blackbox --help)\n", e.what());
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << opts << kExamples;
+    return 0;
+  }
+  if (input.empty()) {
+    std::fprintf(stderr, "usage: gpunoise blackbox import-text FILE: which text to read\n");
+    return 2;
+  }
+  if (output.empty()) {
+    output = DefaultTraceName();
+    if (auto p = output.find("gpunoise-"); p != std::string::npos) output.insert(p + 9, "blackbox-");
+  }
+  if (std::string why = CheckOutputPath(output); !why.empty()) {
+    log::Error("{}", why);
+    return 1;
+  }
+  blackbox::TextImportOptions options;
+  options.input = input;
+  options.output = output;
+  options.tool_version = GPUNOISE_VERSION;
+  options.command_line = JoinArgs(argc, argv);
+  auto result = blackbox::ImportTextDump(options);
+  if (!result.ok()) {
+    log::Error("{}", result.error().message);
+    return 1;
+  }
+  std::fputs(blackbox::FormatTextImportSummary(*result).c_str(), stdout);
+  if (no_report) return 0;
+  report::ReportOptions ro;
+  ro.trace_path = output;
+  auto rep = report::RunReport(ro);
+  if (!rep.ok()) {
+    log::Error("{}", rep.error().message);
+    return 1;
+  }
+  std::printf("\n%s", rep->output.c_str());
+  return 0;
+}
+
 int RunStatus(int argc, char** argv) {
   Common common;
   po::options_description opts("OPTIONS");
@@ -305,7 +368,8 @@ int RunBlackbox(int argc, char** argv) {
   if (verb == "arm") return RunArm(argc - 1, argv + 1);
   if (verb == "collect") return RunCollect(argc - 1, argv + 1);
   if (verb == "status") return RunStatus(argc - 1, argv + 1);
-  std::fprintf(stderr, "usage: gpunoise blackbox: unknown verb '%s' (arm, collect, status)\n", argv[1]);
+  if (verb == "import-text") return RunImportText(argc - 1, argv + 1);
+  std::fprintf(stderr, "usage: gpunoise blackbox: unknown verb '%s' (arm, collect, status, import-text)\n", argv[1]);
   return 2;
 }
 

@@ -363,9 +363,10 @@ int RunRecord(int argc, char** argv) {
   for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
   workload_spec.env = (*gpu)->workload_env();
   std::unique_ptr<record::Workload> workload;
-  // The kernel log: /dev/kmsg from the start of the recording on, read at
-  // its end (the kernel's ring holds far more than a recording logs; what it
-  // overwrote shows as a sequence gap and is counted).
+  // The kernel log: /dev/kmsg from the start of the recording on, read with
+  // the console half on every turn of the loop and written as it is matched
+  // (what the kernel's ring overwrote first shows as a sequence gap and is
+  // counted).
   std::optional<collect::KmsgReader> kmsg;
   std::vector<model::KernelLogEntry> kernel_log;  // for the link events' kernel lines
   options.kernel_log = &kernel_log;
@@ -375,7 +376,7 @@ int RunRecord(int argc, char** argv) {
   options.append_extra = [&](perfetto::TraceFileWriter& out, const model::SessionInfo& session) -> Status {
     GN_RETURN_IF_ERROR((*gpu)->Append(out, session));
     if (!kmsg) return OkStatus();
-    return record::AppendKernelLog(*kmsg, &console, out, &kernel_log);
+    return record::AppendKernelLog(*kmsg, console, out, &kernel_log);
   };
   // Containerized GPU processes write their namespace's ids; the fork
   // records and /proc say which host threads those are.
@@ -410,8 +411,12 @@ int RunRecord(int argc, char** argv) {
   options.stop_reason = [&] { return "signal " + ReadSignalName(signal_fd.get()); };
 
   options.on_started = [&](const model::SessionInfo& session) {
-    if (auto reader = collect::KmsgReader::Open(); reader.ok()) kmsg = std::move(*reader);
-    else log::Warning("kernel log not recorded: {}", reader.error().message);
+    if (auto reader = collect::KmsgReader::Open(); reader.ok()) {
+      kmsg = std::move(*reader);
+      console.set_kmsg(&*kmsg);  // read on every turn of the loop from now on
+    } else {
+      log::Warning("kernel log not recorded: {}", reader.error().message);
+    }
     (*gpu)->Begin();
     for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
     for (const auto& i : (*gpu)->TakeInfos()) log::Info("{}", i);

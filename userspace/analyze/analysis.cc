@@ -344,7 +344,7 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   add(DetectNicTrouble(ctx));
   add(DetectNicHealth(ctx));
   add(DetectGpuIdleGaps(ctx));
-  add(DetectKernelLogTrouble(ctx));
+  add(DetectKernelLogTrouble(ctx, a.findings));  // after nic_trouble: its tx_timeout findings quote their lines
   add(DetectCpuThrottling(ctx, ctx.node));
   add(DetectPlacement(ctx, ctx.node));
   add(DetectWakeupChains(ctx));

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analyze/format_util.h"
+#include "analyze/tx_timeout_log.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -33,12 +34,25 @@ std::string Describe(model::KernelLogClass cls) {
 
 }  // namespace
 
-std::vector<Finding> DetectKernelLogTrouble(const AnalysisContext& ctx) {
+std::string KernelLogEvidence(const model::KernelLogEntry& e, uint64_t origin) {
+  // Who printed it (printk:console): a watchdog prints from the CPU it is
+  // about, a driver from its interrupt, work item or the request.
+  std::string by = e.cpu >= 0 ? fmt::format(" [printed on CPU {}{}]", e.cpu,
+                                            e.tid >= 0 ? fmt::format(" by {} (tid {})", e.comm.empty() ? "?" : e.comm, e.tid)
+                                                       : std::string())
+                              : std::string();
+  return fmt::format("{} kernel: {}{}", FormatOffset(e.ts, origin), e.text, by);
+}
+
+std::vector<Finding> DetectKernelLogTrouble(const AnalysisContext& ctx, std::span<const Finding> found) {
   const Timeline& t = ctx.t();
+  const std::vector<size_t> claimed = TxTimeoutLinesClaimed(ctx, found);
   // (class, device) -> the entries, in time order.
   std::map<std::pair<model::KernelLogClass, std::string>, std::vector<const model::KernelLogEntry*>> groups;
-  for (const model::KernelLogEntry& e : t.kernel_log) {
+  for (size_t i = 0; i < t.kernel_log.size(); ++i) {
+    const model::KernelLogEntry& e = t.kernel_log[i];
     if (e.cls == model::KernelLogClass::kNone || e.ts < ctx.from || e.ts > ctx.to) continue;
+    if (std::binary_search(claimed.begin(), claimed.end(), i)) continue;  // in nic_trouble's tx_timeout
     const model::KernelLogPattern* p = model::FindKernelLogPattern(e.cls);
     if (!p || p->severity == model::KernelLogSeverity::kInfo) continue;
     groups[{e.cls, e.about}].push_back(&e);
@@ -67,16 +81,7 @@ std::vector<Finding> DetectKernelLogTrouble(const AnalysisContext& ctx) {
                           FormatOffset(f.start, origin));
     f.metrics.emplace_back("messages", static_cast<double>(entries.size()));
     if (first.cpu >= 0) f.metrics.emplace_back("cpu", first.cpu);
-    for (size_t i = 0; i < entries.size() && i < 3; ++i) {
-      const model::KernelLogEntry& e = *entries[i];
-      // Who printed it (printk:console): a watchdog prints from the CPU it
-      // is about, a driver from its interrupt, work item or the request.
-      std::string by = e.cpu >= 0 ? fmt::format(" [printed on CPU {}{}]", e.cpu,
-                                                e.tid >= 0 ? fmt::format(" by {} (tid {})", e.comm.empty() ? "?" : e.comm, e.tid)
-                                                           : std::string())
-                                  : std::string();
-      f.evidence.push_back(fmt::format("{} kernel: {}{}", FormatOffset(e.ts, origin), e.text, by));
-    }
+    for (size_t i = 0; i < entries.size() && i < 3; ++i) f.evidence.push_back(KernelLogEvidence(*entries[i], origin));
     if (entries.size() > 3) f.evidence.push_back(fmt::format("... and {} more", entries.size() - 3));
     out.push_back(std::move(f));
   }

@@ -9,7 +9,9 @@
 
 #include "analyze/attribution.h"
 #include "analyze/format_util.h"
+#include "analyze/kernel_log_findings.h"
 #include "analyze/net_metadata.h"
+#include "analyze/tx_timeout_log.h"
 #include "model/events.h"
 #include "model/kernel_log.h"
 #include "model/net_trace_event.h"
@@ -121,6 +123,8 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   }
   for (const DeviceTotals& d : ctx.net.devices)
     if (d.tx_timeouts > timeout_count[d.device]) timeout_count[d.device] = d.tx_timeouts;
+  const std::map<std::string, std::string> bus = NicBusAddresses(ctx);
+  const uint64_t log_window = ctx.th().GetNs("nic.tx_timeout_log_window");
   for (const auto& [device, count] : timeout_count) {
     if (!count) continue;
     Finding f = Base("tx_timeout", device);
@@ -137,19 +141,23 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
       f.evidence.push_back(fmt::format("net_dev_xmit_timeout at {} (first) and {} (last)",
                                        FormatOffset(span.first, t.start_ts), FormatOffset(span.second, t.start_ts)));
     for (int32_t q : queues) f.evidence.push_back(fmt::format("queue {} timed out", q));
-    // The watchdog's own line from the kernel log, quoted (the classifier
-    // names its device the same way the tracepoint does: the netdev name).
+    // The watchdog's own line from the kernel log, quoted: joined by the
+    // typed device and time (analyze/tx_timeout_log.h), and then left out of
+    // the kernel_log findings, so one timeout makes one finding.
     const model::KernelLogEntry* line = nullptr;
     size_t lines = 0;
+    auto b = bus.find(device);
+    std::string_view bus_info = b == bus.end() ? std::string_view() : std::string_view(b->second);
     for (const model::KernelLogEntry& e : t.kernel_log) {
-      if (e.cls != model::KernelLogClass::kTxTimeout || e.ts < ctx.from || e.ts > ctx.to) continue;
-      if (!device.empty() && model::ClassifyKernelLog(e.text).device != device) continue;
+      if (e.ts < ctx.from || e.ts > ctx.to) continue;
+      if (!IsTxTimeoutLineOf(e, device, bus_info, f.start, f.end, log_window)) continue;
       if (!line) line = &e;
       ++lines;
     }
+    f.metrics.emplace_back("kernel_log_lines", static_cast<double>(lines));
     if (line) {
-      f.evidence.push_back(fmt::format("{} kernel: {}{}", FormatOffset(line->ts, t.start_ts), line->text,
-                                       lines > 1 ? fmt::format(" (and {} more such lines)", lines - 1) : ""));
+      f.evidence.push_back(KernelLogEvidence(*line, t.start_ts) +
+                           (lines > 1 ? fmt::format(" (and {} more such lines)", lines - 1) : ""));
     } else {
       f.evidence.push_back(t.kernel_log.empty() ? "no kernel log in the trace to quote the watchdog's line from"
                                                 : "no NETDEV WATCHDOG line of it in the recording's kernel log");

@@ -31,6 +31,8 @@ const std::vector<ThresholdSpec>& AllThresholds() {
        "drops per second the NIC itself counted on one queue (ethtool -S) for nic_saturation"},
       {"nic.link_log_window", ThresholdUnit::kDuration, 2e9,
        "kernel log lines naming a device this near one of its link events belong to that event"},
+      {"nic.tx_timeout_log_window", ThresholdUnit::kDuration, 2e9,
+       "TX-timeout kernel log lines of a device this near its TX watchdog firing belong to that tx_timeout finding"},
       {"nic.irq_overlap_min", ThresholdUnit::kCount, 100,
        "NIC queue interrupts served on CPUs running focus threads, at least this many ..."},
       {"nic.irq_overlap_share", ThresholdUnit::kRatio, 0.005,

@@ -49,6 +49,9 @@ struct KernelLogPattern {
   // Capture groups (1-based; 0: none) that name the device, the CPU and
   // the task the message is about.
   int device_group = 0, cpu_group = 0, task_group = 0;
+  // Literals a matching text has at least one of ('|' between them):
+  // checked before the regular expression, which most lines then skip.
+  std::string_view literals;
 };
 
 std::span<const KernelLogPattern> KernelLogPatterns();

@@ -19,9 +19,12 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "export/perfetto/kernel_log_packets.h"
+#include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "monitor/dump_store.h"
+#include "record/kernel_log_recording.h"
 #include "record/perfetto_trace_sink.h"
 
 #ifndef GPUNOISE_VERSION
@@ -77,6 +80,7 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Start(const FlightRecord
   auto fr = std::make_unique<FlightRecorder>();
   fr->config_ = config;
   fr->ring_ = std::make_unique<RecordRing>(config.max_bytes, config.window_ns);
+  fr->kernel_log_.set_window_ns(config.window_ns);
   std::vector<int> cpus = PossibleCpus();
   fr->lost_seen_.assign(cpus.size(), 0);
   // Small kernel rings: they only bridge the drain period (100 ms); at most
@@ -122,18 +126,25 @@ Status FlightRecorder::Drain(uint64_t now) {
     lost_seen_[cpu] = lost[cpu];
   }
   ring_->Trim(now);
+  kernel_log_.Trim(now);
   return OkStatus();
 }
 
 void FlightRecorder::Reconfigure(const FlightRecorderConfig& config) {
   bool new_ring = config.max_bytes != config_.max_bytes || config.window_ns != config_.window_ns;
   config_ = config;
+  kernel_log_.set_window_ns(config.window_ns);
   if (new_ring) {
     // The handler holds the ring's address: swap contents, not the object.
     *ring_ = RecordRing(config.max_bytes, config.window_ns);
   }
   if (Status st = DumpStore(config.dump_dir, config.max_dumps, config.max_dump_bytes).Prepare(); !st.ok())
     log::Warning("monitor: {}", st.error().message);
+}
+
+void FlightRecorder::AddKernelLog(std::vector<model::KernelLogEntry> entries, uint64_t lost_before, uint64_t now) {
+  kernel_log_fed_ = true;
+  kernel_log_.Add(std::move(entries), lost_before, now);
 }
 
 DumpOutcome FlightRecorder::RequestDump(DumpRequest request) {
@@ -158,9 +169,13 @@ DumpOutcome FlightRecorder::RequestDump(DumpRequest request) {
   writing_.store(true);
   // The records move to the writer (no copy) and are freed as it goes;
   // the live ring refills meanwhile, so memory stays within two rings.
-  writer_ = std::thread([this, snapshot = ring_->TakeAll(), request = std::move(request), path,
+  // The kernel log is copied (a few hundred KiB at most): the live ring
+  // keeps its records for the next dump's window.
+  std::optional<KernelLogRing> log;
+  if (kernel_log_fed_) log = kernel_log_;
+  writer_ = std::thread([this, snapshot = ring_->TakeAll(), log = std::move(log), request = std::move(request), path,
                          gid = config_.dump_gid]() mutable {
-    WriteDump(std::move(snapshot), std::move(request), path, gid);
+    WriteDump(std::move(snapshot), std::move(log), std::move(request), path, gid);
     writing_.store(false);
   });
   return DumpOutcome::kStarted;
@@ -187,7 +202,8 @@ model::ProcessSnapshot FlightRecorder::ScanProcesses() const {
   return snapshot;
 }
 
-void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::string path, int gid) {
+void FlightRecorder::WriteDump(RecordRing snapshot, std::optional<KernelLogRing> log, DumpRequest request,
+                               std::string path, int gid) {
   // "written" is counted once the file is committed and within quota.
   // Compressed like a recording: more dumps fit in max-dump-bytes.
   auto sink_or = record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib, gid);
@@ -284,6 +300,28 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
   Status footer = sink->WriteFooter(ScanProcesses(), session);
   if (st.ok()) st = footer;
 
+  // The kernel log of the window, as `record` writes it (Perfetto log
+  // packets: the trace processor's android_logs, the report's kernel_log),
+  // with what the kernel's ring and this one's bound lost of it.
+  KernelLogRing::Window kernel_log;
+  if (log) kernel_log = log->Since(data_start);
+  if (st.ok() && log) {
+    perfetto::ClockReadings clocks = perfetto::ReadClocks();
+    int64_t offset = static_cast<int64_t>(clocks.realtime) - static_cast<int64_t>(clocks.boottime);
+    constexpr size_t kPerPacket = 256;
+    std::string packet;
+    const auto& entries = kernel_log.entries;
+    for (size_t from = 0; st.ok(); from += kPerPacket) {
+      size_t to = std::min(entries.size(), from + kPerPacket);
+      packet.clear();
+      perfetto::EncodeKernelLogPacket(std::span<const model::KernelLogEntry>(entries.data() + from, to - from), offset,
+                                      to == entries.size() ? kernel_log.lost : 0, record::kKernelLogSequenceId,
+                                      &packet);
+      st = sink->writer().WriteSerializedPacket(packet);
+      if (to == entries.size()) break;
+    }
+  }
+
   // The finding itself, as a slice on its own track: what fired, when.
   if (st.ok()) {
     perfetto::TrackEventWriter te(kFindingSequenceId, static_cast<uint64_t>(UnixNowNs()));
@@ -319,8 +357,10 @@ void FlightRecorder::WriteDump(RecordRing snapshot, DumpRequest request, std::st
     return;
   }
   if (parse_errors) log::Warning("monitor: {} malformed records left out of {}", parse_errors, path);
-  log::Info("monitor: wrote flight-recorder dump {} ({}, {:.1f} s)", path, HumanBytes(bytes),
-            static_cast<double>(request.now - data_start) / 1e9);
+  log::Info("monitor: wrote flight-recorder dump {} ({}, {:.1f} s{})", path, HumanBytes(bytes),
+            static_cast<double>(request.now - data_start) / 1e9,
+            log ? fmt::format(", {} kernel log records, {} lost", kernel_log.entries.size(), kernel_log.lost)
+                : std::string(", no kernel log"));
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++outcomes_["written"];

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,8 @@
 #include "model/irq_info.h"
 #include "model/process_snapshot.h"
 #include "model/session_info.h"
+#include "model/kernel_log.h"
+#include "monitor/kernel_log_ring.h"
 #include "monitor/metrics_builder.h"
 #include "monitor/record_ring.h"
 
@@ -82,6 +85,13 @@ class FlightRecorder {
   // what is older than the window.
   Status Drain(uint64_t now);
 
+  // The kernel log the monitor read (in the order read), with the records
+  // the kernel lost just before them: kept for the dumps beside the events
+  // (kernel_log_ring.h), at most kKernelLogRecords / kKernelLogBytes.
+  void AddKernelLog(std::vector<model::KernelLogEntry> entries, uint64_t lost_before, uint64_t now);
+  static constexpr size_t kKernelLogRecords = 8192;
+  static constexpr uint64_t kKernelLogBytes = 2ull << 20;
+
   DumpOutcome RequestDump(DumpRequest request);
   // Quotas, rate limit and window; a new memory size starts a fresh ring.
   void Reconfigure(const FlightRecorderConfig& config);
@@ -94,7 +104,8 @@ class FlightRecorder {
   std::string last_dump_path() const;
 
  private:
-  void WriteDump(RecordRing snapshot, DumpRequest request, std::string path, int gid);
+  void WriteDump(RecordRing snapshot, std::optional<KernelLogRing> log, DumpRequest request, std::string path,
+                 int gid);
   model::ProcessSnapshot ScanProcesses() const;
   void CountOutcome(const std::string& result, uint64_t deleted);
 
@@ -103,6 +114,8 @@ class FlightRecorder {
   std::vector<std::unique_ptr<collect::Collector>> collectors_;
   collect::IrqCollector* irq_ = nullptr;
   std::unique_ptr<RecordRing> ring_;
+  KernelLogRing kernel_log_{kKernelLogRecords, kKernelLogBytes, 0};
+  bool kernel_log_fed_ = false;  // the monitor reads the kernel log (a dump says so even when nothing was logged)
   std::vector<uint64_t> lost_seen_;  // per CPU
   uint64_t lost_total_ = 0;
   uint64_t last_dump_ts_ = 0;

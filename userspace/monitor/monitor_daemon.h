@@ -133,6 +133,7 @@ class Monitor {
   // (model/kernel_log.h), read every interval.
   std::optional<collect::KmsgReader> kmsg_;
   std::map<std::pair<std::string, std::string>, uint64_t> kernel_log_counts_;
+  uint64_t kernel_log_lost_fed_ = 0;  // kmsg loss already handed to the flight recorder
   uint64_t focus_processes_ = 0;
   FocusJobs focus_jobs_;  // the focus processes' jobs, at the last refresh
   uint64_t next_focus_refresh_ = 0;

@@ -161,7 +161,10 @@ Status Monitor::Start(MonitorOptions options) {
   RefreshNames(previous_);
   next_prune_ = now + kPruneEveryNs;
   OpenNvml();
-  if (auto kmsg = collect::KmsgReader::Open("/dev/kmsg", /*anchor=*/false); kmsg.ok()) kmsg_ = std::move(*kmsg);
+  // With a flight recorder the records go into its dumps, so they need the
+  // trace clock: the reader writes its one anchor record to measure it.
+  if (auto kmsg = collect::KmsgReader::Open("/dev/kmsg", /*anchor=*/recorder_ != nullptr); kmsg.ok())
+    kmsg_ = std::move(*kmsg);
   else log::Info("monitor: no kernel log metrics: {}", kmsg.error().message);
   Publish(now);
 

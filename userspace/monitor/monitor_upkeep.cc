@@ -193,6 +193,13 @@ std::vector<model::KernelLogEntry> Monitor::ReadKernelLog() {
   for (const auto& e : entries)
     if (e.cls != model::KernelLogClass::kNone)
       ++kernel_log_counts_[{std::string(model::KernelLogClassName(e.cls)), e.about}];
+  // The flight recorder keeps them for its dumps, before any finding they
+  // start asks for one (so the dump holds the line that triggered it).
+  if (recorder_) {
+    uint64_t lost = kmsg_->lost();
+    recorder_->AddKernelLog(entries, lost - kernel_log_lost_fed_, BoottimeNs());
+    kernel_log_lost_fed_ = lost;
+  }
   return entries;
 }
 

@@ -310,8 +310,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
       result.late_error = drained.error();
       break;
     }
-    if (options.console) options.console->Drain();
-    Status flushed = flush_batches(false);
+    // The kernel log is written as it becomes final (record/kernel_log_recording.h).
+    Status flushed = options.console ? options.console->Drain(sink->writer()) : OkStatus();
+    if (flushed.ok()) flushed = flush_batches(false);
     // At least once a second what was written reaches the file, also on a
     // quiet node whose compression block fills slowly: a recorder killed by
     // SIGKILL leaves a trace at most that old (the in-progress file).
@@ -475,7 +476,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
     node->FillReport(session.collectors);
   }
   if (options.console) {
-    options.console->Drain();  // detached: the log is complete
+    // Detached: the console log is complete.
+    if (Status st = options.console->Drain(sink->writer()); !st.ok() && !result.late_error) result.late_error = st.error();
     options.console->FillReport(session.collectors);
   }
   for (const auto& cpu : session.cpus) result.parse_errors += cpu.decode_errors;
