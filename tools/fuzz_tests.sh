@@ -32,6 +32,7 @@ build-fuzz/tests/fuzz/fuzz_seeds "$work/seeds"
 # Real inputs from this machine, where it has them.
 cp /proc/interrupts "$work/seeds/irq_names/proc-interrupts" 2>/dev/null || true
 cp /proc/cmdline "$work/seeds/kernel_cmdline/proc-cmdline" 2>/dev/null || true
+cp tests/blackbox/data/ftrace-trace-6.18.txt "$work/seeds/text_dump/" 2>/dev/null || true
 for event in sched/sched_switch sched/sched_waking irq/irq_handler_entry napi/napi_poll \
              net/netif_receive_skb net/net_dev_xmit skb/kfree_skb; do
   f=/sys/kernel/tracing/events/$event/format

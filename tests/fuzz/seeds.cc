@@ -331,6 +331,29 @@ void WriteTextSeeds() {
   Write("alert_webhook", "named-no-fingerprint",
         std::string("\x01") +
             R"({"alerts":[{"status":"firing","labels":{"alertname":"SiteStraggler","finding":"straggler","hostname":"h1"}}]})");
+  // An oops console capture of ftrace_dump_on_oops (printk times, the
+  // dump's begin and end lines, a loss line, another CPU's printk inside)
+  // and the same lines as a tracefs `trace` file; the captured fixture
+  // (tests/blackbox/data) is copied in by tools/fuzz_tests.sh.
+  const std::string dump_lines =
+      "          <idle>-0       [001] d.h1. 37570.000100: irq_handler_entry: irq=24 name=virtio0-input.0\n"
+      "          <idle>-0       [001] d.h1. 37570.000104: irq_handler_exit: irq=24 ret=handled\n"
+      "          <idle>-0       [001] ..s1. 37570.000105: softirq_entry: vec=3 [action=NET_RX]\n"
+      "          <idle>-0       [001] ..s1. 37570.000140: softirq_exit: vec=3 [action=NET_RX]\n"
+      "          <idle>-0       [000] d..2. 37570.000150: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+      "prev_state=R ==> next_comm=python3 next_pid=4411 next_prio=120\n"
+      "         python3-4411    [000] d..3. 37570.000160: sched_waking: comm=ksoftirqd/0 pid=14 prio=120 target_cpu=000\n"
+      "         python3-4411    [000] ..... 37570.000170: console: [37570.000170] mlx5_core 0000:3b:00.0 eth1: "
+      "NETDEV WATCHDOG: CPU: 0: transmit queue 5 timed out 5120 ms\n";
+  std::string console = "[37570.100000] Oops: general protection fault\n[37570.100100] Dumping ftrace buffer:\n"
+                        "[37570.100101] ---------------------------------\n[37570.100102] CPU:1 [LOST 12 EVENTS]\n";
+  size_t n = 0;
+  for (size_t start = 0, nl; (nl = dump_lines.find('\n', start)) != std::string::npos; start = nl + 1)
+    console += "[37570." + std::to_string(200000 + ++n) + "] " + dump_lines.substr(start, nl - start) + "\n";
+  console += "[37570.900000] ---------------------------------\n[37570.900001] Kernel panic - not syncing\n";
+  Write("text_dump", "oops-console", console);
+  Write("text_dump", "trace-file",
+        "# tracer: nop\n#\n# entries-in-buffer/entries-written: 7/7   #P:2\n#\n" + dump_lines);
   Write("alert_webhook", "record-request",
         std::string(1, '\0') + R"({"reason":"step 1200 took 2x","since":"2026-12-01T19:25:28Z","id":"step-1200"})");
 }

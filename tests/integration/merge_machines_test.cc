@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/clock.h"
 #include "common/strings.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_rewrite.h"
@@ -171,11 +172,13 @@ TEST_F(MergeMachines, APreviousBootRecordedBeforeTheHostBootedIsAlignedWhenGiven
   GN_REQUIRE_REAL_EBPF();
   std::string tp = FindTraceProcessor();
   if (tp.empty()) GN_SKIP_NOT_PACKAGED(kNoTraceProcessor);
-  // The same host's previous boot: recorded 10 h of wall time ago, long
-  // before this boot began, so on this boot's BOOTTIME it would be negative.
+  // The same host's previous boot: recorded an hour of wall time before
+  // this boot began (however long this machine has been up), so on this
+  // boot's BOOTTIME it would be negative.
+  const int64_t back = static_cast<int64_t>(BoottimeNs()) + kHourNs;
   std::string previous = dir_ + "/previous-boot.pftrace";
   ASSERT_TRUE(RewriteAsOtherMachine(host_, previous,
-                                    {"node1", "6a1c0f2e-0000-4000-8000-00000000b0f1", 0, -10 * kHourNs})
+                                    {"node1", "6a1c0f2e-0000-4000-8000-00000000b0f1", 0, -back})
                   .ok());
   auto t = [](const std::string& row) { return ParseInt64(Trim(Split(row, ',')[1])).value_or(0); };
   const std::string last_per_machine =
@@ -192,7 +195,7 @@ TEST_F(MergeMachines, APreviousBootRecordedBeforeTheHostBootedIsAlignedWhenGiven
     // Unaligned: both on their own BOOTTIME, which here is the same.
     EXPECT_EQ(t(lasts[1]), t(lasts[0]));
   }
-  // Previous boot first: the current one lands 10 h after it. Read from
+  // Previous boot first: the current one lands `back` after it. Read from
   // ftrace_event: the trace processor leaves out of `sched` every machine's
   // data before the latest machine's start (see the first test), here all
   // of the previous boot's.
@@ -206,7 +209,7 @@ TEST_F(MergeMachines, APreviousBootRecordedBeforeTheHostBootedIsAlignedWhenGiven
                     "select ifnull(c.machine_id, 0) as m, max(f.ts) as t from ftrace_event f "
                     "join cpu c using(ucpu) group by m order by m");
   ASSERT_EQ(lasts.size(), 2u);
-  EXPECT_NEAR(static_cast<double>(t(lasts[1]) - t(lasts[0])), 10.0 * kHourNs, 50.0 * kMicroNs)
+  EXPECT_NEAR(static_cast<double>(t(lasts[1]) - t(lasts[0])), static_cast<double>(back), 50.0 * kMicroNs)
       << lasts[0] << " / " << lasts[1];
 }
 

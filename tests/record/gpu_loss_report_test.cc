@@ -25,7 +25,7 @@ constexpr uint64_t kBase = 9'000'000'000;
 // A fragment as the CUPTI library flushes it: a slice on a GPU track, and
 // the dropped-records counter when `counter` (or the final summary instant
 // with the count when `summary`).
-std::string Fragment(uint64_t ts, int64_t counter, int64_t summary) {
+std::string Fragment(uint64_t ts, int64_t counter, int64_t summary, int64_t chunks_not_written = -1) {
   perfetto::Trace t;
   auto* d = t.add_packet();
   d->set_trusted_packet_sequence_id(1);
@@ -57,6 +57,11 @@ std::string Fragment(uint64_t ts, int64_t counter, int64_t summary) {
     auto* a = e->add_debug_annotations();
     a->set_name(std::string(model::kCuptiDroppedRecordsArg));
     a->set_uint_value(static_cast<uint64_t>(summary));
+    if (chunks_not_written >= 0) {
+      auto* c = e->add_debug_annotations();
+      c->set_name(std::string(model::kCuptiChunksNotWrittenArg));
+      c->set_uint_value(static_cast<uint64_t>(chunks_not_written));
+    }
   }
   return t.SerializeAsString();
 }
@@ -131,6 +136,45 @@ TEST(GpuLossReport, CuptiDropsATruncatedFragmentAndAnUnreadableOneShowInTheRepor
   EXPECT_NE(json->output.find("\"fragments_truncated\": 1"), std::string::npos);
   EXPECT_NE(json->output.find("\"fragments_unreadable\": 1"), std::string::npos);
   EXPECT_NE(json->output.find("\"fragments_late\": 1"), std::string::npos);
+}
+
+// A library whose pod directory was handed over too late dropped chunks it
+// held back; its last fragment's summary says how many, and that is loss.
+TEST(GpuLossReport, ChunksALibraryCouldNotWriteInTimeAreLossInTheSummaryAndTheReport) {
+  ScopedTempDir fragments, out_dir;
+  model::SessionInfo session;
+  session.tool_version = "0.test";
+  session.start_ts = kBase;
+  session.end_ts = kBase + 100 * kMs;
+  Put(fragments.path(), 20, kBase + 90 * kMs, Fragment(kBase + 90 * kMs, 0, 0, 4));
+  GpuRecordingOptions options;
+  options.collect_dir = fragments.path();
+  options.counters = false;
+  auto gpu = GpuRecording::Create(options, "/nonexistent/gpunoise");
+  ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+  std::string path = out_dir.path() + "/gpu.pftrace";
+  auto out = perfetto::TraceFileWriter::Create(path, 0);
+  ASSERT_TRUE(out.ok());
+  ASSERT_TRUE(out->WritePacket(testing::SwitchBundle(0, {{kBase, 0, 100}, {kBase + 50 * kMs, 100, 0}})).ok());
+  perfetto::TrackEventWriter writer(1, 42);
+  ASSERT_TRUE(perfetto::WriteSessionSummary(writer, session, *out).ok());
+  ASSERT_TRUE((*gpu)->Append(*out, session).ok());
+  ASSERT_TRUE(out->Commit().ok());
+  EXPECT_EQ((*gpu)->loss().chunks_not_written, 4u);
+  EXPECT_NE((*gpu)->Summary().find("lost: 4 chunks not written"), std::string::npos) << (*gpu)->Summary();
+
+  report::ReportOptions o;
+  o.trace_path = path;
+  auto text = report::RunReport(o);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_NE(text->output.find("lost: 4 chunks of GPU data not written (the library's directory was not writable in "
+                              "time)"),
+            std::string::npos)
+      << text->output;
+  o.json = true;
+  auto json = report::RunReport(o);
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->output.find("\"chunks_not_written\": 4"), std::string::npos) << json->output;
 }
 
 }  // namespace

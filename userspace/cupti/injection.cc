@@ -38,6 +38,7 @@
 #include "cupti/injection_settings.h"
 #include "cupti/nvtx_hooks.h"
 #include "cupti/packet_builder.h"
+#include "cupti/process_self.h"
 #include "cupti/signal_chain.h"
 #include "model/gpu_capture.h"
 
@@ -46,57 +47,9 @@
 namespace gpunoise::cupti {
 namespace {
 
-uint64_t ClockNs(clockid_t clock) {
-  timespec ts;
-  ::clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // CUPTI stamps every record through this, so GPU activity is on
 // CLOCK_BOOTTIME like the kernel's events (DESIGN.md decision 1).
 uint64_t CUPTIAPI BoottimeTimestamp() { return ClockNs(CLOCK_BOOTTIME); }
-
-ClockReadings ReadClocks() {
-  ClockReadings c;
-  uint64_t boot0 = ClockNs(CLOCK_BOOTTIME);
-  c.monotonic = ClockNs(CLOCK_MONOTONIC);
-  c.realtime = ClockNs(CLOCK_REALTIME);
-  uint64_t boot1 = ClockNs(CLOCK_BOOTTIME);
-  c.boottime = boot0 + (boot1 - boot0) / 2;
-  return c;
-}
-
-std::string ReadFirstLine(const char* path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-// The inode of this process's pid namespace (/proc/self/ns/pid reads
-// "pid:[4026531836]"); 0 when /proc is not mounted or not ours to read.
-uint64_t OwnPidNamespace() {
-  char buf[64];
-  ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  const char* open = std::strchr(buf, '[');
-  return open ? std::strtoull(open + 1, nullptr, 10) : 0;
-}
-
-// PROC_PID_INIT_INO (include/linux/proc_ns.h): the host's pid namespace.
-constexpr uint64_t kInitPidNamespace = 0xEFFFFFFCull;
-
-// The one line a training program ever sees from us. Inside a container it
-// names the pid namespace, since the pid it shows is the namespace's.
-void Note(const std::string& message) {
-  uint64_t ns = OwnPidNamespace();
-  if (ns == kInitPidNamespace)
-    std::fprintf(stderr, "gpunoise-cupti[%d]: %s\n", static_cast<int>(::getpid()), message.c_str());
-  else
-    std::fprintf(stderr, "gpunoise-cupti[%d in pid namespace %llu]: %s\n", static_cast<int>(::getpid()),
-                 static_cast<unsigned long long>(ns), message.c_str());
-}
 
 // How long the end of the program (exit or a fatal SIGINT/SIGTERM) waits
 // for the final flush. CUPTI's forced flush and the write of the last chunk

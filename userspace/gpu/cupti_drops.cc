@@ -22,14 +22,16 @@ class DropsSink : public model::TraceSink {
       int64_t v = 0;
       if (const auto* a = e.FindArg(model::kCuptiDroppedRecordsArg); a && a->AsInt64(&v))
         Note(v > 0 ? static_cast<uint64_t>(v) : 0);
+      if (const auto* a = e.FindArg(model::kCuptiChunksNotWrittenArg); a && a->AsInt64(&v) && v > 0)
+        counts_.chunks_not_written = std::max(counts_.chunks_not_written, static_cast<uint64_t>(v));
     }
   }
-  std::optional<uint64_t> dropped() const { return dropped_; }
+  const CuptiLossCounts& counts() const { return counts_; }
 
  private:
-  void Note(uint64_t v) { dropped_ = std::max(dropped_.value_or(0), v); }
+  void Note(uint64_t v) { counts_.dropped_records = std::max(counts_.dropped_records.value_or(0), v); }
   std::unordered_set<uint64_t> counter_tracks_;
-  std::optional<uint64_t> dropped_;
+  CuptiLossCounts counts_;
 };
 
 class CaptureOffSink : public model::TraceSink {
@@ -60,14 +62,14 @@ std::optional<std::string> CaptureOffIn(const std::string& path) {
   return sink.note();
 }
 
-std::optional<uint64_t> CuptiDroppedRecordsIn(const std::string& path) {
+CuptiLossCounts CuptiLossIn(const std::string& path) {
   DropsSink sink;
   import::ReadOptions options;
   options.partial = true;  // the merger reports the damage; here, what is readable counts
   options.buffer_bytes = 256 << 10;
   import::TraceReader reader(sink, options);
   (void)reader.ReadFile(path);
-  return sink.dropped();
+  return sink.counts();
 }
 
 }  // namespace gpunoise::gpu

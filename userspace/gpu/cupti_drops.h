@@ -10,10 +10,18 @@
 
 namespace gpunoise::gpu {
 
-// nullopt: the fragment does not state the count (the counter is written
-// only in fragments where it changed). A damaged fragment gives what its
-// readable part states.
-std::optional<uint64_t> CuptiDroppedRecordsIn(const std::string& path);
+// What one fragment states of its process's loss, both counts cumulative
+// since capture began. `dropped_records` is nullopt when the fragment does
+// not state it (the counter is written only in fragments where it changed);
+// `chunks_not_written` (converted data the library held back while its
+// directory was not writable, then dropped for the hold limit) is stated
+// only by the summary of a process's last fragment. A damaged fragment
+// gives what its readable part states.
+struct CuptiLossCounts {
+  std::optional<uint64_t> dropped_records;
+  uint64_t chunks_not_written = 0;
+};
+CuptiLossCounts CuptiLossIn(const std::string& path);
 
 // The library's note that it did not capture its process
 // (model::kCuptiCaptureOffEvent): "pid N (comm): reason"; nullopt if the

@@ -70,8 +70,8 @@ Result<UniqueFd> OpenChecked(const std::string& path, DirOwners& owners) {
 // Each process's CUPTI dropped-record count as of its last fragment in
 // `files` that states one. The count only grows, and a fragment states it
 // only when it changed, so the latest fragment that states it has it.
-std::map<ProcessKey, uint64_t> LatestDropCounts(const std::vector<std::string>& files, DirOwners& owners) {
-  std::map<ProcessKey, uint64_t> out;
+std::map<ProcessKey, CuptiLossCounts> LatestDropCounts(const std::vector<std::string>& files, DirOwners& owners) {
+  std::map<ProcessKey, CuptiLossCounts> out;
   // `files` is in flush order (each process's own fragments in time order):
   // walk it backwards.
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
@@ -83,7 +83,8 @@ std::map<ProcessKey, uint64_t> LatestDropCounts(const std::vector<std::string>& 
     // and checked, not whatever the name leads to now.
     auto fd = OpenChecked(*it, owners);
     if (!fd.ok()) continue;
-    if (auto n = CuptiDroppedRecordsIn("/proc/self/fd/" + std::to_string(fd->get()))) out[pid] = *n;
+    CuptiLossCounts n = CuptiLossIn("/proc/self/fd/" + std::to_string(fd->get()));
+    if (n.dropped_records) out[pid] = n;
   }
   return out;
 }
@@ -227,11 +228,14 @@ FragmentsAppended AppendGpuFragments(const std::vector<std::string>& files,
   }
   merger.set_rewrite({});
   result.processes = pids.size();
-  std::map<ProcessKey, uint64_t> at_end = LatestDropCounts(files, owners);
-  std::map<ProcessKey, uint64_t> at_start = LatestDropCounts(before, owners);
+  std::map<ProcessKey, CuptiLossCounts> at_end = LatestDropCounts(files, owners);
+  std::map<ProcessKey, CuptiLossCounts> at_start = LatestDropCounts(before, owners);
   for (const auto& [pid, n] : at_end) {
-    uint64_t start = at_start.count(pid) ? at_start[pid] : 0;
-    if (n > start) result.cupti_dropped_records += n - start;
+    CuptiLossCounts start = at_start.count(pid) ? at_start[pid] : CuptiLossCounts{};
+    uint64_t dropped = n.dropped_records.value_or(0), dropped_before = start.dropped_records.value_or(0);
+    if (dropped > dropped_before) result.cupti_dropped_records += dropped - dropped_before;
+    if (n.chunks_not_written > start.chunks_not_written)
+      result.chunks_not_written += n.chunks_not_written - start.chunks_not_written;
   }
   return result;
 }

@@ -63,6 +63,9 @@ struct FragmentsAppended {
   // last fragment in `before` (0 when there is none: then the count covers
   // the process's whole capture up to the window's end).
   uint64_t cupti_dropped_records = 0;
+  // Chunks of GPU data the libraries dropped while their directories were
+  // not writable yet (a pod directory not handed over), the same way.
+  uint64_t chunks_not_written = 0;
   std::vector<std::string> problems;  // one line per fragment that was unreadable or cut short
   // Processes whose library did not capture them (another CUPTI client):
   // "pid 4242 in pid namespace N: another CUPTI client ...".

@@ -17,6 +17,7 @@ Status WriteGpuLoss(uint64_t ts, const model::GpuLoss& loss, perfetto::TrackEven
   perfetto::AddArg(e, "gpu.processes", loss.processes);
   perfetto::AddArg(e, "gpu.fragments", loss.fragments);
   perfetto::AddArg(e, "gpu.cupti_dropped_records", loss.cupti_dropped_records);
+  perfetto::AddArg(e, "gpu.chunks_not_written", loss.chunks_not_written);
   perfetto::AddArg(e, "gpu.fragments_unreadable", loss.fragments_unreadable);
   perfetto::AddArg(e, "gpu.fragments_truncated", loss.fragments_truncated);
   perfetto::AddArg(e, "gpu.fragments_late", loss.fragments_late);

@@ -21,6 +21,7 @@ model::GpuLoss ParseGpuLossSummary(const model::TrackEventRecord& event) {
     if (name == "gpu.processes") g.processes = Unsigned(a);
     else if (name == "gpu.fragments") g.fragments = Unsigned(a);
     else if (name == "gpu.cupti_dropped_records") g.cupti_dropped_records = Unsigned(a);
+    else if (name == "gpu.chunks_not_written") g.chunks_not_written = Unsigned(a);
     else if (name == "gpu.fragments_unreadable") g.fragments_unreadable = Unsigned(a);
     else if (name == "gpu.fragments_truncated") g.fragments_truncated = Unsigned(a);
     else if (name == "gpu.fragments_late") g.fragments_late = Unsigned(a);

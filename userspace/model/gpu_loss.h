@@ -22,6 +22,9 @@ struct GpuLoss {
   // over processes, within the recording (each process's counter at its last
   // fragment in the window, less its counter before the window).
   uint64_t cupti_dropped_records = 0;
+  // Chunks of converted GPU data a library dropped while its directory was
+  // not yet writable (GPUNOISE_GPU_HOLD_MB full), the same way.
+  uint64_t chunks_not_written = 0;
   uint64_t fragments_unreadable = 0;  // nothing of it reached the trace
   uint64_t fragments_truncated = 0;   // cut short: the packets before the damage are in
   uint64_t fragments_late = 0;        // flushed after the collection window closed: not in the trace

@@ -226,6 +226,7 @@ Status GpuRecording::Append(perfetto::TraceFileWriter& out, const model::Session
   loss_.processes = appended.processes;
   loss_.fragments = appended.files;
   loss_.cupti_dropped_records = appended.cupti_dropped_records;
+  loss_.chunks_not_written = appended.chunks_not_written;
   loss_.fragments_unreadable = appended.unreadable + window->refused.size();
   loss_.fragments_truncated = appended.truncated;
   loss_.fragments_late = window->late;
@@ -257,6 +258,7 @@ std::string GpuRecording::Summary() const {
       if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, what);
     };
     add(loss_.cupti_dropped_records, "CUPTI records dropped");
+    add(loss_.chunks_not_written, "chunks not written (directory not writable in time)");
     add(loss_.fragments_unreadable, "fragments unreadable");
     add(loss_.fragments_truncated, "fragments truncated");
     add(loss_.fragments_late, "fragments after the end");

@@ -94,6 +94,7 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
     w.Field("processes", l.gpu->processes);
     w.Field("fragments", l.gpu->fragments);
     w.Field("cupti_dropped_records", l.gpu->cupti_dropped_records);
+    w.Field("chunks_not_written", l.gpu->chunks_not_written);
     w.Field("fragments_unreadable", l.gpu->fragments_unreadable);
     w.Field("fragments_truncated", l.gpu->fragments_truncated);
     w.Field("fragments_late", l.gpu->fragments_late);

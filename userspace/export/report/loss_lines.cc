@@ -118,6 +118,9 @@ std::string GpuLossLine(const model::GpuLoss& g) {
   if (g.cupti_dropped_records)
     Join(&lost, Plural(g.cupti_dropped_records, "CUPTI record", "CUPTI records") +
                     " dropped (CUPTI had no buffer space)");
+  if (g.chunks_not_written)
+    Join(&lost, Plural(g.chunks_not_written, "chunk", "chunks") +
+                    " of GPU data not written (the library's directory was not writable in time)");
   if (g.fragments_unreadable)
     Join(&lost, Plural(g.fragments_unreadable, "fragment", "fragments") + " unreadable (none of it in the trace)");
   if (g.fragments_truncated)
