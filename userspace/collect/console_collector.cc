@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "collect/seq_ring.h"
 #include "common/log.h"
 
 // The skeleton's .bss declares the log with the shared layout.
@@ -44,23 +45,7 @@ void ConsoleCollector::Drain(std::vector<model::ConsoleRecord>* out) {
   if (!skel_ || !skel_->bss || report_.state == model::CollectorState::kDisabled) return;
   auto* bss = skel_->bss;
   uint64_t next = __atomic_load_n(&bss->gn_con_next, __ATOMIC_ACQUIRE);
-  // Entries older than one lap are gone.
-  if (next > cursor_ + GN_CON_LOG) {
-    lost_ += next - GN_CON_LOG - cursor_;
-    cursor_ = next - GN_CON_LOG;
-  }
-  for (; cursor_ < next; ++cursor_) {
-    const gn_console& slot = bss->gn_con_log[cursor_ & (GN_CON_LOG - 1)];
-    uint64_t seq = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
-    // 0 or an older lap's index: claimed, still being written (read it next
-    // time); a later lap's: overwritten before we came.
-    if (seq < cursor_ + 1) break;
-    gn_console e;
-    std::memcpy(&e, &slot, sizeof(e));
-    if (seq != cursor_ + 1 || __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE) != seq || e.seq != seq) {
-      ++lost_;  // overwritten by a later lap while we read
-      continue;
-    }
+  ReadSeqRing(bss->gn_con_log, GN_CON_LOG, next, cursor_, lost_, [&](const gn_console& e) {
     model::ConsoleRecord r;
     r.ts = e.ts;
     r.cpu = e.cpu;
@@ -70,7 +55,7 @@ void ConsoleCollector::Drain(std::vector<model::ConsoleRecord>* out) {
     r.text.assign(e.text, std::min<size_t>(e.copied, sizeof(e.text)));
     r.len = e.len;
     out->push_back(std::move(r));
-  }
+  });
 }
 
 }  // namespace gpunoise::collect

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collect/seq_ring.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -122,25 +123,10 @@ uint64_t CpustateCollector::Drain(std::vector<model::CpuStateEvent>* out) {
     uint64_t& cursor = cursors_[cpu];
     uint64_t next = __atomic_load_n(&heads[cpu].next, __ATOMIC_ACQUIRE);
     if (next > cursor) most = std::max(most, next - cursor);
-    // Entries older than one lap are gone.
-    if (next > cursor + GN_CS_LOG) {
-      lost_ += next - GN_CS_LOG - cursor;
-      cursor = next - GN_CS_LOG;
-    }
-    const gn_cpustate* region = log + static_cast<size_t>(cpu) * GN_CS_LOG;
-    for (; cursor < next; ++cursor) {
-      const gn_cpustate& slot = region[cursor & (GN_CS_LOG - 1)];
-      uint64_t seq = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
-      if (seq < cursor + 1) break;  // claimed, still being written: next time
-      gn_cpustate e;
-      std::memcpy(&e, &slot, sizeof(e));
-      if (seq != cursor + 1 || __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE) != seq || e.seq != seq) {
-        ++lost_;  // overwritten by a later lap while we read
-        continue;
-      }
-      if (e.kind >= GN_CS_KINDS) continue;
-      out->push_back({e.begin, std::max(e.end, e.begin), e.value, e.cpu, static_cast<model::CpuStateKind>(e.kind)});
-    }
+    ReadSeqRing(log + static_cast<size_t>(cpu) * GN_CS_LOG, GN_CS_LOG, next, cursor, lost_, [&](const gn_cpustate& e) {
+      if (e.kind < GN_CS_KINDS)
+        out->push_back({e.begin, std::max(e.end, e.begin), e.value, e.cpu, static_cast<model::CpuStateKind>(e.kind)});
+    });
   }
   return most;
 }
@@ -149,21 +135,8 @@ void CpustateCollector::DrainNuma(std::vector<model::NumaEvent>* out) {
   if (!skel_ || !skel_->bss || report_.state == model::CollectorState::kDisabled) return;
   auto* bss = skel_->bss;
   uint64_t next = __atomic_load_n(&bss->gn_nb_next, __ATOMIC_ACQUIRE);
-  if (next > numa_cursor_ + GN_NB_LOG) {
-    numa_lost_ += next - GN_NB_LOG - numa_cursor_;
-    numa_cursor_ = next - GN_NB_LOG;
-  }
-  for (; numa_cursor_ < next; ++numa_cursor_) {
-    const gn_numa& slot = bss->gn_nb_log[numa_cursor_ & (GN_NB_LOG - 1)];
-    uint64_t seq = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
-    if (seq < numa_cursor_ + 1) break;  // still being written: next time
-    gn_numa e;
-    std::memcpy(&e, &slot, sizeof(e));
-    if (seq != numa_cursor_ + 1 || __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE) != seq || e.seq != seq) {
-      ++numa_lost_;
-      continue;
-    }
-    if (e.kind >= GN_NB_KINDS) continue;
+  ReadSeqRing(bss->gn_nb_log, GN_NB_LOG, next, numa_cursor_, numa_lost_, [&](const gn_numa& e) {
+    if (e.kind >= GN_NB_KINDS) return;
     model::NumaEvent n;
     n.ts = e.ts;
     n.tid = static_cast<int32_t>(e.tid);
@@ -178,7 +151,7 @@ void CpustateCollector::DrainNuma(std::vector<model::NumaEvent>* out) {
     n.cpu = e.cpu;
     n.kind = static_cast<model::NumaEventKind>(e.kind);
     out->push_back(n);
-  }
+  });
 }
 
 }  // namespace gpunoise::collect

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collect/seq_ring.h"
 #include "common/log.h"
 
 extern "C" {
@@ -133,25 +134,9 @@ uint64_t KworkCollector::Drain(std::vector<model::KernelWork>* out) {
     uint64_t& cursor = cursors_[cpu];
     uint64_t next = __atomic_load_n(&heads[cpu].next, __ATOMIC_ACQUIRE);
     if (next > cursor) most = std::max(most, next - cursor);
-    // Entries older than one lap are gone.
-    if (next > cursor + GN_KW_LOG) {
-      lost_ += next - GN_KW_LOG - cursor;
-      cursor = next - GN_KW_LOG;
-    }
-    const gn_kwork* region = log + static_cast<size_t>(cpu) * GN_KW_LOG;
-    for (; cursor < next; ++cursor) {
-      const gn_kwork& slot = region[cursor & (GN_KW_LOG - 1)];
-      uint64_t seq = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
-      if (seq < cursor + 1) break;  // claimed, still being written: next time
-      gn_kwork e;
-      std::memcpy(&e, &slot, sizeof(e));
-      if (seq != cursor + 1 || __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE) != seq || e.seq != seq) {
-        ++lost_;  // overwritten by a later lap while we read
-        continue;
-      }
-      if (e.kind >= GN_KW_KINDS) continue;
-      out->push_back(Decode(e));
-    }
+    ReadSeqRing(log + static_cast<size_t>(cpu) * GN_KW_LOG, GN_KW_LOG, next, cursor, lost_, [&](const gn_kwork& e) {
+      if (e.kind < GN_KW_KINDS) out->push_back(Decode(e));
+    });
   }
   return most;
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "collect/seq_ring.h"
 #include "common/log.h"
 
 // The skeleton's .bss declares the log with the shared layout.
@@ -47,27 +48,11 @@ void MemstallCollector::Drain(std::vector<model::MemStall>* out) {
   if (!skel_ || !skel_->bss || report_.state == model::CollectorState::kDisabled) return;
   auto* bss = skel_->bss;
   uint64_t next = __atomic_load_n(&bss->gn_ms_next, __ATOMIC_ACQUIRE);
-  // Entries older than one lap are gone.
-  if (next > cursor_ + GN_MS_LOG) {
-    lost_ += next - GN_MS_LOG - cursor_;
-    cursor_ = next - GN_MS_LOG;
-  }
-  for (; cursor_ < next; ++cursor_) {
-    const gn_memstall& slot = bss->gn_ms_log[cursor_ & (GN_MS_LOG - 1)];
-    uint64_t seq = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
-    // 0 or an older lap's index: claimed, still being written (read it next
-    // time); a later lap's: overwritten before we came.
-    if (seq < cursor_ + 1) break;
-    gn_memstall e;
-    std::memcpy(&e, &slot, sizeof(e));
-    if (seq != cursor_ + 1 || __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE) != seq || e.seq != seq) {
-      ++lost_;  // overwritten by a later lap while we read
-      continue;
-    }
-    if (e.kind >= GN_MS_KINDS) continue;
+  ReadSeqRing(bss->gn_ms_log, GN_MS_LOG, next, cursor_, lost_, [&](const gn_memstall& e) {
+    if (e.kind >= GN_MS_KINDS) return;
     out->push_back({e.begin, e.end, e.value, static_cast<int32_t>(e.tid), e.cpu,
                     static_cast<model::MemStallKind>(e.kind)});
-  }
+  });
 }
 
 }  // namespace gpunoise::collect
