@@ -226,6 +226,34 @@ int RunArm(int argc, char** argv) {
   return 0;
 }
 
+// gpunoise-blackbox-HOST-DATE.pftrace unless the user named the trace;
+// "" after saying why when the path is refused.
+std::string BlackboxOutput(std::string output) {
+  if (output.empty()) {
+    output = DefaultTraceName();
+    if (auto pos = output.find("gpunoise-"); pos != std::string::npos) output.insert(pos + 9, "blackbox-");
+  }
+  if (std::string why = CheckOutputPath(output); !why.empty()) {
+    log::Error("{}", why);
+    return "";
+  }
+  return output;
+}
+
+// The report of what was just written, after its summary: what the NIC, the
+// softirqs and the CPUs were doing before the end.
+int PrintReportOf(const std::string& trace) {
+  report::ReportOptions ro;
+  ro.trace_path = trace;
+  auto rep = report::RunReport(ro);
+  if (!rep.ok()) {
+    log::Error("{}", rep.error().message);
+    return 1;
+  }
+  std::printf("\n%s", rep->output.c_str());
+  return 0;
+}
+
 int RunCollect(int argc, char** argv) {
   Common common;
   std::string output;
@@ -243,14 +271,8 @@ int RunCollect(int argc, char** argv) {
     std::cout << kUsage << "\n" << opts << kExamples;
     return 0;
   }
-  if (output.empty()) {
-    output = DefaultTraceName();
-    if (auto pos = output.find("gpunoise-"); pos != std::string::npos) output.insert(pos + 9, "blackbox-");
-  }
-  if (std::string why = CheckOutputPath(output); !why.empty()) {
-    log::Error("{}", why);
-    return 1;
-  }
+  output = BlackboxOutput(output);
+  if (output.empty()) return 1;
   blackbox::CollectOptions options;
   options.tracefs = common.tracefs;
   options.instance = common.live_instance.empty() ? common.instance : common.live_instance;
@@ -266,16 +288,7 @@ int RunCollect(int argc, char** argv) {
     return 1;
   }
   std::fputs(blackbox::FormatCollectSummary(*result).c_str(), stdout);
-  if (no_report) return 0;
-  report::ReportOptions ro;
-  ro.trace_path = output;
-  auto rep = report::RunReport(ro);
-  if (!rep.ok()) {
-    log::Error("{}", rep.error().message);
-    return 1;
-  }
-  std::printf("\n%s", rep->output.c_str());
-  return 0;
+  return no_report ? 0 : PrintReportOf(output);
 }
 
 int RunImportText(int argc, char** argv) {
@@ -305,14 +318,8 @@ int RunImportText(int argc, char** argv) {
     std::fprintf(stderr, "usage: gpunoise blackbox import-text FILE: which text to read\n");
     return 2;
   }
-  if (output.empty()) {
-    output = DefaultTraceName();
-    if (auto p = output.find("gpunoise-"); p != std::string::npos) output.insert(p + 9, "blackbox-");
-  }
-  if (std::string why = CheckOutputPath(output); !why.empty()) {
-    log::Error("{}", why);
-    return 1;
-  }
+  output = BlackboxOutput(output);
+  if (output.empty()) return 1;
   blackbox::TextImportOptions options;
   options.input = input;
   options.output = output;
@@ -324,16 +331,7 @@ int RunImportText(int argc, char** argv) {
     return 1;
   }
   std::fputs(blackbox::FormatTextImportSummary(*result).c_str(), stdout);
-  if (no_report) return 0;
-  report::ReportOptions ro;
-  ro.trace_path = output;
-  auto rep = report::RunReport(ro);
-  if (!rep.ok()) {
-    log::Error("{}", rep.error().message);
-    return 1;
-  }
-  std::printf("\n%s", rep->output.c_str());
-  return 0;
+  return no_report ? 0 : PrintReportOf(output);
 }
 
 int RunStatus(int argc, char** argv) {
