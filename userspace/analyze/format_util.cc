@@ -5,9 +5,12 @@
 namespace gpunoise::analyze {
 
 std::string FormatNs(uint64_t ns) {
+  // Each unit from where three digits of the one below would round to 1000,
+  // so 999.7 ms reads "1 s", not "1e+03 ms"; whole seconds past 999.
   double v = static_cast<double>(ns);
-  if (ns >= 1000000000ull) return fmt::format("{:.3g} s", v / 1e9);
-  if (ns >= 1000000ull) return fmt::format("{:.3g} ms", v / 1e6);
+  if (ns >= 999'500'000'000ull) return fmt::format("{:.0f} s", v / 1e9);
+  if (ns >= 999'500'000ull) return fmt::format("{:.3g} s", v / 1e9);
+  if (ns >= 999'500ull) return fmt::format("{:.3g} ms", v / 1e6);
   if (ns >= 1000ull) return fmt::format("{:.3g} us", v / 1e3);
   return fmt::format("{} ns", ns);
 }
