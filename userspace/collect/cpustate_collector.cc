@@ -2,8 +2,6 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -28,19 +26,6 @@ static_assert(offsetof(gn_numa, tid) == 32);
 static_assert((GN_CS_LOG & (GN_CS_LOG - 1)) == 0);
 static_assert((GN_NB_LOG & (GN_NB_LOG - 1)) == 0);
 static_assert(CpustateCollector::kEntriesPerCpu == GN_CS_LOG);
-
-namespace {
-
-size_t PageRound(size_t n) {
-  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  return (n + page - 1) / page * page;
-}
-
-}  // namespace
-
-CpustateCollector::Mapping::~Mapping() {
-  if (addr) ::munmap(addr, size);
-}
 
 CpustateCollector::CpustateCollector(bool idle) : Collector("cpustate"), idle_(idle) {}
 
@@ -74,15 +59,8 @@ void CpustateCollector::Start(const CollectorContext& context) {
     log::Warning("{}", st.error().message);
     return;
   }
-  auto map = [&](bpf_map* m, size_t bytes, Mapping* out) {
-    out->size = PageRound(bytes);
-    void* p = ::mmap(nullptr, out->size, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
-    if (p == MAP_FAILED) return false;
-    out->addr = p;
-    return true;
-  };
-  if (!map(skel_->maps.gn_cs_log, sizeof(gn_cpustate) * ncpus_ * GN_CS_LOG, &log_) ||
-      !map(skel_->maps.gn_cs_heads, sizeof(gn_cpustate_head) * ncpus_, &heads_)) {
+  if (!log_.Map(bpf_map__fd(skel_->maps.gn_cs_log), sizeof(gn_cpustate) * ncpus_ * GN_CS_LOG) ||
+      !heads_.Map(bpf_map__fd(skel_->maps.gn_cs_heads), sizeof(gn_cpustate_head) * ncpus_)) {
     Stop();
     Disable(fmt::format("failed to map the cpustate log: {}", std::strerror(errno)));
     return;

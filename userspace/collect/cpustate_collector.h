@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collect/collector.h"
+#include "collect/mapped_map.h"
 #include "model/cpu_state.h"
 
 struct cpustate_bpf;
@@ -40,15 +41,10 @@ class CpustateCollector : public Collector {
   bool Attached(std::string_view event) const;
 
  private:
-  struct Mapping {
-    void* addr = nullptr;
-    size_t size = 0;
-    ~Mapping();
-  };
   bool idle_;
   cpustate_bpf* skel_ = nullptr;
   uint32_t ncpus_ = 0;
-  Mapping log_, heads_;
+  MappedMap log_, heads_;
   std::vector<uint64_t> cursors_;
   uint64_t lost_ = 0;
   uint64_t numa_cursor_ = 0, numa_lost_ = 0;

@@ -2,8 +2,6 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -24,19 +22,6 @@ static_assert(offsetof(gn_kwork, tid) == 56);
 static_assert(offsetof(gn_kwork, tgid) == 64);
 static_assert(sizeof(gn_kwork_head) == 64);
 static_assert((GN_KW_LOG & (GN_KW_LOG - 1)) == 0);
-
-namespace {
-
-size_t PageRound(size_t n) {
-  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  return (n + page - 1) / page * page;
-}
-
-}  // namespace
-
-KworkCollector::Mapping::~Mapping() {
-  if (addr) ::munmap(addr, size);
-}
 
 KworkCollector::KworkCollector() : Collector("kwork") {}
 
@@ -74,15 +59,8 @@ void KworkCollector::Start(const CollectorContext& context) {
     log::Warning("{}", st.error().message);
     return;
   }
-  auto map = [&](bpf_map* m, size_t bytes, Mapping* out) {
-    out->size = PageRound(bytes);
-    void* p = ::mmap(nullptr, out->size, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
-    if (p == MAP_FAILED) return false;
-    out->addr = p;
-    return true;
-  };
-  if (!map(skel_->maps.gn_kw_log, sizeof(gn_kwork) * ncpus_ * GN_KW_LOG, &log_) ||
-      !map(skel_->maps.gn_kw_heads, sizeof(gn_kwork_head) * ncpus_, &heads_)) {
+  if (!log_.Map(bpf_map__fd(skel_->maps.gn_kw_log), sizeof(gn_kwork) * ncpus_ * GN_KW_LOG) ||
+      !heads_.Map(bpf_map__fd(skel_->maps.gn_kw_heads), sizeof(gn_kwork_head) * ncpus_)) {
     Stop();
     Disable(fmt::format("failed to map the kwork log: {}", std::strerror(errno)));
     return;

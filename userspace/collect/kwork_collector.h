@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collect/collector.h"
+#include "collect/mapped_map.h"
 #include "model/kernel_work.h"
 
 struct kwork_bpf;
@@ -39,14 +40,9 @@ class KworkCollector : public Collector {
   uint64_t unpaired() const;
 
  private:
-  struct Mapping {
-    void* addr = nullptr;
-    size_t size = 0;
-    ~Mapping();
-  };
   kwork_bpf* skel_ = nullptr;
   uint32_t ncpus_ = 0;
-  Mapping log_, heads_;
+  MappedMap log_, heads_;
   std::vector<uint64_t> cursors_;
   uint64_t lost_ = 0;
 };

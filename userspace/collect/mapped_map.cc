@@ -1,0 +1,23 @@
+#include "collect/mapped_map.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace gpunoise::collect {
+
+MappedMap::~MappedMap() {
+  if (addr) ::munmap(const_cast<void*>(addr), size);
+}
+
+bool MappedMap::Map(int fd, size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t rounded = (bytes + page - 1) / page * page;
+  void* p = ::mmap(nullptr, rounded, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return false;
+  if (addr) ::munmap(const_cast<void*>(addr), size);
+  addr = p;
+  size = rounded;
+  return true;
+}
+
+}  // namespace gpunoise::collect
