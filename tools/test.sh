@@ -17,7 +17,9 @@ while [[ $# -gt 0 && ( $1 == --sanitize || $1 == --fuzz ) ]]; do
   [[ $1 == --sanitize ]] && sanitize=1 || fuzz=1
   shift
 done
+start=$SECONDS
 tools/setup.sh
+built=$SECONDS
 if ((sanitize || fuzz)); then
   rc=0
   if ((sanitize)); then tools/sanitize_tests.sh "$@" || rc=1; fi
@@ -36,6 +38,7 @@ junit="$PWD/build/ctest-junit.xml"
 rm -f "$junit"
 rc=0
 ctest --test-dir build --output-on-failure --timeout 600 --output-junit "$junit" "$@" || rc=$?
+echo "test: setup and build $((built - start)) s, tests $((SECONDS - built)) s"
 if [[ -f $junit ]]; then
   python3 - "$junit" <<'PY' || true
 import re, sys

@@ -78,11 +78,25 @@ class TempDir {
   std::string path_;
 };
 
+// Every thread of `pid` onto `cpu` (threads it makes later inherit it).
+void PinProcess(pid_t pid, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    ::sched_setaffinity(static_cast<pid_t>(std::stol(t.path().filename().string())), sizeof(set), &set);
+}
+
+// `recorder_cpu` >= 0 keeps the recorder there: beside two spinning threads
+// on one CPU with load balancing off, it gets a few ms every 300 and its
+// once-a-second affinity scan can come after the thread it should see.
 std::string RecordWhile(const std::string& dir, const char* name, const char* seconds,
-                        const std::function<void()>& workload) {
+                        const std::function<void()>& workload, int recorder_cpu = -1) {
   std::string out = dir + "/" + name;
   ChildProcess rec({GpunoiseBinary(), "record", "-d", seconds, "-o", out});
   EXPECT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
+  if (recorder_cpu >= 0) PinProcess(rec.pid(), recorder_cpu);
   workload();
   EXPECT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
   return out;
@@ -309,12 +323,12 @@ TEST(Placement, AnIdleAllowedCpuBesideAHogIsNamedWhenLoadBalancingIsOff) {
   ASSERT_TRUE(cpuset.ok()) << cpuset.error();
   TempDir dir;
   PlacementRun run;
-  // Affinities are read once a second, and with load balancing off the
-  // recorder itself may sit behind the hog on CPU 1 and get a few ms every
-  // few hundred: the focus thread lives long enough for a scan to see it.
-  std::string trace = RecordWhile(dir.path(), "placement.pftrace", "5", [&] {
-    run = RunBesideHog(false, true, 2500ms, [&](pid_t p) { return cpuset.Join(p); });
-  });
+  // Affinities are read once a second. With load balancing off, a
+  // recorder on CPU 1 behind the hog got 4 ms every 290 and once scanned
+  // only after the focus thread had exited: it runs on the idle CPU 0.
+  std::string trace = RecordWhile(
+      dir.path(), "placement.pftrace", "5",
+      [&] { run = RunBesideHog(false, true, 2500ms, [&](pid_t p) { return cpuset.Join(p); }); }, 0);
   ASSERT_NE(run.focus, 0) << "the workload did not run";
   std::string text;
   analyze::Analysis a = ReportOn(trace, run.focus, &text);
