@@ -37,7 +37,8 @@ fi
 junit="$PWD/build/ctest-junit.xml"
 rm -f "$junit"
 rc=0
-ctest --test-dir build --output-on-failure --timeout 600 --output-junit "$junit" "$@" || rc=$?
+# Unit tests run in parallel; integration tests are RUN_SERIAL (alone).
+ctest --test-dir build --output-on-failure --timeout 600 -j"$(nproc)" --output-junit "$junit" "$@" || rc=$?
 echo "test: setup and build $((built - start)) s, tests $((SECONDS - built)) s"
 if [[ -f $junit ]]; then
   python3 - "$junit" <<'PY' || true
