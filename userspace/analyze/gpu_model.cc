@@ -1,27 +1,9 @@
 #include "analyze/gpu_model.h"
 
 #include <algorithm>
-#include <cctype>
 #include <unordered_map>
 
 namespace gpunoise::analyze {
-
-bool IsGpuTrackPath(std::string_view path) {
-  // Any component of the path ("GPU 0 (H200) / stream 7") starting "GPU".
-  size_t pos = 0;
-  while (pos < path.size()) {
-    size_t end = path.find(" / ", pos);
-    std::string_view part = path.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    if (part.size() >= 3 && std::toupper(static_cast<unsigned char>(part[0])) == 'G' &&
-        std::toupper(static_cast<unsigned char>(part[1])) == 'P' &&
-        std::toupper(static_cast<unsigned char>(part[2])) == 'U' &&
-        (part.size() == 3 || !std::isalpha(static_cast<unsigned char>(part[3]))))
-      return true;
-    if (end == std::string_view::npos) break;
-    pos = end + 3;
-  }
-  return false;
-}
 
 namespace {
 
@@ -30,18 +12,6 @@ struct TrackOwner {
   int32_t pid = 0, tid = 0;
 };
 
-// "python 4242" -> 4242
-int32_t TrailingPid(std::string_view name) {
-  size_t space = name.rfind(' ');
-  if (space == std::string_view::npos || space + 1 >= name.size()) return 0;
-  int32_t pid = 0;
-  for (char c : name.substr(space + 1)) {
-    if (c < '0' || c > '9' || pid > 100000000) return 0;
-    pid = pid * 10 + (c - '0');
-  }
-  return pid;
-}
-
 TrackOwner OwnerOf(const TrackData& data, uint64_t uuid) {
   TrackOwner owner;
   for (int depth = 0; depth < 16 && uuid; ++depth) {
@@ -49,43 +19,32 @@ TrackOwner OwnerOf(const TrackData& data, uint64_t uuid) {
     if (it == data.tracks.end()) break;
     if (!owner.tid && it->second.tid) owner.tid = it->second.tid;
     if (!owner.pid && it->second.pid) owner.pid = it->second.pid;
-    // The CUPTI library groups a process's streams under "<name> <pid>"
-    // inside the GPU's group (a named track, not a process descriptor).
-    if (!owner.pid && it->second.parent_uuid) {
-      auto parent = data.tracks.find(it->second.parent_uuid);
-      if (parent != data.tracks.end() && IsGpuTrackPath(parent->second.name) && !IsGpuTrackPath(it->second.name))
-        owner.pid = TrailingPid(it->second.name);
-    }
+    // The CUPTI library groups a process's streams inside the GPU's group
+    // (a track of kind gpu_process, not a process descriptor).
+    if (const model::TrackIdentity* id = data.Identity(uuid);
+        !owner.pid && id && id->kind == model::TrackKind::kGpuProcess)
+      owner.pid = id->pid;
     uuid = it->second.parent_uuid;
   }
   return owner;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Work tracks are the streams ("GPU 3 (H200) stream 7 (overlap 1)"), or a
-// GPU-named track of a producer that has no streams; not the GPU's other
-// tracks (NVML's "Clock throttling" slices, counters).
+// Work tracks are the streams, or the GPU's group itself for a producer
+// that puts its work there without streams; not the GPU's other tracks
+// (NVML's clock throttling slices, counters).
 bool IsGpuWorkTrack(const TrackData& data, uint64_t uuid) {
-  auto it = data.tracks.find(uuid);
-  if (it == data.tracks.end() || it->second.is_counter) return false;
-  if (!IsGpuTrackPath(data.TrackPath(uuid))) return false;
-  std::string own = Lower(it->second.name);
-  if (own.find("throttl") != std::string::npos) return false;
-  return own.find("stream") != std::string::npos || IsGpuTrackPath(it->second.name);
+  model::TrackKind kind = data.KindOf(uuid);
+  return kind == model::TrackKind::kGpuStream || kind == model::TrackKind::kGpuDevice;
 }
 
-// The outermost ancestor (or the track itself) whose own name starts "GPU".
+// The outermost GPU group above (or at) the work's track; a work track with
+// none (another producer's lone stream track) is its own GPU.
 uint64_t GpuOf(const TrackData& data, uint64_t uuid) {
-  uint64_t gpu = 0;
+  uint64_t gpu = uuid;
   for (int depth = 0; depth < 16 && uuid; ++depth) {
     auto it = data.tracks.find(uuid);
     if (it == data.tracks.end()) break;
-    if (IsGpuTrackPath(it->second.name)) gpu = uuid;
+    if (data.KindOf(uuid) == model::TrackKind::kGpuDevice) gpu = uuid;
     uuid = it->second.parent_uuid;
   }
   return gpu;

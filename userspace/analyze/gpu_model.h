@@ -1,8 +1,8 @@
 // GPU work and the CPU threads that launched it, from track events: slices on
-// tracks whose name (or an ancestor's) starts with "GPU" are GPU work
-// (kernels, copies, memsets); a launch is a slice on a thread track joined to
-// GPU work by a flow or by an equal correlation id. docs/report.md says what
-// a producer must write for this to work (the CUPTI library does).
+// tracks of kind gpu_stream (model/track_identity.h) are GPU work (kernels,
+// copies, memsets); a launch is a slice on a thread track joined to GPU work
+// by a flow or by an equal correlation id. docs/report.md says what a
+// producer must write for this to work (the CUPTI library does).
 #pragma once
 
 #include <cstdint>
@@ -22,8 +22,8 @@ struct GpuWork {
   uint64_t launch_ts = 0;  // when the launch call began
   uint64_t track = 0;
   uint32_t name = 0;  // TrackData string
-  // The GPU: the outermost GPU-named track above the work's track ("GPU 3
-  // (H200)", which the CUPTI library shares among a node's processes).
+  // The GPU: the outermost gpu_device track above the work's track (the
+  // GPU's group, which the CUPTI library shares among a node's processes).
   uint64_t gpu = 0;
 };
 
@@ -34,9 +34,6 @@ struct GpuModel {
   std::map<uint64_t, std::string> gpu_names;  // GpuWork::gpu -> "GPU 3 (H200)"
   bool present() const { return !work.empty(); }
 };
-
-// True for a track path naming a GPU ("GPU 0 (H200) stream 7").
-bool IsGpuTrackPath(std::string_view path);
 
 GpuModel BuildGpuModel(const Timeline& t);
 

@@ -91,14 +91,9 @@ NetMetadata ReadNetMetadata(const Timeline& t) {
     }
   }
   for (const auto& [uuid, samples] : t.tracks.counters) {
-    auto it = t.tracks.tracks.find(uuid);
-    if (it == t.tracks.tracks.end()) continue;
-    // Only counters under the network root ("Network" / <device> / ...).
-    if (t.tracks.TrackPath(uuid).rfind("Network / ", 0) != 0) continue;
-    const std::string& name = it->second.name;
-    size_t space = name.find(' ');
-    if (space == std::string::npos) continue;
-    m.counters.push_back({name.substr(0, space), name.substr(space + 1), &samples});
+    const model::TrackIdentity* id = t.tracks.Identity(uuid);
+    if (!id || id->kind != model::TrackKind::kNetCounter) continue;
+    m.counters.push_back({id->device, id->metric, id->cpu, id->detail, &samples});
   }
   return m;
 }

@@ -1,7 +1,7 @@
 // What gpunoise's network collectors leave in a trace besides events
-// (docs/network.md, "Trace format"): counter tracks named "<device>
-// <metric>" (rates per sampling interval, "tx timeouts" cumulative), and
-// instants on the "gpunoise network" track: the NIC IRQ map ("irq"), NAPI
+// (docs/network.md, "Trace format"): counter tracks whose identity names
+// device and metric (rates per sampling interval, tx timeouts cumulative),
+// and instants on the network metadata track: the NIC IRQ map ("irq"), NAPI
 // instances per CPU ("napi"), per-device totals ("net device") and drops by
 // reason and code location ("net drop").
 #pragma once
@@ -41,9 +41,12 @@ struct DropSite {
   uint64_t packets = 0;
 };
 
+// A network counter track, by its identity (model/track_identity.h).
 struct NetCounter {
-  std::string device;  // the part of the track name before its first space
-  std::string metric;  // the rest: "rx packets/s", "drops/s SOCKET_RCVBUFF", "cpu3 napi packets/s"
+  std::string device;  // "eth0"
+  model::NetMetric metric = model::NetMetric::kUnknown;
+  int32_t cpu = -1;    // per-CPU metrics
+  std::string detail;  // kDrops: the reason ("SOCKET_RCVBUFF"); kNicEvents/kNicCounter: the event or counter
   const std::vector<CounterSample>* samples = nullptr;
 };
 

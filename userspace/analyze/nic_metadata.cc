@@ -29,9 +29,6 @@ bool B(const MetaInstant& m, std::string_view key) {
   return a && a->AsInt64(&v) && v != 0;
 }
 
-constexpr std::string_view kRateSuffix = "/s";
-constexpr std::string_view kNicMetric = "nic ";
-
 }  // namespace
 
 uint64_t NicDevice::drops() const {
@@ -132,10 +129,11 @@ NicMetadata ReadNicMetadata(const Timeline& t, const NetMetadata& net) {
   std::stable_sort(m.link_events.begin(), m.link_events.end(),
                    [](const auto& a, const auto& b) { return a.ts < b.ts; });
   for (const NetCounter& c : net.counters) {
-    if (!StartsWith(c.metric, kNicMetric) || !EndsWith(c.metric, kRateSuffix)) continue;
+    // Ethtool counters' rates and NIC-driver events per second alike.
+    if (c.metric != model::NetMetric::kNicCounter && c.metric != model::NetMetric::kNicEvents) continue;
     NicRateTrack r;
     r.device = c.device;
-    r.counter = c.metric.substr(kNicMetric.size(), c.metric.size() - kNicMetric.size() - kRateSuffix.size());
+    r.counter = c.detail;
     auto drv = driver_of.find(c.device);
     model::NicCounterClass cls =
         model::ClassifyNicCounter(drv == driver_of.end() ? std::string_view() : drv->second, r.counter);

@@ -98,7 +98,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   }
 
   // TX timeouts per device: events (always recorded), the cumulative
-  // "tx timeouts" counter, or the end-of-recording totals.
+  // tx timeouts counter, or the end-of-recording totals.
   std::map<std::string, uint64_t> timeout_count;
   std::map<std::string, std::pair<uint64_t, uint64_t>> timeout_span;
   std::map<std::string, std::set<int32_t>> timeout_queues;
@@ -110,7 +110,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     if (key.second >= 0) timeout_queues[key.first].insert(key.second);
   }
   for (const NetCounter& c : ctx.net.counters) {
-    if (c.metric != "tx timeouts") continue;
+    if (c.metric != model::NetMetric::kTxTimeouts) continue;
     auto n = static_cast<uint64_t>(Increase(*c.samples, ctx.from, ctx.to));
     if (n > timeout_count[c.device]) {
       timeout_count[c.device] = n;
@@ -183,7 +183,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   const double full_rate = ctx.th().Get("nic.full_budget_rate");
   std::set<std::string> counted_full;
   for (const NetCounter& c : ctx.net.counters) {
-    if (c.metric != "napi full-budget polls/s") continue;
+    if (c.metric != model::NetMetric::kNapiFullBudget) continue;
     counted_full.insert(c.device);
     CounterPeak peak = PeakRate(*c.samples, ctx.from, ctx.to);
     if (peak.value < full_rate) continue;
@@ -228,14 +228,14 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     out.push_back(std::move(f));
   }
 
-  // Drops by reason: the collectors' "drops/s <reason>" counters, else
+  // Drops by reason: the collectors' drop counters (one per reason), else
   // per-drop records.
   const double drop_rate = ctx.th().Get("nic.drop_rate");
   bool drop_counters = false;
   for (const NetCounter& c : ctx.net.counters) {
-    if (c.metric.rfind("drops/s ", 0) != 0) continue;
+    if (c.metric != model::NetMetric::kDrops) continue;
     drop_counters = true;
-    std::string reason = c.metric.substr(8);
+    const std::string& reason = c.detail;
     CounterPeak peak = PeakRate(*c.samples, ctx.from, ctx.to);
     if (peak.value < drop_rate) continue;
     double total = IntegrateRate(*c.samples, ctx.from, ctx.to);

@@ -134,12 +134,11 @@ Drivers FindDrivers(const AnalysisContext& ctx, uint32_t cpu, uint32_t vec, uint
   if (best.empty() && !ctx.net.counters.empty()) {
     // Without per-packet records: the per-CPU packet counters of the
     // network collectors, integrated over the episode.
-    const std::string napi_metric = fmt::format("cpu{} napi packets/s", cpu);
-    const std::string rx_metric = fmt::format("cpu{} rx packets/s", cpu);
     std::map<std::string, std::pair<double, double>> per_dev;  // napi, rx packets
     for (const NetCounter& c : ctx.net.counters) {
-      if (c.metric == napi_metric) per_dev[c.device].first += IntegrateRate(*c.samples, a, b);
-      if (c.metric == rx_metric) per_dev[c.device].second += IntegrateRate(*c.samples, a, b);
+      if (c.cpu < 0 || static_cast<uint32_t>(c.cpu) != cpu) continue;
+      if (c.metric == model::NetMetric::kCpuNapiPackets) per_dev[c.device].first += IntegrateRate(*c.samples, a, b);
+      if (c.metric == model::NetMetric::kCpuRxPackets) per_dev[c.device].second += IntegrateRate(*c.samples, a, b);
     }
     double best_packets = 0;
     for (const auto& [dev, pk] : per_dev) {

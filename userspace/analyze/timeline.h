@@ -22,6 +22,7 @@
 #include "model/perfetto_stats.h"
 #include "model/session_info.h"
 #include "model/track_events.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::analyze {
 
@@ -165,12 +166,26 @@ struct TrackData {
   }
   // The track's name, or its nearest named ancestor's.
   std::string TrackPath(uint64_t uuid) const;
+  // What each track is (model/track_identity.h): from the trace's identity
+  // instants, or for a track without one, from its name as traces before
+  // them named it (analyze/legacy_track_identity.h). Analysis finds tracks
+  // here, never by name.
+  std::unordered_map<uint64_t, model::TrackIdentity> identities;
+  const model::TrackIdentity* Identity(uint64_t uuid) const {
+    auto it = identities.find(uuid);
+    return it == identities.end() ? nullptr : &it->second;
+  }
+  model::TrackKind KindOf(uint64_t uuid) const {
+    const model::TrackIdentity* id = Identity(uuid);
+    return id ? id->kind : model::TrackKind::kUnknown;
+  }
 };
 
-// An instant with args on gpunoise's "gpunoise network" metadata track
-// ("irq", "napi", "net device", "net drop", ...): the network collectors'
-// IRQ map and end-of-recording totals (analyze/net_metadata.h reads them).
-inline constexpr std::string_view kNetMetadataTrack = "gpunoise network";
+// An instant with args on gpunoise's network metadata track (identity
+// kind net_metadata; "gpunoise network" in the UI) named for the record it
+// holds ("irq", "napi", "net device", "net drop", ...): the network
+// collectors' IRQ map and end-of-recording totals (analyze/net_metadata.h
+// reads them).
 struct MetaInstant {
   uint64_t ts = 0;
   std::string name;
@@ -182,9 +197,9 @@ struct MetaInstant {
   }
 };
 
-// Instants on the "gpunoise node" track: CPU quotas and the processes they
-// apply to (analyze/node_metadata.h reads them).
-inline constexpr std::string_view kNodeMetadataTrack = "gpunoise node";
+// Instants on the node metadata track (identity kind node_metadata;
+// "gpunoise node" in the UI): CPU quotas and the processes they apply to
+// (analyze/node_metadata.h reads them).
 
 // The kwork collector's records (category "gpunoise.kwork"): IPI sends
 // (start == end) and the spans of IPI callbacks, work items and hrtimer

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "analyze/legacy_track_identity.h"
 #include "import/gpu_summary_reader.h"
 #include "import/identity_reader.h"
 #include "model/gpu_capture.h"
 #include "import/session_summary_reader.h"
+#include "import/track_identity_reader.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -29,14 +31,12 @@ void Append(PodVector<T>& v, const T& item, bool* unsorted) {
   v.push_back(item);
 }
 
-// The network collectors' metadata instants (docs/network.md, "Trace format").
-bool IsNetMetadata(const TrackData& tracks, const model::TrackEventRecord& e) {
-  // Link events sit on their device's track, PCIe retrains on "PCIe"
-  // (export/perfetto/nic_tracks.h); they are read with the metadata.
-  if (e.category == "gpunoise.link") return true;
-  auto it = tracks.tracks.find(e.track_uuid);
-  return it != tracks.tracks.end() && it->second.name == kNetMetadataTrack;
-}
+// gpunoise's metadata instants (docs/network.md, "Trace format"; node
+// metadata): "gpunoise" on the metadata tracks, "gpunoise.link" for link
+// events, which sit on their device's track and PCIe retrains on "PCIe"
+// (export/perfetto/nic_tracks.h) and are read with the network metadata.
+constexpr std::string_view kMetadataCategory = "gpunoise";
+constexpr std::string_view kLinkCategory = "gpunoise.link";
 
 }  // namespace
 
@@ -308,6 +308,10 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
     if (id.pid > 0) t_.identities[id.pid] = std::move(id);
     return;
   }
+  if (import::IsTrackIdentity(e)) {
+    if (auto id = import::ParseTrackIdentity(e)) t_.tracks.identities[id->first] = std::move(id->second);
+    return;
+  }
   if (import::IsSessionSummary(e)) {
     t_.session = import::ParseSessionSummary(e);
     if (t_.host.hostname.empty()) t_.host.hostname = t_.session->hostname;
@@ -375,13 +379,9 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
       break;
     }
     case model::TrackEventType::kInstant: {
-      if (IsNetMetadata(t_.tracks, e)) {
-        t_.net_metadata.push_back({e.ts, std::string(e.name), e.args});
-        break;
-      }
-      if (auto it = t_.tracks.tracks.find(e.track_uuid);
-          it != t_.tracks.tracks.end() && it->second.name == kNodeMetadataTrack) {
-        t_.node_metadata.push_back({e.ts, std::string(e.name), e.args});
+      const bool plain = e.flow_ids.empty() && e.terminating_flow_ids.empty() && !correlation;
+      if (e.category == kMetadataCategory || e.category == kLinkCategory || (plain && e.category.empty())) {
+        pending_meta_.push_back({e.track_uuid, e.category == kLinkCategory, {e.ts, std::string(e.name), e.args}});
         break;
       }
       if (e.category == kKernelWorkCategory) {
@@ -401,7 +401,25 @@ void TimelineBuilder::OnTrackEvent(const model::TrackEventRecord& e) {
   }
 }
 
+void TimelineBuilder::ResolveTracks() {
+  // Tracks without a typed identity: an old trace's, known by name.
+  for (const auto& [uuid, track] : t_.tracks.tracks)
+    if (!t_.tracks.identities.count(uuid))
+      if (auto id = LegacyTrackIdentity(t_.tracks, uuid)) t_.tracks.identities.emplace(uuid, std::move(*id));
+  // A GPU process group's pid is its process track's.
+  for (auto& [uuid, id] : t_.tracks.identities)
+    if (id.process_track)
+      if (auto it = t_.tracks.tracks.find(id.process_track); it != t_.tracks.tracks.end()) id.pid = it->second.pid;
+  for (PendingMeta& m : pending_meta_) {
+    model::TrackKind kind = t_.tracks.KindOf(m.track);
+    if (m.link || kind == model::TrackKind::kNetMetadata) t_.net_metadata.push_back(std::move(m.instant));
+    else if (kind == model::TrackKind::kNodeMetadata) t_.node_metadata.push_back(std::move(m.instant));
+  }
+  pending_meta_.clear();
+}
+
 Timeline TimelineBuilder::Finish() {
+  ResolveTracks();
   std::stable_sort(t_.kernel_log.begin(), t_.kernel_log.end(),
                    [](const model::KernelLogEntry& a, const model::KernelLogEntry& b) { return a.ts < b.ts; });
   for (uint32_t cpu = 0; cpu < open_.size(); ++cpu) {

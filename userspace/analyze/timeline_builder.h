@@ -64,6 +64,9 @@ class TimelineBuilder : public model::TraceSink {
   void SetTgid(int32_t tid, int32_t tgid);
   uint16_t NetName(std::string_view s);
   uint32_t TrackString(std::string_view s);
+  // Gives every track its identity (typed, else legacy by name) and hands the
+  // metadata instants to their tracks' readers.
+  void ResolveTracks();
   // A kwork record's typed args into Timeline::kernel_work; its index.
   int64_t AddKernelWork(const model::TrackEventRecord& e);
   void CloseRun(uint32_t cpu, uint64_t ts, int32_t state);
@@ -76,6 +79,14 @@ class TimelineBuilder : public model::TraceSink {
   std::unordered_map<std::string, uint32_t> track_strings_;
   std::unordered_map<uint64_t, std::vector<OpenSlice>> open_slices_;
   std::unordered_set<uint32_t> lossy_sequences_;
+  // gpunoise's metadata instants, in trace order, until Finish() knows what
+  // their tracks are (an identity may follow the first instant on a track).
+  struct PendingMeta {
+    uint64_t track = 0;
+    bool link = false;  // a link event: network metadata on any track
+    MetaInstant instant;
+  };
+  std::vector<PendingMeta> pending_meta_;
 };
 
 }  // namespace gpunoise::analyze

@@ -8,6 +8,7 @@
 #include "cupti/activity_names.h"
 #include "model/gpu_capture.h"
 #include "model/gpu_tracks.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::cupti {
 namespace {
@@ -530,12 +531,25 @@ std::string ActivityConverter::TakeChunk(const ClockReadings& now, bool final) {
   }
   if (final) WriteSummary(now.boottime);
 
+  bool typed = false;
+  for (const TrackSpec& t : tracks_) typed |= !t.identity_kind.empty();
+  const uint64_t identity_track = typed ? EnsureProcessTrack() : 0;
+
   std::string chunk;
   chunk.reserve(body_.size() + 256 * tracks_.size() + 256);
   builder_.set_out(&chunk);
   builder_.StartSequence();
   builder_.ClockSnapshot(now);
   for (const TrackSpec& t : tracks_) builder_.TrackDescriptor(t);
+  // What the GPU tracks are, for the report (model/track_identity.h); again
+  // in every chunk, which reads on its own.
+  for (const TrackSpec& t : tracks_) {
+    if (t.identity_kind.empty()) continue;
+    EventPacket e = builder_.Instant(now.boottime, identity_track, model::kTrackIdentityEventName,
+                                     model::kTrackIdentityCategory);
+    e.Arg("track_uuid", t.uuid).Arg("kind", t.identity_kind);
+    if (t.identity_process_track) e.Arg("process_track", t.identity_process_track);
+  }
   builder_.set_out(&body_);
   chunk.append(body_);
   body_.clear();

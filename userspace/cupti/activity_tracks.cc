@@ -8,6 +8,7 @@
 #include "cupti/activity_names.h"
 #include "model/gpu_capture.h"
 #include "model/gpu_tracks.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::cupti {
 namespace {
@@ -138,6 +139,7 @@ void ActivityConverter::EnsureGroupTrack(uint64_t uuid, std::string name,
   t.uuid = uuid;
   t.name = std::move(name);
   t.description = std::move(description);
+  t.identity_kind = model::kTrackKindGpuDevice;
   Register(std::move(t));
 }
 
@@ -161,6 +163,10 @@ uint64_t ActivityConverter::EnsureGpuProcessGroup(uint32_t ordinal) {
              " " + std::to_string(options_.pid);
     // fragment_pid_translator.cc finds the group by this description.
     t.description = "GPU work of process " + std::to_string(options_.pid);
+    // The pid is the process track's, which the recorder translates to the
+    // host's for a process in a container (gpu/fragment_pid_translator.h).
+    t.identity_kind = model::kTrackKindGpuProcess;
+    t.identity_process_track = EnsureProcessTrack();
     Register(std::move(t));
   }
   return uuid;
@@ -180,6 +186,7 @@ uint64_t ActivityConverter::EnsureStreamTrack(uint32_t device, uint32_t context,
     t.description = "CUDA stream " + std::to_string(stream) + " of context " +
                     std::to_string(context) + " on CUDA device " + std::to_string(device) +
                     " in process " + std::to_string(options_.pid);
+    t.identity_kind = model::kTrackKindGpuStream;
     Register(std::move(t));
   }
   return uuid;

@@ -26,6 +26,10 @@ struct TrackSpec {
   std::string counter_unit_name;
   bool explicit_child_order = false;  // children sorted by sibling_order_rank
   int32_t sibling_order_rank = 0;
+  // What the track is for the report (model/track_identity.h), written as an
+  // identity instant beside the descriptor; empty: none.
+  std::string_view identity_kind;
+  uint64_t identity_process_track = 0;  // gpu_process: the process's own track
 };
 
 struct ClockReadings {

@@ -121,8 +121,9 @@ Result<std::string> FragmentPidTranslator::RewriteTrack(std::string_view track) 
   bool has_name = false;
   std::string unmapped_name;
   // The library names a process's stream group "<comm> <pid>", described
-  // "GPU work of process <pid>" (cupti/activity_converter.cc), and the
-  // report takes the pid from that name: both get the host pid.
+  // "GPU work of process <pid>" (cupti/activity_converter.cc): both get the
+  // host pid, for people (the report takes the pid from the process
+  // descriptor that the group's identity names, analyze/gpu_model.cc).
   std::string ns_pid = std::to_string(ns_pid_);
   bool group = false;
   GN_RETURN_IF_ERROR(ForEachField(track, [&](const WireField& f) {

@@ -6,6 +6,7 @@
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -59,6 +60,10 @@ model::NetSnapshot Snapshot(uint64_t ts, uint64_t rx_packets, uint64_t drops) {
     s.drops.push_back(d);
   }
   return s;
+}
+
+bool IsIdentity(const TracePacket& p) {
+  return p.track_event().categories_size() > 0 && p.track_event().categories(0) == model::kTrackIdentityCategory;
 }
 
 model::NetNames Names() {
@@ -117,6 +122,45 @@ TEST(NetTracks, CounterTracksHangUnderTheirDeviceUnderNetwork) {
   EXPECT_TRUE(by_name["eth0 rx packets/s"]->has_counter());
 }
 
+// The report finds counters by what they count, not by their names
+// (model/track_identity.h): each counter track has one identity instant, on
+// the metadata track, which has its own.
+TEST(NetTracks, EachCounterTrackSaysWhatItCountsAsTypedArgs) {
+  Capture cap;
+  TrackEventWriter writer(1, 0);
+  NetTrackWriter net(writer, cap.out());
+  ASSERT_TRUE(net.WriteRates(Snapshot(1'000'000'000, 0, 0), Snapshot(1'100'000'000, 1000, 40), Names()).ok());
+  std::map<uint64_t, std::map<std::string, std::string>> identity;  // track -> args
+  uint64_t meta = 0;
+  for (const auto& p : cap.packets) {
+    if (!p.has_track_event() || !IsIdentity(p)) continue;
+    std::map<std::string, std::string> args;
+    uint64_t track = 0;
+    for (const auto& a : p.track_event().debug_annotations()) {
+      if (a.name() == "track_uuid") track = a.uint_value();
+      args[a.name()] = a.has_string_value() ? a.string_value() : std::to_string(a.int_value());
+    }
+    EXPECT_FALSE(identity.count(track)) << "one identity per track";
+    identity[track] = args;
+    if (args["kind"] == "net_metadata") meta = p.track_event().track_uuid();
+  }
+  ASSERT_NE(meta, 0u);
+  EXPECT_EQ(identity[meta]["kind"], "net_metadata");
+  std::map<std::string, std::map<std::string, std::string>> by_name;
+  for (const auto& p : cap.packets)
+    if (p.has_track_descriptor() && p.track_descriptor().has_counter()) {
+      ASSERT_TRUE(identity.count(p.track_descriptor().uuid())) << p.track_descriptor().name();
+      by_name[p.track_descriptor().name()] = identity[p.track_descriptor().uuid()];
+    }
+  EXPECT_EQ(by_name["eth0 rx packets/s"]["kind"], "net_counter");
+  EXPECT_EQ(by_name["eth0 rx packets/s"]["device"], "eth0");
+  EXPECT_EQ(by_name["eth0 rx packets/s"]["metric"], "rx_packets_per_s");
+  EXPECT_EQ(by_name["eth0 cpu1 rx packets/s"]["metric"], "cpu_rx_packets_per_s");
+  EXPECT_EQ(by_name["eth0 cpu1 rx packets/s"]["cpu"], "1");
+  EXPECT_EQ(by_name["eth0 drops/s SOCKET_RCVBUFF"]["metric"], "drops_per_s");
+  EXPECT_EQ(by_name["eth0 drops/s SOCKET_RCVBUFF"]["detail"], "SOCKET_RCVBUFF");
+}
+
 TEST(NetTracks, TotalsNameDeviceReasonAndLocation) {
   Capture cap;
   TrackEventWriter writer(1, 0);
@@ -156,7 +200,7 @@ TEST(NetTracks, IrqMapDescribesOnlyNicIrqs) {
   ASSERT_TRUE(net.WriteIrqMap(10, irqs).ok());
   int instants = 0;
   for (const auto& p : cap.packets) {
-    if (!p.has_track_event()) continue;
+    if (!p.has_track_event() || IsIdentity(p)) continue;
     ++instants;
     EXPECT_EQ(p.track_event().name(), "irq");
     bool described = false;

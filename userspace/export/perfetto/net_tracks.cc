@@ -6,6 +6,7 @@
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "export/perfetto/track_identity_packets.h"
 
 namespace gpunoise::perfetto {
 
@@ -28,18 +29,37 @@ std::string CpuListText(const std::vector<int>& cpus) {
   return out;
 }
 
+using M = model::NetMetric;
+
+// What a counter counts, as typed data (Sample adds kind and device).
+model::TrackIdentity Id(M metric, int32_t cpu = -1, std::string detail = {}) {
+  model::TrackIdentity id;
+  id.metric = metric;
+  id.cpu = cpu;
+  id.detail = std::move(detail);
+  return id;
+}
+
 }  // namespace
 
 NetTrackWriter::NetTrackWriter(TrackEventWriter& writer, PacketOut out)
     : writer_(writer), out_(std::move(out)) {}
 
-uint64_t NetTrackWriter::MetadataTrack() {
-  if (metadata_track_) return metadata_track_;
-  metadata_track_ = writer_.TrackUuid(kNetMetadataTrackName);
+uint64_t NetTrackWriter::MetadataTrack(uint64_t ts) {
+  if (metadata_identity_written_) return metadata_track_;
   TracePacket packet;
-  writer_.FillTrackDescriptor(&packet, metadata_track_, kNetMetadataTrackName, 0,
-                              "network devices, NIC IRQs and per-queue totals (docs/network.md)");
+  if (!metadata_track_) {
+    metadata_track_ = writer_.TrackUuid(kNetMetadataTrackName);
+    writer_.FillTrackDescriptor(&packet, metadata_track_, kNetMetadataTrackName, 0,
+                                "network devices, NIC IRQs and per-queue totals (docs/network.md)");
+    if (Status st = out_(packet); !st.ok() && first_error_.ok()) first_error_ = st;
+  }
+  // The report finds this track by its identity, not by its name.
+  model::TrackIdentity id;
+  id.kind = model::TrackKind::kNetMetadata;
+  FillTrackIdentity(writer_, &packet, ts, metadata_track_, metadata_track_, id);
   if (Status st = out_(packet); !st.ok() && first_error_.ok()) first_error_ = st;
+  metadata_identity_written_ = true;
   return metadata_track_;
 }
 
@@ -60,7 +80,7 @@ uint64_t NetTrackWriter::DeviceTrack(const std::string& label) {
 }
 
 Status NetTrackWriter::Sample(uint64_t ts, const std::string& label, std::string_view metric,
-                              double value, std::string_view unit) {
+                              double value, std::string_view unit, model::TrackIdentity id) {
   std::string name = label + " " + std::string(metric);
   auto it = counter_tracks_.find(name);
   TracePacket packet;
@@ -70,6 +90,10 @@ Status NetTrackWriter::Sample(uint64_t ts, const std::string& label, std::string
     uint64_t uuid = writer_.TrackUuid("gpunoise net counter " + name);
     writer_.FillCounterTrackDescriptor(&packet, uuid, name, TrackEventWriter::CounterUnit::kNone,
                                        unit, parent);
+    GN_RETURN_IF_ERROR(out_(packet));
+    id.kind = model::TrackKind::kNetCounter;
+    id.device = label;
+    FillTrackIdentity(writer_, &packet, ts, MetadataTrack(ts), uuid, id);
     GN_RETURN_IF_ERROR(out_(packet));
     it = counter_tracks_.emplace(name, uuid).first;
   }
@@ -83,26 +107,31 @@ Status NetTrackWriter::WriteRates(const model::NetSnapshot& earlier, const model
   const uint64_t ts = earlier.ts;
   for (const auto& [dev, r] : model::RatesByDevice(earlier, later)) {
     const std::string label = model::DeviceLabel(dev, names);
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kRxPackets, r.rx_packets_per_s, "packets/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kRxGbit, r.rx_gbit_per_s, "Gbit/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxPackets, r.tx_packets_per_s, "packets/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxGbit, r.tx_gbit_per_s, "Gbit/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxErrors, r.tx_errors_per_s, "packets/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kQueuedPackets, r.queued_packets_per_s, "packets/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kNapiPolls, r.napi_polls_per_s, "polls/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kNapiFullBudget, r.napi_full_budget_per_s, "polls/s"));
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kNapiPackets, r.napi_packets_per_s, "packets/s"));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kRxPackets, r.rx_packets_per_s, "packets/s", Id(M::kRxPackets)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kRxGbit, r.rx_gbit_per_s, "Gbit/s", Id(M::kRxGbit)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxPackets, r.tx_packets_per_s, "packets/s", Id(M::kTxPackets)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxGbit, r.tx_gbit_per_s, "Gbit/s", Id(M::kTxGbit)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxErrors, r.tx_errors_per_s, "packets/s", Id(M::kTxErrors)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kQueuedPackets, r.queued_packets_per_s, "packets/s",
+                              Id(M::kQueuedPackets)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kNapiPolls, r.napi_polls_per_s, "polls/s", Id(M::kNapiPolls)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kNapiFullBudget, r.napi_full_budget_per_s, "polls/s",
+                              Id(M::kNapiFullBudget)));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kNapiPackets, r.napi_packets_per_s, "packets/s", Id(M::kNapiPackets)));
     uint64_t& timeouts = tx_timeout_totals_[label];
     timeouts += r.tx_timeouts;
-    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxTimeouts, static_cast<double>(timeouts), "timeouts"));
+    GN_RETURN_IF_ERROR(Sample(ts, label, m::kTxTimeouts, static_cast<double>(timeouts), "timeouts",
+                              Id(M::kTxTimeouts)));
     for (const auto& [reason, rate] : r.drops_per_s)
       GN_RETURN_IF_ERROR(Sample(ts, label,
                                 std::string(m::kDropsPrefix) + model::DropReasonLabel(reason, names),
-                                rate, "packets/s"));
+                                rate, "packets/s", Id(M::kDrops, -1, model::DropReasonLabel(reason, names))));
     for (const auto& [cpu, rate] : r.napi_packets_per_s_by_cpu)
-      GN_RETURN_IF_ERROR(Sample(ts, label, m::CpuNapiPackets(cpu), rate, "packets/s"));
+      GN_RETURN_IF_ERROR(Sample(ts, label, m::CpuNapiPackets(cpu), rate, "packets/s",
+                                Id(M::kCpuNapiPackets, static_cast<int32_t>(cpu))));
     for (const auto& [cpu, rate] : r.rx_packets_per_s_by_cpu)
-      GN_RETURN_IF_ERROR(Sample(ts, label, m::CpuRxPackets(cpu), rate, "packets/s"));
+      GN_RETURN_IF_ERROR(Sample(ts, label, m::CpuRxPackets(cpu), rate, "packets/s",
+                                Id(M::kCpuRxPackets, static_cast<int32_t>(cpu))));
   }
   // NIC-driver events per device as the tracepoint names it.
   if (!later.nic.empty() && later.ts > earlier.ts) {
@@ -115,7 +144,8 @@ Status NetTrackWriter::WriteRates(const model::NetSnapshot& earlier, const model
                                                                : fmt::format("#{}", event);
       GN_RETURN_IF_ERROR(Sample(ts, device.empty() ? "(nic)" : device,
                                 std::string(m::kNicEventsPrefix) + event_name + "/s",
-                                static_cast<double>(count) / seconds, "events/s"));
+                                static_cast<double>(count) / seconds, "events/s",
+                                Id(M::kNicEvents, -1, event_name)));
     }
   }
   return first_error_;
@@ -138,7 +168,7 @@ Status NetTrackWriter::WriteIrqMap(uint64_t ts, const model::IrqTable& irqs) {
   TracePacket packet;
   for (const auto& [irq, info] : irqs) {
     if (info.device.empty()) continue;
-    uint64_t track = MetadataTrack();
+    uint64_t track = MetadataTrack(ts);
     TrackEvent* e = writer_.FillInstant(&packet, ts, track, kNetIrqEventName, "gpunoise");
     AddArg(e, "irq", info.irq);
     AddArg(e, "name", info.name);
@@ -155,7 +185,7 @@ Status NetTrackWriter::WriteIrqMap(uint64_t ts, const model::IrqTable& irqs) {
 
 Status NetTrackWriter::WriteNicStatus(uint64_t ts, const model::CollectorReport& nic) {
   TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), kNicStatusEventName, "gpunoise");
+  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNicStatusEventName, "gpunoise");
   AddArg(e, "state", model::CollectorStateName(nic.state));
   if (!nic.reason.empty()) AddArg(e, "reason", nic.reason);
   std::string attached;
@@ -169,7 +199,7 @@ Status NetTrackWriter::WriteNicStatus(uint64_t ts, const model::CollectorReport&
 Status NetTrackWriter::WriteRdmaPorts(uint64_t ts, const std::vector<model::RdmaPort>& deltas) {
   for (const model::RdmaPort& port : deltas) {
     TracePacket packet;
-    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), model::kRdmaPortEventName, "gpunoise");
+    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), model::kRdmaPortEventName, "gpunoise");
     AddArg(e, "device", port.device);
     AddArg(e, "port", port.port);
     for (const auto& [name, v] : port.counters) AddArg(e, name, v);
@@ -184,7 +214,7 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
   const uint64_t ts = final.ts;
   TracePacket packet;
   auto instant = [&](std::string_view name) {
-    return writer_.FillInstant(&packet, ts, MetadataTrack(), name, "gpunoise");
+    return writer_.FillInstant(&packet, ts, MetadataTrack(ts), name, "gpunoise");
   };
 
   for (const auto& [dev, t] : model::TotalsByDevice(delta)) {

@@ -18,6 +18,7 @@
 #include "model/net_counters.h"
 #include "model/rdma_counters.h"
 #include "model/session_info.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
 
@@ -92,17 +93,22 @@ class NetTrackWriter {
   // other writers that put a device's data beside these (nic_tracks.h).
   uint64_t DeviceTrackUuid(const std::string& label) { return DeviceTrack(label); }
   // The "gpunoise network" track (created on first use).
-  uint64_t MetadataTrackUuid() { return MetadataTrack(); }
+  // `ts`: when its identity instant (model/track_identity.h) is written, if
+  // it is new.
+  uint64_t MetadataTrackUuid(uint64_t ts) { return MetadataTrack(ts); }
 
  private:
-  uint64_t MetadataTrack();
+  uint64_t MetadataTrack(uint64_t ts);
   uint64_t DeviceTrack(const std::string& label);
+  // One sample of the counter "<label> <metric>"; `id` says what it counts
+  // (kind, device and the metric's typed key), for the report.
   Status Sample(uint64_t ts, const std::string& label, std::string_view metric, double value,
-                std::string_view unit);
+                std::string_view unit, model::TrackIdentity id);
 
   TrackEventWriter& writer_;
   PacketOut out_;
   uint64_t metadata_track_ = 0;
+  bool metadata_identity_written_ = false;
   uint64_t root_track_ = 0;
   std::map<std::string, uint64_t> device_tracks_;
   std::map<std::string, uint64_t> counter_tracks_;  // full name -> uuid

@@ -5,6 +5,7 @@
 #include "export/perfetto/net_tracks.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "export/perfetto/track_identity_packets.h"
 
 namespace gpunoise::perfetto {
 
@@ -12,13 +13,17 @@ NicTrackWriter::NicTrackWriter(TrackEventWriter& writer, NetTrackWriter& net, Pa
     : writer_(writer), net_(net), out_(std::move(out)) {}
 
 Status NicTrackWriter::Counter(uint64_t ts, uint64_t parent, const std::string& name, double value,
-                               std::string_view unit) {
+                               std::string_view unit, const model::TrackIdentity* id) {
   TracePacket packet;
   auto it = tracks_.find(name);
   if (it == tracks_.end()) {
     uint64_t uuid = writer_.TrackUuid("gpunoise nic counter " + name);
     writer_.FillCounterTrackDescriptor(&packet, uuid, name, TrackEventWriter::CounterUnit::kNone, unit, parent);
     GN_RETURN_IF_ERROR(out_(packet));
+    if (id) {
+      FillTrackIdentity(writer_, &packet, ts, net_.MetadataTrackUuid(ts), uuid, *id);
+      GN_RETURN_IF_ERROR(out_(packet));
+    }
     it = tracks_.emplace(name, uuid).first;
   }
   writer_.FillCounter(&packet, ts, it->second, value);
@@ -31,8 +36,13 @@ Status NicTrackWriter::WriteUpdate(const model::NicTrackerUpdate& u) {
     std::set<std::string> written;
     for (const auto& s : u.steps) {
       std::string name = s.device + " " + std::string(kNicCounterMetricPrefix) + s.name + "/s";
+      model::TrackIdentity id;
+      id.kind = model::TrackKind::kNetCounter;
+      id.device = s.device;
+      id.metric = model::NetMetric::kNicCounter;
+      id.detail = s.name;
       GN_RETURN_IF_ERROR(Counter(u.from, net_.DeviceTrackUuid(s.device), name,
-                                 static_cast<double>(s.delta) / seconds, "events/s"));
+                                 static_cast<double>(s.delta) / seconds, "events/s", &id));
       rate_tracks_.insert(name);
       written.insert(name);
     }
@@ -131,7 +141,7 @@ Status NicTrackWriter::WriteTotals(uint64_t ts, const std::vector<model::NicCoun
                                    const std::map<std::string, DeviceInfo>& devices,
                                    const std::vector<model::PcieLinkState>& first,
                                    const std::vector<model::PcieLinkState>& last) {
-  const uint64_t meta = net_.MetadataTrackUuid();
+  const uint64_t meta = net_.MetadataTrackUuid(ts);
   TracePacket packet;
   for (const auto& [device, info] : devices) {
     TrackEvent* e = writer_.FillInstant(&packet, ts, meta, kNicCountersEventName, "gpunoise");

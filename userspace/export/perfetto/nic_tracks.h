@@ -28,6 +28,7 @@
 #include "model/kernel_log.h"
 #include "model/nic_counter_tracker.h"
 #include "model/nic_health.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
 
@@ -80,7 +81,8 @@ class NicTrackWriter {
                      const std::vector<model::PcieLinkState>& last);
 
  private:
-  Status Counter(uint64_t ts, uint64_t parent, const std::string& name, double value, std::string_view unit);
+  Status Counter(uint64_t ts, uint64_t parent, const std::string& name, double value, std::string_view unit,
+                 const model::TrackIdentity* id = nullptr);
   uint64_t PcieRoot();
 
   TrackEventWriter& writer_;

@@ -46,7 +46,7 @@ Status NodeTrackWriter::WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz) 
 
 Status NodeTrackWriter::WriteNuma(const model::NumaEvent& n) {
   TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, n.ts, MetadataTrack(), model::NumaEventName(n.kind), "gpunoise");
+  TrackEvent* e = writer_.FillInstant(&packet, n.ts, MetadataTrack(n.ts), model::NumaEventName(n.kind), "gpunoise");
   AddArg(e, "tid", n.tid);
   AddArg(e, "cpu", n.cpu);
   if (n.kind == model::NumaEventKind::kMigrate) {
@@ -65,7 +65,7 @@ Status NodeTrackWriter::WriteNuma(const model::NumaEvent& n) {
 
 Status NodeTrackWriter::WriteNodeInstant(uint64_t ts, std::string_view name, std::initializer_list<MetaArg> args) {
   TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), name, "gpunoise");
+  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), name, "gpunoise");
   for (const MetaArg& a : args) {
     if (!a.text.empty()) AddArg(e, a.name, a.text);
     else AddArg(e, a.name, a.number);

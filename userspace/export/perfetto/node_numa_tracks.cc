@@ -10,13 +10,13 @@ namespace gpunoise::perfetto {
 Status NodeTrackWriter::WriteNumaTopology(uint64_t ts, const model::NumaTopology& topology) {
   TracePacket packet;
   for (const model::NumaNodeCpus& n : topology.nodes) {
-    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), kNumaNodeEventName, "gpunoise");
+    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNumaNodeEventName, "gpunoise");
     AddArg(e, "node", n.node);
     AddArg(e, "cpus", FormatCpuList(n.cpus));
     GN_RETURN_IF_ERROR(out_(packet));
   }
   for (const model::NumaDevice& d : topology.devices) {
-    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), kNumaDeviceEventName, "gpunoise");
+    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNumaDeviceEventName, "gpunoise");
     AddArg(e, "kind", d.kind);
     AddArg(e, "name", d.name);
     AddArg(e, "bus_id", d.bus_id);
@@ -28,7 +28,7 @@ Status NodeTrackWriter::WriteNumaTopology(uint64_t ts, const model::NumaTopology
 
 Status NodeTrackWriter::WriteNicIrqCpus(uint64_t ts, const model::NicIrqAffinity& irq, std::string_view phase) {
   TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), kNicIrqCpusEventName, "gpunoise");
+  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNicIrqCpusEventName, "gpunoise");
   AddArg(e, "irq", irq.irq);
   AddArg(e, "device", irq.device);
   AddArg(e, "cpus", FormatCpuList(irq.cpus));

@@ -6,6 +6,7 @@
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "export/perfetto/track_identity_packets.h"
 
 namespace gpunoise::perfetto {
 
@@ -16,13 +17,18 @@ std::string CpuSteal(uint32_t cpu) { return fmt::format("cpu{} steal", cpu); }
 NodeTrackWriter::NodeTrackWriter(TrackEventWriter& writer, PacketOut out)
     : writer_(writer), out_(std::move(out)) {}
 
-uint64_t NodeTrackWriter::MetadataTrack() {
+uint64_t NodeTrackWriter::MetadataTrack(uint64_t ts) {
   if (metadata_track_) return metadata_track_;
   metadata_track_ = writer_.TrackUuid(kNodeMetadataTrackName);
   TracePacket packet;
   writer_.FillTrackDescriptor(&packet, metadata_track_, kNodeMetadataTrackName, 0,
                               "CPU quotas and the processes they apply to (docs/report.md)");
   (void)out_(packet);  // a failure shows again on the next write
+  // The report finds this track by its identity, not by its name.
+  model::TrackIdentity id;
+  id.kind = model::TrackKind::kNodeMetadata;
+  FillTrackIdentity(writer_, &packet, ts, metadata_track_, metadata_track_, id);
+  (void)out_(packet);
   return metadata_track_;
 }
 
@@ -49,7 +55,7 @@ Status NodeTrackWriter::Counter(uint64_t ts, const std::string& name, double val
 Status NodeTrackWriter::WriteQuota(uint64_t ts, const QuotaInfo& q) {
   if (!quotas_.insert(q.path).second) return OkStatus();
   TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), kCpuQuotaEventName, "gpunoise");
+  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kCpuQuotaEventName, "gpunoise");
   AddArg(e, "path", q.path);
   AddArg(e, "version", static_cast<int64_t>(q.version));
   AddArg(e, "quota_us", q.quota_us);
@@ -60,7 +66,7 @@ Status NodeTrackWriter::WriteQuota(uint64_t ts, const QuotaInfo& q) {
 Status NodeTrackWriter::WriteQuotaProcess(uint64_t ts, const std::string& cgroup, int32_t pid) {
   if (!processes_.insert({cgroup, pid}).second) return OkStatus();
   TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), kQuotaProcessEventName, "gpunoise");
+  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kQuotaProcessEventName, "gpunoise");
   AddArg(e, "cgroup", cgroup);
   AddArg(e, "pid", pid);
   return out_(packet);
@@ -79,7 +85,7 @@ Status NodeTrackWriter::WriteAffinity(uint64_t ts, int32_t tid, const std::vecto
     i = j + 1;
   }
   TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(), kAffinityEventName, "gpunoise");
+  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kAffinityEventName, "gpunoise");
   AddArg(e, "tid", tid);
   AddArg(e, "cpus", list);
   return out_(packet);

@@ -122,7 +122,7 @@ class NodeTrackWriter {
   Status Close(uint64_t ts);
 
  private:
-  uint64_t MetadataTrack();
+  uint64_t MetadataTrack(uint64_t ts);  // ts: of its identity instant, if new
   Status CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit);
   Status Counter(uint64_t ts, const std::string& name, double value, std::string_view unit);
 
