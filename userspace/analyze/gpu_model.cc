@@ -4,6 +4,8 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "common/strings.h"
+
 namespace gpunoise::analyze {
 
 bool IsGpuTrackPath(std::string_view path) {
@@ -59,12 +61,6 @@ TrackOwner OwnerOf(const TrackData& data, uint64_t uuid) {
     uuid = it->second.parent_uuid;
   }
   return owner;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // Work tracks are the streams ("GPU 3 (H200) stream 7 (overlap 1)"), or a

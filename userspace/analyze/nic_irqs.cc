@@ -1,6 +1,5 @@
 #include "analyze/nic_irqs.h"
 
-#include <cctype>
 #include <vector>
 
 #include "common/strings.h"
@@ -18,12 +17,6 @@ int32_t TrailingNumber(std::string_view s) {
   int32_t v = 0;
   for (size_t j = i; j < s.size(); ++j) v = v * 10 + (s[j] - '0');
   return v;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool ContainsQueueWord(std::string_view lower) {

@@ -61,12 +61,6 @@ model::IrqTable ScanIrqs(const std::string& proc_root) {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
 
 }  // namespace
