@@ -9,6 +9,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "record.h"
+#include "cpu_filter.bpf.h"
 
 /* Template for the inner maps only. User space creates one ring per CPU with
  * the size chosen on the command line, builds the outer map itself and hands
@@ -54,17 +55,7 @@ struct {
 /* Set before load (rodata): the verifier sees constants, so disabled filters
  * cost nothing. */
 const volatile __u64 gn_wakeup_bytes = 64 * 1024;
-const volatile bool gn_filter_cpus = false;
-const volatile __u64 gn_cpu_mask[GN_MAX_CPUS / 64] = {};
-
-static __always_inline bool gn_cpu_allowed(__u32 cpu)
-{
-	if (!gn_filter_cpus)
-		return true;
-	if (cpu >= GN_MAX_CPUS)
-		return false;
-	return (gn_cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
-}
+GN_CPU_FILTER(gn_filter_cpus, gn_cpu_mask, GN_MAX_CPUS / 64, gn_cpu_allowed)
 
 static __always_inline void gn_count_lost(__u16 kind)
 {

@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "cpustate.h"
+#include "cpu_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -25,8 +26,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define GN_CS_PWR_EVENT_EXIT 0xffffffffu /* include/trace/events/power.h: (u32)-1 */
 
 /* Set before load: the CPUs recorded (all when false). */
-const volatile bool gn_cs_filter_cpus = false;
-const volatile __u64 gn_cs_cpu_mask[GN_CS_MASK_WORDS] = {};
+GN_CPU_FILTER(gn_cs_filter_cpus, gn_cs_cpu_mask, GN_CS_MASK_WORDS, gn_cs_cpu_allowed)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -58,15 +58,6 @@ struct {
 
 __u64 gn_nb_next = 0; /* NUMA balancing events written so far */
 struct gn_numa gn_nb_log[GN_NB_LOG] = {};
-
-static __always_inline bool gn_cs_cpu_allowed(__u32 cpu)
-{
-	if (!gn_cs_filter_cpus)
-		return true;
-	if (cpu >= GN_CS_MASK_WORDS * 64)
-		return false;
-	return (gn_cs_cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
-}
 
 static __always_inline void gn_cs_emit(__u32 here, __u16 kind, __u64 begin, __u64 end, __u32 value, __u32 cpu)
 {

@@ -192,13 +192,5 @@ static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector
 	}
 
 #if defined(__TARGET_ARCH_x86)
-GN_VECTOR_PROGS(local_timer, timer, GN_VEC_LOCAL_TIMER)
-GN_VECTOR_PROGS(reschedule, resched, GN_VEC_RESCHEDULE)
-GN_VECTOR_PROGS(call_function, callfn, GN_VEC_CALL_FUNCTION)
-GN_VECTOR_PROGS(call_function_single, callfn1, GN_VEC_CALL_FUNCTION_SINGLE)
-GN_VECTOR_PROGS(irq_work, irqwork, GN_VEC_IRQ_WORK)
-GN_VECTOR_PROGS(x86_platform_ipi, platipi, GN_VEC_X86_PLATFORM_IPI)
-GN_VECTOR_PROGS(thermal_apic, thermal, GN_VEC_THERMAL_APIC)
-GN_VECTOR_PROGS(error_apic, errapic, GN_VEC_ERROR_APIC)
-GN_VECTOR_PROGS(spurious_apic, spurious, GN_VEC_SPURIOUS_APIC)
+GN_X86_VECTORS(GN_VECTOR_PROGS)
 #endif

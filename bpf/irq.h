@@ -52,6 +52,21 @@ enum gn_vector_kind {
 	GN_NR_VECTOR_KINDS = 9,
 };
 
+/* The x86 irq_vectors tracepoints gpunoise traces: X(event, short name,
+ * kind) once per vector, for the programs irq.bpf.c and irqtime.bpf.c
+ * generate from it (the short name keeps program names under the kernel's
+ * 15 characters). One list, so the two collectors see the same vectors. */
+#define GN_X86_VECTORS(X)                                             \
+	X(local_timer, timer, GN_VEC_LOCAL_TIMER)                     \
+	X(reschedule, resched, GN_VEC_RESCHEDULE)                     \
+	X(call_function, callfn, GN_VEC_CALL_FUNCTION)                \
+	X(call_function_single, callfn1, GN_VEC_CALL_FUNCTION_SINGLE) \
+	X(irq_work, irqwork, GN_VEC_IRQ_WORK)                         \
+	X(x86_platform_ipi, platipi, GN_VEC_X86_PLATFORM_IPI)         \
+	X(thermal_apic, thermal, GN_VEC_THERMAL_APIC)                 \
+	X(error_apic, errapic, GN_VEC_ERROR_APIC)                     \
+	X(spurious_apic, spurious, GN_VEC_SPURIOUS_APIC)
+
 struct gn_vector {
 	struct gn_header hdr;
 	__u32 kind; /* enum gn_vector_kind */

@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "kwork.h"
+#include "cpu_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -25,8 +26,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define GN_KW_SLOTS 4       /* nesting depth per CPU (a hard hrtimer inside a soft one) */
 
 /* Set before load: the CPUs whose receivers are recorded (all when false). */
-const volatile bool gn_kw_filter_cpus = false;
-const volatile __u64 gn_kw_cpu_mask[GN_KW_MASK_WORDS] = {};
+GN_CPU_FILTER(gn_kw_filter_cpus, gn_kw_cpu_mask, GN_KW_MASK_WORDS, gn_kw_cpu_allowed)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -92,15 +92,6 @@ struct {
 	__type(key, __u64); /* work_struct pointer */
 	__type(value, struct gn_kw_work);
 } gn_kw_works SEC(".maps");
-
-static __always_inline bool gn_kw_cpu_allowed(__u32 cpu)
-{
-	if (!gn_kw_filter_cpus)
-		return true;
-	if (cpu >= GN_KW_MASK_WORDS * 64)
-		return false;
-	return (gn_kw_cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
-}
 
 static __always_inline struct gn_kwork_head *gn_kw_head(__u32 cpu)
 {

@@ -1,3 +1,6 @@
+// Which IRQs serve a NIC in a trace. How names are read is
+// model::ParseNicIrqName's (tests/model/nic_irq_name_test.cc, where this
+// file's former name tests went); here: which source NicIrqs trusts.
 #include "analyze/nic_irqs.h"
 
 #include <gtest/gtest.h>
@@ -5,28 +8,30 @@
 namespace gpunoise::analyze {
 namespace {
 
-void Expect(std::string_view name, const char* device, int32_t queue) {
-  auto q = ParseNicIrqName(name);
-  ASSERT_TRUE(q.has_value()) << name;
-  EXPECT_EQ(q->device, device) << name;
-  EXPECT_EQ(q->queue, queue) << name;
+TEST(NicIrqs, WithoutTheRecordersMapReadsDevicesAndQueuesFromIrqNames) {
+  Timeline t;
+  t.irq_names = {{30, "eth0-TxRx-3"}, {31, "mlx5_comp6@pci:0000:3b:00.0"}, {32, "nvme0q3"}, {33, "virtio0-config"}};
+  auto irqs = NicIrqs(t, NetMetadata{});
+  ASSERT_EQ(irqs.size(), 2u);
+  EXPECT_EQ(irqs[30].device, "eth0");
+  EXPECT_EQ(irqs[30].queue, 3);
+  EXPECT_EQ(irqs[31].device, "mlx5@0000:3b:00.0");
+  EXPECT_EQ(irqs[31].queue, 6);
 }
 
-TEST(NicIrqs, ParsesDriverNamingConventions) {
-  Expect("eth0-TxRx-3", "eth0", 3);
-  Expect("ens5-rx-1", "ens5", 1);
-  Expect("i40e-eth2-TxRx-7", "eth2", 7);
-  Expect("ice-ens1f0-TxRx-12", "ens1f0", 12);
-  Expect("ena-Tx-Rx-4", "ena", 4);
-  Expect("virtio2-input.0", "virtio2", 0);
-  Expect("virtio2-output.1", "virtio2", 1);
-  Expect("mlx5_comp6@pci:0000:3b:00.0", "mlx5@0000:3b:00.0", 6);
-}
-
-TEST(NicIrqs, LeavesOtherDevicesAlone) {
-  for (std::string_view name : {"nvme0q3", "virtio1-req.0", "virtio0-config", "virtio3-rx", "virtio4-input",
-                                "ttyS0", "ACPI:Ged", "xhci_hcd", "ahci[0000:00:17.0]"})
-    EXPECT_FALSE(ParseNicIrqName(name).has_value()) << name;
+TEST(NicIrqs, TheRecordersMapWinsOverNames) {
+  Timeline t;
+  t.irq_names = {{30, "eth0-TxRx-3"}};
+  NetMetadata net;
+  NetIrq irq;
+  irq.irq = 44;
+  irq.device = "ens5";
+  irq.queue = 1;
+  net.irqs.push_back(irq);
+  auto irqs = NicIrqs(t, net);
+  ASSERT_EQ(irqs.size(), 1u);
+  EXPECT_EQ(irqs[44].device, "ens5");
+  EXPECT_EQ(irqs[44].queue, 1);
 }
 
 }  // namespace

@@ -42,25 +42,6 @@ TEST(IrqScanner, MissingProcGivesAnEmptyTable) {
   EXPECT_TRUE(ScanIrqs("/nonexistent").empty());
 }
 
-TEST(IrqScanner, ParseNicIrqNameReadsQueueKindAndNumber) {
-  auto p = [](std::string_view n) {
-    NicIrqName r = ParseNicIrqName(n);
-    return r.kind + ":" + std::to_string(r.queue);
-  };
-  EXPECT_EQ(p("virtio2-input.0"), "rx:0");
-  EXPECT_EQ(p("virtio2-output.3"), "tx:3");
-  EXPECT_EQ(p("virtio2-config"), "control:-1");
-  EXPECT_EQ(p("mlx5_comp12@pci:0000:3b:00.0"), "txrx:12");
-  EXPECT_EQ(p("mlx5_async0@pci:0000:3b:00.0"), "control:-1");
-  EXPECT_EQ(p("ice-eth0-TxRx-5"), "txrx:5");
-  EXPECT_EQ(p("eth0-Tx-Rx-7"), "txrx:7");
-  EXPECT_EQ(p("gve-ntfy-blk2@pci:0000:00:04.0"), "txrx:2");
-  EXPECT_EQ(p("eth1-rx-4"), "rx:4");
-  EXPECT_EQ(p("eth1-tx-4"), "tx:4");
-  EXPECT_EQ(p("ena-mgmnt@pci:0000:00:05.0"), "control:-1");
-  EXPECT_EQ(p("timer"), ":-1");
-}
-
 TEST(IrqScanner, MapNicIrqsUsesMsiIrqsOfTheBusDeviceAndIrqNames) {
   char tmpl[] = "/tmp/gpunoise-sys-XXXXXX";
   std::string root = ::mkdtemp(tmpl);

@@ -31,6 +31,31 @@ TEST(CpuList, FormatsRoundTrip) {
   EXPECT_EQ(FormatCpuList({7}), "7");
 }
 
+TEST(CpuList, FormatsRunsAsRanges) {
+  EXPECT_EQ(FormatCpuList({0, 1, 3}), "0-1,3");
+  EXPECT_EQ(FormatCpuList({2, 3, 4, 5, 9, 10}), "2-5,9-10");
+}
+
+TEST(CpuList, FormatsRunsShorterThanMinRunOneByOne) {
+  EXPECT_EQ(FormatCpuList({0, 1, 5, 6, 7}, 3), "0,1,5-7");
+  EXPECT_EQ(FormatCpuList({0, 2, 3}, 3), "0,2,3");
+  EXPECT_EQ(FormatCpuList({4}, 3), "4");
+}
+
+TEST(CpuList, FormatsUnsignedCpusWithoutOverflowAtTheTop) {
+  EXPECT_EQ(FormatCpuList(std::vector<uint32_t>{0, 1, 2, 8}), "0-2,8");
+  EXPECT_EQ(FormatCpuList(std::vector<uint32_t>{4294967294u, 4294967295u}), "4294967294-4294967295");
+  EXPECT_EQ(FormatCpuList(std::vector<int>{2147483646, 2147483647}), "2147483646-2147483647");
+}
+
+TEST(CpuList, ParsedTextFormatsBackToTheSameText) {
+  for (std::string_view text : {"0-3,8,10-11", "7", "0-1,3", "0,2,4-5"}) {
+    auto cpus = ParseCpuList(text);
+    ASSERT_TRUE(cpus.ok()) << text;
+    EXPECT_EQ(FormatCpuList(*cpus), text);
+  }
+}
+
 TEST(CpuMask, ParsesHexMasksWithCommaGroups) {
   auto cpus = ParseCpuMask("00000001,00000005");
   ASSERT_TRUE(cpus.ok());

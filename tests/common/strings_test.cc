@@ -44,5 +44,13 @@ TEST(Strings, HumanBytes) {
   EXPECT_EQ(HumanBytes(3u << 20), "3.0 MiB");
 }
 
+TEST(Strings, LowerChangesOnlyAsciiLetters) {
+  EXPECT_EQ(Lower("eth0-TxRx-3"), "eth0-txrx-3");
+  EXPECT_EQ(Lower("NET_RX @PCI:0000:3B"), "net_rx @pci:0000:3b");
+  EXPECT_EQ(Lower(""), "");
+  // Bytes past ASCII (UTF-8 "Ä") stay as they are.
+  EXPECT_EQ(Lower("\xc3\x84X"), "\xc3\x84x");
+}
+
 }  // namespace
 }  // namespace gpunoise

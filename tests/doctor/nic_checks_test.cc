@@ -180,6 +180,18 @@ TEST(Rings, UnknownWhenTheDriverDoesNotReportThem) {
   EXPECT_SAW(r, "gnfix0: ring sizes: the driver does not report it");
 }
 
+TEST(Coalesce, UnknownWithTheReasonWhenTheDriverDoesNotReportIt) {
+  FixtureTree tree;
+  BuildGoodNode(tree);
+  FakeSources fakes;
+  fakes.ethtool[kNic].coalesce = Error{"Operation not supported"};
+  CheckResult r = Check(tree, "nic.coalesce", fakes);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_SAW(r, "gnfix0: coalescing: Operation not supported");
+  // The rings of the same NIC are still judged: each check asks for its own answer.
+  EXPECT_EQ(Check(tree, "nic.rings", fakes).verdict, Verdict::kOk);
+}
+
 TEST(Coalesce, WarnsForAnInterruptPerPacketOrAVeryLongDelay) {
   FixtureTree tree;
   BuildGoodNode(tree);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/cpu_list.h"
+
 namespace gpunoise::analyze {
 
 std::string FormatNs(uint64_t ns) {
@@ -20,18 +22,7 @@ std::string FormatShare(double share) {
   return fmt::format("{:.1f}%", share * 100);
 }
 
-std::string JoinCpus(const std::vector<uint32_t>& cpus) {
-  std::string out;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ",";
-    out += j > i + 1 ? fmt::format("{}-{}", cpus[i], cpus[j]) : std::to_string(cpus[i]);
-    if (j == i + 1) out += "," + std::to_string(cpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string JoinCpus(const std::vector<uint32_t>& cpus) { return FormatCpuList(cpus, 3); }
 
 std::string CpuPhrase(const std::vector<uint32_t>& cpus) {
   return (cpus.size() == 1 ? "CPU " : "CPUs ") + JoinCpus(cpus);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "common/strings.h"
+
 namespace gpunoise::analyze {
 
 namespace {

@@ -1,13 +1,13 @@
 #include "analyze/interval_detectors.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "model/events.h"
+#include "common/strings.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -21,12 +21,6 @@ constexpr uint64_t kMinSamples = 10;
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 std::string Percent(double share) { return fmt::format("{:.0f}%", share * 100); }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string Rate(double per_s) {
   if (per_s >= 1e6) return fmt::format("{:.1f}M/s", per_s / 1e6);

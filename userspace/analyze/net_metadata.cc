@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/cpu_list.h"
 #include "common/strings.h"
 
 namespace gpunoise::analyze {
@@ -25,16 +26,10 @@ uint64_t Count(const MetaInstant& m, std::string_view key) {
 }  // namespace
 
 std::vector<uint32_t> ParseCpuListArg(std::string_view text) {
+  // Item by item, so that a damaged item loses only itself.
   std::vector<uint32_t> out;
-  for (std::string_view part : Split(text, ',')) {
-    part = Trim(part);
-    if (part.empty()) continue;
-    size_t dash = part.find('-');
-    auto lo = ParseUint64(part.substr(0, dash));
-    auto hi = dash == std::string_view::npos ? lo : ParseUint64(part.substr(dash + 1));
-    if (!lo || !hi || *hi < *lo || *hi - *lo > 4096) continue;
-    for (uint64_t c = *lo; c <= *hi; ++c) out.push_back(static_cast<uint32_t>(c));
-  }
+  for (std::string_view part : Split(text, ','))
+    if (auto cpus = ParseCpuList(part); cpus.ok()) out.insert(out.end(), cpus->begin(), cpus->end());
   return out;
 }
 

@@ -78,7 +78,7 @@ double Increase(const std::vector<CounterSample>& samples, uint64_t from, uint64
 // kernel's warn_count, which is not zero at boot + 1 week.
 double RiseOverBaseline(const std::vector<CounterSample>& samples, uint64_t from, uint64_t to);
 
-// "0-3,8" -> {0,1,2,3,8}
+// "0-3,8" -> {0,1,2,3,8}: ParseCpuList item by item, skipping items it rejects.
 std::vector<uint32_t> ParseCpuListArg(std::string_view text);
 
 }  // namespace gpunoise::analyze

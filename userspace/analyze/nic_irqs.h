@@ -22,11 +22,9 @@ struct NicQueueIrq {
   std::vector<uint32_t> effective_affinity;  // empty when unknown
 };
 
-// Driver naming conventions only; nullopt for IRQs that are not a NIC's.
-std::optional<NicQueueIrq> ParseNicIrqName(std::string_view name);
-
 // IRQ number -> device/queue for every IRQ of the trace that serves a NIC:
-// the network collectors' IRQ map when the trace has one, else the names.
+// the network collectors' IRQ map when the trace has one, else the names
+// (model::ParseNicIrqName, and device names the network events mention).
 std::map<int32_t, NicQueueIrq> NicIrqs(const Timeline& t, const NetMetadata& net);
 
 // Devices the network events and NIC IRQs of the trace mention.

@@ -1,7 +1,6 @@
 #include "analyze/nic_trouble_detector.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -15,15 +14,10 @@
 #include "model/events.h"
 #include "model/kernel_log.h"
 #include "model/net_trace_event.h"
+#include "common/strings.h"
 
 namespace gpunoise::analyze {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Counts per window of `len` across [from, to): the worst window's count
 // and where it starts.

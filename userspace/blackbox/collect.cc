@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 
 #include "blackbox/event_set.h"
+#include "blackbox/generic_bundles.h"
 #include "blackbox/saved_table.h"
 #include "collect/host_info.h"
 #include "collect/kallsyms.h"
 #include "common/files.h"
 #include "common/strings.h"
-#include "export/perfetto/generic_ftrace_bundle.h"
 #include "export/perfetto/kernel_log_packets.h"
 #include "export/perfetto/metadata_packets.h"
 #include "record/perfetto_trace_sink.h"
@@ -189,9 +189,6 @@ Result<CollectResult> Collect(const CollectOptions& options) {
   model::IrqTable irqs;
   std::vector<model::KernelLogEntry> log;
   std::deque<std::string> strings;  // backing store of one page's generic fields
-  std::vector<perfetto::GenericFtraceField> fields;
-  std::vector<perfetto::GenericFtraceRecord> records;
-  std::vector<std::pair<size_t, size_t>> ranges;
   std::string packet;
   Status write_status = OkStatus();
   for (const CpuPages& c : cpus) {
@@ -236,28 +233,13 @@ Result<CollectResult> Collect(const CollectOptions& options) {
       }
       g.fields.insert(g.fields.end(), extra.begin(), extra.end());
     }
-    constexpr size_t kPerBundle = 512;
-    for (size_t start = 0; start < generic.size(); start += kPerBundle) {
-      size_t end = std::min(generic.size(), start + kPerBundle);
-      fields.clear();
-      records.clear();
-      ranges.clear();
-      for (size_t i = start; i < end; ++i) {
-        size_t first = fields.size();
-        for (const GenericField& f : generic[i].fields)
-          fields.push_back({f.name, f.is_string, f.value, f.text});
-        ranges.emplace_back(first, fields.size() - first);
-      }
-      for (size_t i = start; i < end; ++i) {
-        const GenericRecord& g = generic[i];
-        auto [first, n] = ranges[i - start];
-        records.push_back({g.ts, g.tid, g.common_flags, g.event,
-                           std::span<const perfetto::GenericFtraceField>(fields).subspan(first, n)});
-      }
-      packet.clear();
-      perfetto::EncodeGenericFtraceBundle(c.cpu, records, &packet);
-      if (Status st = sink->writer().WriteSerializedPacket(packet); !st.ok() && write_status.ok()) write_status = st;
-    }
+    std::vector<const GenericRecord*> in_order;
+    for (const GenericRecord& g : generic) in_order.push_back(&g);
+    // A failed write is kept and the rest still tried (as for the events).
+    (void)WriteGenericBundles(c.cpu, in_order, [&](std::string_view bundle) {
+      if (Status st = sink->writer().WriteSerializedPacket(bundle); !st.ok() && write_status.ok()) write_status = st;
+      return OkStatus();
+    });
 
     model::CpuLoss loss;
     loss.cpu = c.cpu;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <set>
 
+#include "blackbox/generic_bundles.h"
 #include "blackbox/text_dump.h"
 #include "collect/host_info.h"
 #include "common/files.h"
-#include "export/perfetto/generic_ftrace_bundle.h"
 #include "export/perfetto/kernel_log_packets.h"
 #include "export/perfetto/metadata_packets.h"
 #include "record/perfetto_trace_sink.h"
@@ -115,31 +115,9 @@ Result<TextImportResult> ImportTextDump(const TextImportOptions& options) {
   // Generic records, per CPU, in bundles of their own.
   std::map<uint32_t, std::vector<const GenericRecord*>> by_cpu;
   for (const GenericRecord& g : d.generic) by_cpu[g.cpu].push_back(&g);
-  std::vector<perfetto::GenericFtraceField> fields;
-  std::vector<perfetto::GenericFtraceRecord> records;
-  std::vector<std::pair<size_t, size_t>> ranges;
-  constexpr size_t kPerBundle = 512;
   for (const auto& [cpu, list] : by_cpu) {
-    for (size_t start = 0; start < list.size(); start += kPerBundle) {
-      size_t end = std::min(list.size(), start + kPerBundle);
-      fields.clear();
-      records.clear();
-      ranges.clear();
-      for (size_t i = start; i < end; ++i) {
-        size_t first = fields.size();
-        for (const GenericField& f : list[i]->fields) fields.push_back({f.name, f.is_string, f.value, f.text});
-        ranges.emplace_back(first, fields.size() - first);
-      }
-      for (size_t i = start; i < end; ++i) {
-        const GenericRecord& g = *list[i];
-        auto [first, n] = ranges[i - start];
-        records.push_back({g.ts, g.tid, g.common_flags, g.event,
-                           std::span<const perfetto::GenericFtraceField>(fields).subspan(first, n)});
-      }
-      packet.clear();
-      perfetto::EncodeGenericFtraceBundle(cpu, records, &packet);
-      GN_RETURN_IF_ERROR(sink->writer().WriteSerializedPacket(packet));
-    }
+    GN_RETURN_IF_ERROR(WriteGenericBundles(
+        cpu, list, [&](std::string_view bundle) { return sink->writer().WriteSerializedPacket(bundle); }));
     result.generic += list.size();
   }
   if (!d.log.empty()) {

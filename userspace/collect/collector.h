@@ -151,15 +151,22 @@ bool ShareTransport(Skel* skel, const CollectorContext& context) {
                             context);
 }
 
+// Fills an object's CPU filter (bpf/cpu_filter.bpf.h: a flag and a mask of
+// 64-CPU words in rodata) with `cpus`; none: no filter. CPUs past the mask
+// are left out, as the programs never allow them.
+template <typename Word, size_t N>
+void SetCpuFilter(const std::vector<int>& cpus, bool& filter, Word (&mask)[N]) {
+  if (cpus.empty()) return;
+  filter = true;
+  for (int cpu : cpus)
+    if (cpu >= 0 && static_cast<size_t>(cpu) < N * 64) mask[cpu / 64] |= Word{1} << (cpu % 64);
+}
+
 // Sets the rodata every collector object shares (bpf/common.bpf.h).
 template <typename Skel>
 void ApplyCommonConfig(Skel* skel, const CollectorContext& context) {
   skel->rodata->gn_wakeup_bytes = context.wakeup_bytes;
-  if (!context.filters.cpus.empty()) {
-    skel->rodata->gn_filter_cpus = true;
-    for (int cpu : context.filters.cpus)
-      if (cpu >= 0 && cpu < GN_MAX_CPUS) skel->rodata->gn_cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
-  }
+  SetCpuFilter(context.filters.cpus, skel->rodata->gn_filter_cpus, skel->rodata->gn_cpu_mask);
 }
 
 // The sum of a per-CPU `__u64 name[GN_MAX_CPUS]` counter in a skeleton's bss.

@@ -48,11 +48,7 @@ void CpustateCollector::Start(const CollectorContext& context) {
   }
   bpf_map__set_max_entries(skel_->maps.gn_cs_log, ncpus_ * GN_CS_LOG);
   bpf_map__set_max_entries(skel_->maps.gn_cs_heads, ncpus_);
-  if (!context.filters.cpus.empty()) {
-    skel_->rodata->gn_cs_filter_cpus = true;
-    for (int cpu : context.filters.cpus)
-      if (cpu >= 0 && cpu < 16 * 64) skel_->rodata->gn_cs_cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
-  }
+  SetCpuFilter(context.filters.cpus, skel_->rodata->gn_cs_filter_cpus, skel_->rodata->gn_cs_cpu_mask);
   auto wanted = [this](std::string_view event) { return idle_ || event != "cpu_idle"; };
   Status st = SelectLoadAttach(skel_->obj, context, {}, [&] { return cpustate_bpf__load(skel_); }, wanted);
   if (!st.ok()) {

@@ -1,12 +1,12 @@
 #include "collect/irq_scanner.h"
 
-#include <cctype>
 #include <cstdint>
 #include <set>
 
 #include "common/cpu_list.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "model/nic_irq_name.h"
 
 namespace gpunoise::collect {
 
@@ -61,52 +61,6 @@ model::IrqTable ScanIrqs(const std::string& proc_root) {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool Contains(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
-
-}  // namespace
-
-NicIrqName ParseNicIrqName(std::string_view irq_name) {
-  NicIrqName out;
-  // "mlx5_comp3@pci:0000:3b:00.0", "gve-ntfy-blk0@pci:...": the bus address
-  // names the device, not the queue.
-  std::string name = Lower(irq_name.substr(0, irq_name.find('@')));
-  size_t end = name.size();
-  size_t digits = end;
-  while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
-  std::string_view stem = std::string_view(name).substr(0, digits);
-  if (digits < end) {
-    if (auto q = ParseInt64(std::string_view(name).substr(digits)); q && *q < (1 << 20))
-      out.queue = static_cast<int32_t>(*q);
-  }
-  // Order matters: "txrx"/"tx-rx" before "rx" and "tx"; control names first
-  // because "async" or "config" vectors sometimes carry a number too.
-  if (Contains(stem, "config") || Contains(stem, "async") || Contains(stem, "mgmnt") ||
-      Contains(stem, "ctrl") || Contains(stem, "admin") || Contains(stem, "misc") ||
-      Contains(stem, "event") || Contains(stem, "-fw") || Contains(stem, "err")) {
-    out.kind = "control";
-    out.queue = -1;
-  } else if (Contains(stem, "txrx") || Contains(stem, "tx-rx") || Contains(stem, "rxtx") ||
-             Contains(stem, "comp") || Contains(stem, "ntfy") || Contains(stem, "combined") ||
-             Contains(stem, "queue")) {
-    out.kind = "txrx";
-  } else if (Contains(stem, "input") || Contains(stem, "rx")) {
-    out.kind = "rx";
-  } else if (Contains(stem, "output") || Contains(stem, "tx")) {
-    out.kind = "tx";
-  } else if (out.queue >= 0) {
-    out.kind = "txrx";  // "eth0-3": one vector per channel
-  }
-  return out;
-}
-
-namespace {
-
 std::set<int32_t> IrqsOfBusDevice(const std::string& device_dir) {
   std::set<int32_t> irqs;
   // virtio's net device sits on a virtio bus device whose PCI parent owns
@@ -125,7 +79,7 @@ std::set<int32_t> IrqsOfBusDevice(const std::string& device_dir) {
 
 void Assign(model::IrqInfo& info, const std::string& dev) {
   if (!info.device.empty()) return;
-  NicIrqName parsed = ParseNicIrqName(info.name);
+  model::NicIrqName parsed = model::ParseNicIrqName(info.name);
   info.device = dev;
   info.queue = parsed.queue;
   info.queue_kind = parsed.kind;

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collect/focus_rows.h"
 #include "collect/percpu_maps.h"
 #include "common/log.h"
 #include "irqtime.skel.h"
@@ -95,14 +96,7 @@ void IrqtimeCollector::Read(model::AggregateSnapshot* out) const {
   for (size_t cpu = 0; cpu < focus.size(); ++cpu) {
     const gn_focus_irq& f = focus[cpu];
     if (!f.hardirq_count && !f.softirq_count) continue;
-    model::FocusCpuCounters* c = nullptr;
-    for (auto& existing : out->focus)
-      if (existing.cpu == cpu) c = &existing;
-    if (!c) {
-      out->focus.emplace_back();
-      c = &out->focus.back();
-      c->cpu = static_cast<uint32_t>(cpu);
-    }
+    model::FocusCpuCounters* c = &FocusRowOf(out->focus, static_cast<uint32_t>(cpu));
     c->hardirq_count = f.hardirq_count;
     c->hardirq_ns = f.hardirq_ns;
     c->softirq_count = f.softirq_count;

@@ -45,11 +45,7 @@ void KworkCollector::Start(const CollectorContext& context) {
   bpf_map__set_max_entries(skel_->maps.gn_kw_log, ncpus_ * GN_KW_LOG);
   bpf_map__set_max_entries(skel_->maps.gn_kw_heads, ncpus_);
   // Receivers only on the recorded CPUs, senders only when they aim at one.
-  if (!context.filters.cpus.empty()) {
-    skel_->rodata->gn_kw_filter_cpus = true;
-    for (int cpu : context.filters.cpus)
-      if (cpu >= 0 && cpu < 16 * 64) skel_->rodata->gn_kw_cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
-  }
+  SetCpuFilter(context.filters.cpus, skel_->rodata->gn_kw_filter_cpus, skel_->rodata->gn_kw_cpu_mask);
   // The irq collector's interrupt state, so that a send from an interrupt
   // is not blamed on the task it interrupted.
   if (context.cpu_ctx_fd >= 0 && bpf_map__reuse_fd(skel_->maps.gn_cpu_ctx, context.cpu_ctx_fd) != 0)

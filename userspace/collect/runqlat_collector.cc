@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collect/focus_rows.h"
 #include "collect/percpu_maps.h"
 #include "common/log.h"
 #include "runqlat.skel.h"
@@ -79,14 +80,7 @@ void RunqlatCollector::Read(model::AggregateSnapshot* out) const {
   for (size_t cpu = 0; cpu < fs.size(); ++cpu) {
     const gn_focus_sched& v = fs[cpu];
     if (!v.switches && !v.waits) continue;
-    model::FocusCpuCounters* c = nullptr;
-    for (auto& existing : out->focus)
-      if (existing.cpu == cpu) c = &existing;
-    if (!c) {
-      out->focus.emplace_back();
-      c = &out->focus.back();
-      c->cpu = static_cast<uint32_t>(cpu);
-    }
+    model::FocusCpuCounters* c = &FocusRowOf(out->focus, static_cast<uint32_t>(cpu));
     c->switches = v.switches;
     c->preempted = v.preempted;
     for (uint32_t k = 0; k < model::kNumTaskClasses; ++k) c->preempted_by[k] = v.preempted_by[k];

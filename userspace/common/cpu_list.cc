@@ -53,18 +53,25 @@ Result<std::vector<int>> ParseCpuList(std::string_view text) {
   return cpus;
 }
 
-std::string FormatCpuList(const std::vector<int>& cpus) {
+template <typename Cpu>
+std::string FormatCpuList(const std::vector<Cpu>& cpus, size_t min_run) {
   std::string out;
   for (size_t i = 0; i < cpus.size();) {
     size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    // In 64 bits: the successor of INT_MAX or UINT32_MAX must not overflow.
+    while (j + 1 < cpus.size() && static_cast<int64_t>(cpus[j + 1]) == static_cast<int64_t>(cpus[j]) + 1) ++j;
     if (!out.empty()) out += ',';
-    out += std::to_string(cpus[i]);
-    if (j > i) out += '-' + std::to_string(cpus[j]);
+    if (j - i + 1 >= std::max<size_t>(min_run, 2)) {
+      out += std::to_string(cpus[i]) + '-' + std::to_string(cpus[j]);
+    } else {
+      for (size_t k = i; k <= j; ++k) out += (k == i ? "" : ",") + std::to_string(cpus[k]);
+    }
     i = j + 1;
   }
   return out;
 }
+template std::string FormatCpuList<int>(const std::vector<int>&, size_t);
+template std::string FormatCpuList<uint32_t>(const std::vector<uint32_t>&, size_t);
 
 Result<std::vector<int>> ParseCpuMask(std::string_view text) {
   std::string hex;

@@ -14,6 +14,9 @@ std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
+// ASCII letters lowered, other bytes kept: for kernel, driver and metric
+// names, which are ASCII (no locale, unlike std::tolower on its own).
+std::string Lower(std::string_view s);
 
 std::optional<int64_t> ParseInt64(std::string_view s);
 std::optional<uint64_t> ParseUint64(std::string_view s);

@@ -35,6 +35,25 @@ const EthtoolInfo* EthtoolOf(const DoctorInputs& in, const std::string& ifname, 
   return nullptr;
 }
 
+// One ethtool answer of a NIC (its ring sizes, its coalescing), or nullptr
+// with why there is none added to `unknown`: "eth0: ring sizes: <error>".
+template <typename T>
+const T* EthtoolPart(const DoctorInputs& in, const NetInterface& nic, const Part<T> EthtoolInfo::*part,
+                     std::string_view what, std::vector<std::string>& unknown) {
+  std::string why_not;
+  const EthtoolInfo* info = EthtoolOf(in, nic.name, &why_not);
+  if (!info) {
+    unknown.push_back(fmt::format("{}: {}", nic.name, why_not));
+    return nullptr;
+  }
+  const Part<T>& answer = info->*part;
+  if (!answer.ok()) {
+    unknown.push_back(fmt::format("{}: {}: {}", nic.name, what, answer.error().message));
+    return nullptr;
+  }
+  return &*answer;
+}
+
 // Combines per-NIC outcomes: problems make it warn, judged NICs make it ok,
 // and when nothing could be judged it is unknown with the reasons.
 CheckResult Combine(std::string id, const char* why, const std::vector<std::string>& problems,
@@ -308,17 +327,9 @@ CheckResult CheckRings(const DoctorInputs& in) {
   if (nics.empty()) return Unknown(id, kNoNic, why);
   std::vector<std::string> problems, good, unknown, fixes;
   for (const NetInterface* nic : nics) {
-    std::string why_not;
-    const EthtoolInfo* info = EthtoolOf(in, nic->name, &why_not);
-    if (!info) {
-      unknown.push_back(fmt::format("{}: {}", nic->name, why_not));
-      continue;
-    }
-    if (!info->rings.ok()) {
-      unknown.push_back(fmt::format("{}: ring sizes: {}", nic->name, info->rings.error().message));
-      continue;
-    }
-    const RingSizes& r = *info->rings;
+    const RingSizes* rings = EthtoolPart(in, *nic, &EthtoolInfo::rings, "ring sizes", unknown);
+    if (!rings) continue;
+    const RingSizes& r = *rings;
     std::string state = fmt::format("{}: rx {}/{} tx {}/{}", nic->name, r.rx, r.rx_max, r.tx, r.tx_max);
     if (r.rx < r.rx_max && r.rx < kMinRxRing) {
       problems.push_back(state + fmt::format(" (rx below {})", kMinRxRing));
@@ -338,23 +349,15 @@ CheckResult CheckCoalesce(const DoctorInputs& in) {
   if (nics.empty()) return Unknown(id, kNoNic, why);
   std::vector<std::string> problems, good, unknown, fixes;
   for (const NetInterface* nic : nics) {
-    std::string why_not;
-    const EthtoolInfo* info = EthtoolOf(in, nic->name, &why_not);
-    if (!info) {
-      unknown.push_back(fmt::format("{}: {}", nic->name, why_not));
-      continue;
-    }
-    if (!info->coalesce.ok()) {
-      unknown.push_back(fmt::format("{}: coalescing: {}", nic->name, info->coalesce.error().message));
-      continue;
-    }
+    const Coalesce* coalesce = EthtoolPart(in, *nic, &EthtoolInfo::coalesce, "coalescing", unknown);
+    if (!coalesce) continue;
     if (nic->driver == "virtio_net" && !HasVirtioFeature(*nic, kVirtioNetFNotfCoal)) {
       unknown.push_back(fmt::format("{} (virtio_net): the device offers no notification coalescing "
                                     "(VIRTIO_NET_F_NOTF_COAL); the hypervisor moderates its interrupts",
                                     nic->name));
       continue;
     }
-    const Coalesce& c = *info->coalesce;
+    const Coalesce& c = *coalesce;
     if (c.adaptive_rx && *c.adaptive_rx) {
       good.push_back(fmt::format("{}: adaptive RX coalescing", nic->name));
       continue;

@@ -5,7 +5,6 @@
 #include "model/kernel_log.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -22,12 +21,6 @@ using openmetrics::MetricType;
 std::string Cpu(uint32_t cpu) { return std::to_string(cpu); }
 std::string Queue(int32_t q) { return q >= 0 ? std::to_string(q) : std::string(); }
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string IrqName(int32_t irq, const model::IrqTable* irqs) {
   if (irqs)

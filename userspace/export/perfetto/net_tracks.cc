@@ -4,6 +4,7 @@
 
 #include <tuple>
 
+#include "common/cpu_list.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/track_identity_packets.h"
@@ -16,18 +17,6 @@ std::string CpuRxPackets(uint32_t cpu) { return fmt::format("cpu{} rx packets/s"
 }  // namespace net_metric
 
 namespace {
-
-std::string CpuListText(const std::vector<int>& cpus) {
-  std::string out;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
 
 using M = model::NetMetric;
 
@@ -175,8 +164,8 @@ Status NetTrackWriter::WriteIrqMap(uint64_t ts, const model::IrqTable& irqs) {
     AddArg(e, "device", info.device);
     AddArg(e, "queue", info.queue);
     AddArg(e, "queue_kind", info.queue_kind);
-    AddArg(e, "affinity", CpuListText(info.affinity));
-    AddArg(e, "effective_affinity", CpuListText(info.effective_affinity));
+    AddArg(e, "affinity", FormatCpuList(info.affinity));
+    AddArg(e, "effective_affinity", FormatCpuList(info.effective_affinity));
     AddArg(e, "description", model::DescribeNicIrq(info));
     GN_RETURN_IF_ERROR(out_(packet));
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/cpu_list.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/track_identity_packets.h"
@@ -76,18 +77,10 @@ Status NodeTrackWriter::WriteAffinity(uint64_t ts, int32_t tid, const std::vecto
   auto it = affinity_.find(tid);
   if (it != affinity_.end() && it->second == cpus) return OkStatus();
   affinity_[tid] = cpus;
-  std::string list;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    list += fmt::format("{}{}", list.empty() ? "" : ",", j == i ? fmt::format("{}", cpus[i])
-                                                                : fmt::format("{}-{}", cpus[i], cpus[j]));
-    i = j + 1;
-  }
   TracePacket packet;
   TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kAffinityEventName, "gpunoise");
   AddArg(e, "tid", tid);
-  AddArg(e, "cpus", list);
+  AddArg(e, "cpus", FormatCpuList(cpus));
   return out_(packet);
 }
 
