@@ -24,7 +24,6 @@
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "monitor/dump_store.h"
-#include "record/kernel_log_recording.h"
 #include "record/perfetto_trace_sink.h"
 
 #ifndef GPUNOISE_VERSION
@@ -315,7 +314,7 @@ void FlightRecorder::WriteDump(RecordRing snapshot, std::optional<KernelLogRing>
       size_t to = std::min(entries.size(), from + kPerPacket);
       packet.clear();
       perfetto::EncodeKernelLogPacket(std::span<const model::KernelLogEntry>(entries.data() + from, to - from), offset,
-                                      to == entries.size() ? kernel_log.lost : 0, record::kKernelLogSequenceId,
+                                      to == entries.size() ? kernel_log.lost : 0, perfetto::kKernelLogSequenceId,
                                       &packet);
       st = sink->writer().WriteSerializedPacket(packet);
       if (to == entries.size()) break;

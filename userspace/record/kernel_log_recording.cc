@@ -56,7 +56,7 @@ Status ConsoleCapture::Write(perfetto::TraceFileWriter& out, std::vector<model::
     // The loss goes with the very last packet (the readers add the packets'
     // counts up; the trace processor keeps the last).
     perfetto::EncodeKernelLogPacket(part, offset, last && end == entries.size() && kmsg_ ? kmsg_->lost() : 0,
-                                    kKernelLogSequenceId, &packet);
+                                    perfetto::kKernelLogSequenceId, &packet);
     GN_RETURN_IF_ERROR(out.WriteSerializedPacket(packet));
     if (end >= entries.size()) break;
   }

@@ -27,9 +27,6 @@ class ConsoleCollector;
 
 namespace gpunoise::record {
 
-// Sequence id of the kernel log packets (track events use 1).
-inline constexpr uint32_t kKernelLogSequenceId = 7;
-
 // Records kept for joining link events to their kernel lines at the end
 // (model/link_kernel_log.h): the newest this many; older ones are in the
 // trace but not joined (counted in the summary line).

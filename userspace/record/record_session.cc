@@ -1,5 +1,5 @@
 #include "record/record_session.h"
-#include "record/start_at.h"
+#include "common/start_at.h"
 #include "collect/rdma_counters.h"
 
 #include "record/background_detach.h"

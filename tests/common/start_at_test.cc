@@ -1,10 +1,10 @@
-#include "record/start_at.h"
+#include "common/start_at.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-namespace gpunoise::record {
+namespace gpunoise {
 namespace {
 
 constexpr int64_t kS = 1'000'000'000;
@@ -47,4 +47,4 @@ TEST(StartAt, WaitUntilRealtimeReturnsAtTheInstant) {
 }
 
 }  // namespace
-}  // namespace gpunoise::record
+}  // namespace gpunoise
