@@ -18,6 +18,7 @@
 #include "collect/collector.h"
 #include "collect/kmsg_reader.h"
 #include "common/result.h"
+#include "export/perfetto/kernel_log_packets.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "model/kernel_log_match.h"
 
@@ -27,8 +28,8 @@ class ConsoleCollector;
 
 namespace gpunoise::record {
 
-// Sequence id of the kernel log packets (track events use 1).
-inline constexpr uint32_t kKernelLogSequenceId = 7;
+// Sequence id of the kernel log packets (export/perfetto/kernel_log_packets.h).
+using perfetto::kKernelLogSequenceId;
 
 // Records kept for joining link events to their kernel lines at the end
 // (model/link_kernel_log.h): the newest this many; older ones are in the

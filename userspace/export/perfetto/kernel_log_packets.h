@@ -14,6 +14,10 @@
 
 namespace gpunoise::perfetto {
 
+// Sequence id of the kernel log packets in a recording and in a flight
+// recorder's dump (track events use 1).
+inline constexpr uint32_t kKernelLogSequenceId = 7;
+
 // Log timestamps are CLOCK_REALTIME in this packet (the trace processor
 // converts them with the trace's clock snapshots): `realtime_minus_boottime`
 // is that offset at the recording's clock snapshot.
