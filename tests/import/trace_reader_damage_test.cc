@@ -7,17 +7,13 @@
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/trace_file_writer.h"
-#include "export/perfetto/track_event_writer.h"
-#include "import/session_summary_reader.h"
 #include "import/test_trace.h"
 #include "import/trace_reader_test_support.h"
 
 namespace gpunoise::import {
 namespace {
 
-using testing::RecordingSink;
 using testing::ScopedTempDir;
-using testing::TestTrace;
 using testing::Wire;
 using namespace reader_test;
 

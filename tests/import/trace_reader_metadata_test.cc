@@ -3,7 +3,6 @@
 #include "import/trace_reader.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/metadata_packets.h"
@@ -16,9 +15,7 @@
 namespace gpunoise::import {
 namespace {
 
-using testing::RecordingSink;
 using testing::ScopedTempDir;
-using testing::TestTrace;
 using testing::Wire;
 using namespace reader_test;
 

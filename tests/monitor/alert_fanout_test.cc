@@ -15,7 +15,7 @@
 #include "common/clock.h"
 #include "monitor/http_endpoint.h"
 #include "monitor/record_trigger.h"
-#include "record/start_at.h"
+#include "common/start_at.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -91,7 +91,7 @@ TEST(AlertFanout, AJobLevelAlertMakesANodeOfThatJobDumpAndANodeOfAnotherJobNot) 
   EXPECT_EQ(job->role, "job");
   EXPECT_EQ(job->reason, "alert GpunoiseSlurmJobStragglerNode for h3: h1 runs job 4242 and dumps the same window");
   // Both know the same alert and the same instant it started.
-  auto starts = record::ParseStartAt("2026-12-01T12:40:00.5Z", 0);
+  auto starts = ParseStartAt("2026-12-01T12:40:00.5Z", 0);
   ASSERT_TRUE(starts.ok());
   for (const auto* t : {&*named, &*job}) {
     EXPECT_EQ(t->source, "alertmanager");

@@ -1,4 +1,4 @@
-#include "record/privilege_drop.h"
+#include "common/privilege_drop.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "record/start_at.h"
+#include "common/start_at.h"
 
 #include <gtest/gtest.h>
 

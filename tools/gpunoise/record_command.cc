@@ -20,8 +20,8 @@
 #include "export/perfetto/trace_compression.h"
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
-#include "record/privilege_drop.h"
-#include "record/start_at.h"
+#include "common/privilege_drop.h"
+#include "common/start_at.h"
 #include "record/workload.h"
 
 namespace po = boost::program_options;
@@ -171,21 +171,21 @@ int RunRecord(int argc, char** argv) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
     int64_t now_ns = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-    auto at = record::ParseStartAt(start_at_text, now_ns);
+    auto at = ParseStartAt(start_at_text, now_ns);
     if (!at.ok()) {
       std::fprintf(stderr, "usage: gpunoise record: %s\n", at.error().message.c_str());
       return 2;
     }
     if (*at < now_ns)
       log::Warning("--start-at {} was {:.3f} s ago: the recording starts as soon as it is ready",
-                   record::FormatRealtime(*at), static_cast<double>(now_ns - *at) / 1e9);
+                   FormatRealtime(*at), static_cast<double>(now_ns - *at) / 1e9);
     else
-      log::Info("recording starts at {} (REALTIME, in {:.3f} s)", record::FormatRealtime(*at),
+      log::Info("recording starts at {} (REALTIME, in {:.3f} s)", FormatRealtime(*at),
                 static_cast<double>(*at - now_ns) / 1e9);
     options.start_at_realtime_ns = *at;
   }
   if (!trace_group.empty()) {
-    auto gid = record::LookUpGroup(trace_group);
+    auto gid = LookUpGroup(trace_group);
     if (!gid.ok()) {
       std::fprintf(stderr, "usage: gpunoise record: %s\n", gid.error().message.c_str());
       return 2;
@@ -396,14 +396,14 @@ int RunRecord(int argc, char** argv) {
   // Once attached (and the command started with the invoking user's own
   // rights), only what the rest of the recording needs stays.
   options.after_attach = [&]() -> Status {
-    record::RecordNeeds needs;
+    RecordNeeds needs;
     needs.output_path = options.output_path;
     if (!gpu_dir.empty() || !gpu_pod_dirs.empty() || !(*gpu)->workload_env().empty())
       needs.gpu_dir = (*gpu)->fragment_dir();
     needs.pod_dirs = !gpu_pod_dirs.empty();
     std::vector<std::string> reasons;
-    CapMask keep = record::RecordKeeps(needs, &reasons);
-    return record::DropPrivilegesAfterAttach("record", keep, reasons);
+    CapMask keep = RecordKeeps(needs, &reasons);
+    return DropPrivilegesAfterAttach("record", keep, reasons);
   };
 
   UniqueFd signal_fd = BlockStopSignals();

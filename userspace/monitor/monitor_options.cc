@@ -7,7 +7,7 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "monitor/web_config.h"
-#include "record/privilege_drop.h"
+#include "common/privilege_drop.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -26,7 +26,7 @@ Result<uint64_t> Number(std::string_view key, std::string_view text, uint64_t ma
 }
 
 Result<int> ResolveGroup(std::string_view text) {
-  GN_ASSIGN_OR_RETURN(gid_t gid, record::LookUpGroup(text));
+  GN_ASSIGN_OR_RETURN(gid_t gid, LookUpGroup(text));
   return static_cast<int>(gid);
 }
 

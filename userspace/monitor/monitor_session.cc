@@ -88,7 +88,7 @@ Status Monitor::Start(MonitorOptions options) {
   // may give them to it without CAP_CHOWN. Before any thread starts: glibc
   // applies setgroups to every thread and aborts if one (the HTTP thread,
   // which holds no capability) cannot.
-  if (options_.dump_gid >= 0) GN_RETURN_IF_ERROR(record::JoinGroup(static_cast<gid_t>(options_.dump_gid)));
+  if (options_.dump_gid >= 0) GN_RETURN_IF_ERROR(JoinGroup(static_cast<gid_t>(options_.dump_gid)));
   GN_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(options_.listen));
   EndpointOptions endpoint;
   endpoint.address = address;
@@ -196,7 +196,7 @@ Status Monitor::Start(MonitorOptions options) {
                                     options_.dump_dir)
                       : "");
   // Everything is loaded and attached: keep only what a reload or a CPU
-  // coming online needs (record/privilege_drop.h).
+  // coming online needs (common/privilege_drop.h).
   if (options_.dump_gid >= 0) {
     // The directory goes to the group as well, or its members could not
     // reach the files.
@@ -207,8 +207,8 @@ Status Monitor::Start(MonitorOptions options) {
       return MakeError("failed to give {} to group {}: {}", options_.dump_dir, options_.dump_gid, std::strerror(errno));
   }
   std::vector<std::string> reasons;
-  CapMask keep = record::MonitorKeeps(&reasons);
-  GN_RETURN_IF_ERROR(record::DropPrivilegesAfterAttach("monitor", keep, reasons));
+  CapMask keep = MonitorKeeps(&reasons);
+  GN_RETURN_IF_ERROR(DropPrivilegesAfterAttach("monitor", keep, reasons));
   return OkStatus();
 }
 

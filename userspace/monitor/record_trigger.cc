@@ -7,7 +7,7 @@
 
 #include "common/json_value.h"
 #include "common/strings.h"
-#include "record/start_at.h"
+#include "common/start_at.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -158,7 +158,7 @@ Result<std::optional<AlertMatch>> MatchAlertmanagerWebhook(std::string_view body
     if (fp.size() > 32) fp.resize(32);
     m->fingerprint = fp;
     if (std::string starts = alert["startsAt"].String(); !starts.empty())
-      if (auto t = record::ParseStartAt(starts, 0); t.ok() && *t > 0) m->starts_at_realtime_ns = *t;
+      if (auto t = ParseStartAt(starts, 0); t.ok() && *t > 0) m->starts_at_realtime_ns = *t;
     best = std::move(m);
   }
   return best;
@@ -194,7 +194,7 @@ Result<RecordRequest> ParseRecordRequest(std::string_view body) {
   std::string reason = doc["reason"].String("requested");
   r.reason = OneLine(reason.empty() ? "requested" : reason);
   if (doc.Has("since")) {
-    auto since = record::ParseStartAt(doc["since"].String(), 0);
+    auto since = ParseStartAt(doc["since"].String(), 0);
     if (!since.ok() || doc["since"].String().starts_with('+') || *since <= 0)
       return MakeError("\"since\" must be an ISO 8601 time such as 2026-12-01T12:40:00Z");
     r.since_realtime_ns = *since;

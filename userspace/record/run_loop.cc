@@ -21,7 +21,7 @@
 #include "record/drain.h"
 #include "record/kernel_log_recording.h"
 #include "record/record_session.h"
-#include "record/start_at.h"
+#include "common/start_at.h"
 
 namespace gpunoise::record {
 namespace {
@@ -109,24 +109,20 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (deadline - now) / 1000000 + 1));
     }
-    if (set.net) {
-      auto next = set.net->MaybeSample(sink, now);
+    // The network and node counters: a sample when one is due, and the wait
+    // ends in time for the next. False: the file failed.
+    auto sample = [&](auto& recording) {
+      auto next = recording.MaybeSample(sink, now);
       if (!next.ok()) {
         late_error = next.error();
         session.end_reason = sink.disk_full() ? "disk full" : "write error";
-        break;
+        return false;
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
-    }
-    if (set.node) {
-      auto next = set.node->MaybeSample(sink, now);
-      if (!next.ok()) {
-        late_error = next.error();
-        session.end_reason = sink.disk_full() ? "disk full" : "write error";
-        break;
-      }
-      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
-    }
+      return true;
+    };
+    if (set.net && !sample(*set.net)) break;
+    if (set.node && !sample(*set.node)) break;
     if (transport.backlog()) timeout_ms = 0;  // the last drain stopped at its bound
     epoll_event events[3];
     int n = ::epoll_wait(epoll_fd.get(), events, 3, timeout_ms);

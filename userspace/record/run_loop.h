@@ -7,25 +7,15 @@
 #include <span>
 #include <vector>
 
-#include "collect/batch_flush.h"
-#include "common/result.h"
 #include "model/host_info.h"
-#include "model/rdma_counters.h"
 #include "model/process_snapshot.h"
-#include "model/session_info.h"
+#include "model/rdma_counters.h"
+#include "record/drain.h"
 #include "record/prepare_collectors.h"
-
-namespace gpunoise::collect {
-class RingTransport;
-}
-namespace gpunoise::perfetto {
-class TraceSink;
-}
 
 namespace gpunoise::record {
 
 struct RecordOptions;
-class RecordDrain;
 
 // What the start leaves for the rest of the recording.
 struct TraceStart {

@@ -1,4 +1,4 @@
-#include "record/start_at.h"
+#include "common/start_at.h"
 
 #include <poll.h>
 #include <time.h>
@@ -11,7 +11,7 @@
 
 #include "common/strings.h"
 
-namespace gpunoise::record {
+namespace gpunoise {
 namespace {
 
 bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
@@ -118,4 +118,4 @@ void WaitUntilRealtime(int64_t realtime_ns, int stop_fd) {
   }
 }
 
-}  // namespace gpunoise::record
+}  // namespace gpunoise

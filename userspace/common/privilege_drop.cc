@@ -1,4 +1,4 @@
-#include "record/privilege_drop.h"
+#include "common/privilege_drop.h"
 
 #include <grp.h>
 #include <sys/prctl.h>
@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "common/private_file.h"
 
-namespace gpunoise::record {
+namespace gpunoise {
 namespace {
 
 // Whether this kernel knows a capability (CAP_BPF and CAP_PERFMON came in
@@ -100,4 +100,4 @@ Status DropPrivilegesAfterAttach(const char* who, CapMask keep, const std::vecto
   return OkStatus();
 }
 
-}  // namespace gpunoise::record
+}  // namespace gpunoise

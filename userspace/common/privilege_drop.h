@@ -17,7 +17,7 @@
 #include "common/capabilities.h"
 #include "common/result.h"
 
-namespace gpunoise::record {
+namespace gpunoise {
 
 struct RecordNeeds {
   std::string output_path;  // the trace, renamed into place at the end
@@ -44,4 +44,4 @@ Status JoinGroup(gid_t gid);
 // mode in the log line ("record", "monitor").
 Status DropPrivilegesAfterAttach(const char* who, CapMask keep, const std::vector<std::string>& reasons);
 
-}  // namespace gpunoise::record
+}  // namespace gpunoise

@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 
-namespace gpunoise::record {
+namespace gpunoise {
 
 // "+5s", "+500ms" (from `now_realtime_ns`), or an ISO 8601 time
 // "2026-12-01T12:40:00Z", "2026-12-01 12:40:00.250+01:00" (no zone: UTC, the
@@ -24,4 +24,4 @@ std::string FormatRealtime(int64_t realtime_ns);
 // stepped by NTP meanwhile is followed.
 void WaitUntilRealtime(int64_t realtime_ns, int stop_fd);
 
-}  // namespace gpunoise::record
+}  // namespace gpunoise
