@@ -2,30 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <vector>
 
 #include "export/perfetto/trace_sink.h"
 #include "import/test_trace.h"
 #include "import/trace_reader.h"
-
-extern "C" {
-#include "bpf/sched.h"
-}
+#include "record/switch_record.h"
 
 namespace gpunoise::record {
 namespace {
 
-std::vector<uint8_t> SwitchRecord(uint64_t ts, int32_t prev, int32_t next) {
-  gn_sched_switch r{};
-  r.hdr.ts = ts;
-  r.hdr.kind = GN_REC_SCHED_SWITCH;
-  r.hdr.tid = prev;
-  r.next_tid = next;
-  std::vector<uint8_t> bytes(sizeof(r));
-  std::memcpy(bytes.data(), &r, sizeof(r));
-  return bytes;
-}
+using test_records::SwitchRecord;
 
 struct ReadBack {
   testing::RecordingSink sink;
