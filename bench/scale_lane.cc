@@ -40,7 +40,7 @@ Result<std::unique_ptr<ScaleLane>> ScaleLane::Create(std::vector<int> rings, uin
                                                      [intake](uint32_t cpu, std::span<const uint8_t> data) {
                                                        intake->OnRecord(cpu, data);
                                                      }));
-  GN_ASSIGN_OR_RETURN(lane->sink_, record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib));
+  GN_ASSIGN_OR_RETURN(lane->sink_, perfetto::TraceSink::Create(path, perfetto::TraceCompression::kZlib));
 
   lane->skel_ = scale_fill_bpf__open();
   if (!lane->skel_) return MakeError("failed to open the scale_fill program: {}", std::strerror(errno));

@@ -14,7 +14,7 @@
 
 #include "collect/ring_transport.h"
 #include "common/result.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 #include "record/record_intake.h"
 
 struct scale_fill_bpf;
@@ -58,7 +58,7 @@ class ScaleLane {
   uint64_t drain_interval_ms_ = 100;
   std::unique_ptr<record::RecordIntake> intake_;
   std::unique_ptr<collect::RingTransport> transport_;
-  std::unique_ptr<record::PerfettoTraceSink> sink_;
+  std::unique_ptr<perfetto::TraceSink> sink_;
   scale_fill_bpf* skel_ = nullptr;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "integration/support/workloads.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::monitor {
 namespace {
@@ -98,13 +98,13 @@ TEST_F(DumpStoreTest, PrepareCreatesTheDirectoryAndRejectsAFile) {
 }
 
 // FlightRecorder::WriteDump writes each dump through a compressed
-// PerfettoTraceSink at NewPath(): a dump is a trace, private like one.
+// perfetto::TraceSink at NewPath(): a dump is a trace, private like one.
 TEST_F(DumpStoreTest, ADumpIsOwnerOnly) {
   DumpStore store(dir_, 5, 1ull << 30);
   ASSERT_TRUE(store.Prepare().ok());
   std::string path = store.NewPath("softirq", 0);
   mode_t old = ::umask(0);
-  auto sink = record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib);
+  auto sink = perfetto::TraceSink::Create(path, perfetto::TraceCompression::kZlib);
   ::umask(old);
   ASSERT_TRUE(sink.ok()) << sink.error().message;
   ASSERT_TRUE((*sink)->Commit().ok());

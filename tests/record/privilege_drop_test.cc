@@ -1,4 +1,4 @@
-#include "record/privilege_drop.h"
+#include "common/privilege_drop.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -31,6 +31,13 @@ TEST(PrivilegeDrop, RecordKeepsDacOverrideForAnotherUsersDirectoryAndForGpuFragm
   EXPECT_EQ(RecordKeeps({"/tmp/t.pftrace", "/tmp/gpu"}, &reasons), CapBit(kCapDacOverride));
   EXPECT_NE(reasons.at(0).find("GPU fragments"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST(PrivilegeDrop, MonitorKeepsBpfAndPerfmon) {
+  std::vector<std::string> reasons;
+  CapMask keep = MonitorKeeps(&reasons);
+  EXPECT_TRUE(keep == (CapBit(kCapBpf) | CapBit(kCapPerfmon)) || keep == CapBit(kCapSysAdmin));
+  EXPECT_FALSE(reasons.empty());
 }
 
 }  // namespace

@@ -9,19 +9,12 @@ extern "C" {
 #include "bpf/sched.h"
 }
 
+#include "record/switch_record.h"
+
 namespace gpunoise::record {
 namespace {
 
-std::vector<uint8_t> SwitchRecord(uint64_t ts) {
-  gn_sched_switch r{};
-  r.hdr.ts = ts;
-  r.hdr.kind = GN_REC_SCHED_SWITCH;
-  r.hdr.tid = 7;
-  r.next_tid = 8;
-  std::vector<uint8_t> bytes(sizeof(r));
-  std::memcpy(bytes.data(), &r, sizeof(r));
-  return bytes;
-}
+using test_records::SwitchRecord;
 
 TEST(RecordIntake, ARecordIsStagedOnItsCpuAndCountedForItsCollector) {
   RecordIntake intake(1);

@@ -20,7 +20,7 @@
 #include "export/perfetto/trace_compression.h"
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
-#include "record/privilege_drop.h"
+#include "common/privilege_drop.h"
 #include "common/start_at.h"
 #include "record/workload.h"
 
@@ -396,13 +396,13 @@ int RunRecord(int argc, char** argv) {
   // Once attached (and the command started with the invoking user's own
   // rights), only what the rest of the recording needs stays.
   options.after_attach = [&]() -> Status {
-    record::RecordNeeds needs;
+    RecordNeeds needs;
     needs.output_path = options.output_path;
     if (!gpu_dir.empty() || !gpu_pod_dirs.empty() || !(*gpu)->workload_env().empty())
       needs.gpu_dir = (*gpu)->fragment_dir();
     needs.pod_dirs = !gpu_pod_dirs.empty();
     std::vector<std::string> reasons;
-    CapMask keep = record::RecordKeeps(needs, &reasons);
+    CapMask keep = RecordKeeps(needs, &reasons);
     return DropPrivilegesAfterAttach("record", keep, reasons);
   };
 

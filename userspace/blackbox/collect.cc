@@ -16,7 +16,7 @@
 #include "common/strings.h"
 #include "export/perfetto/kernel_log_packets.h"
 #include "export/perfetto/metadata_packets.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::blackbox {
 namespace {
@@ -161,7 +161,7 @@ Result<CollectResult> Collect(const CollectOptions& options) {
     if (auto text = CurrentTextAddress(options.kallsyms)) result.text_delta = KernelTextDelta(*result.last_boot, *text);
 
   // Pass 2: everything, into the trace.
-  GN_ASSIGN_OR_RETURN(auto sink, record::PerfettoTraceSink::Create(options.output));
+  GN_ASSIGN_OR_RETURN(auto sink, perfetto::TraceSink::Create(options.output));
   model::HostInfo host = collect::ReadHostInfo();
   if (!result.boot_id.empty()) host.boot_id = result.boot_id;
   model::SessionInfo session;

@@ -11,7 +11,7 @@
 #include "common/files.h"
 #include "export/perfetto/kernel_log_packets.h"
 #include "export/perfetto/metadata_packets.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::blackbox {
 namespace {
@@ -33,7 +33,7 @@ Result<TextImportResult> ImportTextDump(const TextImportOptions& options) {
   result.first_ts = d.first_ts;
   result.last_ts = d.last_ts;
 
-  GN_ASSIGN_OR_RETURN(auto sink, record::PerfettoTraceSink::Create(options.output));
+  GN_ASSIGN_OR_RETURN(auto sink, perfetto::TraceSink::Create(options.output));
   model::HostInfo host = collect::ReadHostInfo();
   // The boot that wrote the ring: its markers say, when arm wrote them.
   if (!d.markers.headers.empty() && !d.markers.headers.back().boot_id.empty())

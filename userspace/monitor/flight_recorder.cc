@@ -24,7 +24,7 @@
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "monitor/dump_store.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 #ifndef GPUNOISE_VERSION
 #define GPUNOISE_VERSION "0.1.0"
@@ -205,13 +205,13 @@ void FlightRecorder::WriteDump(RecordRing snapshot, std::optional<KernelLogRing>
                                std::string path, int gid) {
   // "written" is counted once the file is committed and within quota.
   // Compressed like a recording: more dumps fit in max-dump-bytes.
-  auto sink_or = record::PerfettoTraceSink::Create(path, perfetto::TraceCompression::kZlib, gid);
+  auto sink_or = perfetto::TraceSink::Create(path, perfetto::TraceCompression::kZlib, gid);
   if (!sink_or.ok()) {
     log::Error("monitor: failed to write flight-recorder dump {}: {}", path, sink_or.error().message);
     CountOutcome("failed", 0);
     return;
   }
-  std::unique_ptr<record::PerfettoTraceSink> sink = std::move(sink_or).value();
+  std::unique_ptr<perfetto::TraceSink> sink = std::move(sink_or).value();
   sink->set_irq_table(request.irqs);
   collect::IrqCollector* irq = irq_;
   sink->set_irq_name_fallback([irq](int32_t n) { return irq->LookupIrqName(n); });

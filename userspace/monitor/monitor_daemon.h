@@ -7,8 +7,7 @@
 #include "monitor/monitor_session.h"
 
 #include "collect/kmsg_reader.h"
-#include "common/privileges.h"
-#include "monitor/monitor_privileges.h"
+#include "common/privilege_drop.h"
 #include <malloc.h>
 #include <net/if.h>
 #include <sys/epoll.h>

@@ -7,7 +7,7 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "monitor/web_config.h"
-#include "common/privileges.h"
+#include "common/privilege_drop.h"
 
 namespace gpunoise::monitor {
 namespace {

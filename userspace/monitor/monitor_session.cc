@@ -196,7 +196,7 @@ Status Monitor::Start(MonitorOptions options) {
                                     options_.dump_dir)
                       : "");
   // Everything is loaded and attached: keep only what a reload or a CPU
-  // coming online needs (monitor/monitor_privileges.h).
+  // coming online needs (common/privilege_drop.h).
   if (options_.dump_gid >= 0) {
     // The directory goes to the group as well, or its members could not
     // reach the files.

@@ -6,7 +6,7 @@
 #include "common/cpu_list.h"
 #include "common/files.h"
 #include "common/strings.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::record {
 
@@ -16,7 +16,7 @@ CpustateRecording::CpustateRecording(bool idle, std::vector<std::unique_ptr<coll
   collectors.push_back(std::move(c));
 }
 
-Status CpustateRecording::Begin(PerfettoTraceSink& sink, uint64_t ts) {
+Status CpustateRecording::Begin(perfetto::TraceSink& sink, uint64_t ts) {
   cpus_ = OnlineCpus();
   auto& w = sink.node_tracks();
   for (const collect::IdleStateInfo& s : collect::ReadIdleStates("/sys/devices/system/cpu", cpus_))
@@ -40,7 +40,7 @@ Status CpustateRecording::Begin(PerfettoTraceSink& sink, uint64_t ts) {
   return OkStatus();
 }
 
-Result<uint64_t> CpustateRecording::Drain(PerfettoTraceSink& sink) {
+Result<uint64_t> CpustateRecording::Drain(perfetto::TraceSink& sink) {
   events_.clear();
   const uint64_t most = collector_->Drain(&events_);
   auto& w = sink.node_tracks();
@@ -62,7 +62,7 @@ Result<uint64_t> CpustateRecording::Drain(PerfettoTraceSink& sink) {
   return most;
 }
 
-Status CpustateRecording::Finish(PerfettoTraceSink& sink, uint64_t ts) {
+Status CpustateRecording::Finish(perfetto::TraceSink& sink, uint64_t ts) {
   if (auto drained = Drain(sink); !drained.ok()) return drained.error();
   auto& w = sink.node_tracks();
   const std::map<int, uint64_t> end = smi_.Read();

@@ -22,9 +22,11 @@ namespace gpunoise::collect {
 class CpustateCollector;
 }
 
-namespace gpunoise::record {
+namespace gpunoise::perfetto {
+class TraceSink;
+}
 
-class PerfettoTraceSink;
+namespace gpunoise::record {
 
 class CpustateRecording {
  public:
@@ -34,13 +36,13 @@ class CpustateRecording {
 
   // After the collectors started, before privileges are dropped (the msr
   // devices are opened here).
-  Status Begin(PerfettoTraceSink& sink, uint64_t ts);
+  Status Begin(perfetto::TraceSink& sink, uint64_t ts);
   // Writes what the collector logged since the last call; returns the most
   // one CPU wrote meanwhile (the caller drains sooner when it is high).
-  Result<uint64_t> Drain(PerfettoTraceSink& sink);
+  Result<uint64_t> Drain(perfetto::TraceSink& sink);
   // After the collectors stopped: the rest of the log, the SMI counters and
   // what was measurable.
-  Status Finish(PerfettoTraceSink& sink, uint64_t ts);
+  Status Finish(perfetto::TraceSink& sink, uint64_t ts);
 
   void FillReport(std::vector<model::CollectorReport>& reports) const;
   // "cpustate: 51234 idle periods, 0 frequency changes, 0 NUMA moves, ...; SMIs not measurable (...)"

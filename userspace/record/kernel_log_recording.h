@@ -18,6 +18,7 @@
 #include "collect/collector.h"
 #include "collect/kmsg_reader.h"
 #include "common/result.h"
+#include "export/perfetto/kernel_log_packets.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "model/kernel_log_match.h"
 
@@ -26,6 +27,9 @@ class ConsoleCollector;
 }
 
 namespace gpunoise::record {
+
+// Sequence id of the kernel log packets (export/perfetto/kernel_log_packets.h).
+using perfetto::kKernelLogSequenceId;
 
 // Records kept for joining link events to their kernel lines at the end
 // (model/link_kernel_log.h): the newest this many; older ones are in the

@@ -13,7 +13,7 @@
 #include "collect/nic_collector.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::record {
 
@@ -53,7 +53,7 @@ void NetRecording::RefreshNames(const model::NetSnapshot& snapshot) {
       names_.drop_reasons.emplace(d.reason, drops_->reason_names().Name(d.reason));
 }
 
-void NetRecording::Begin(PerfettoTraceSink& sink) {
+void NetRecording::Begin(perfetto::TraceSink& sink) {
   active_ = std::any_of(collectors_.begin(), collectors_.end(), [](const collect::NetCollector* c) {
     return c->report().state != model::CollectorState::kDisabled;
   });
@@ -67,7 +67,7 @@ void NetRecording::Begin(PerfettoTraceSink& sink) {
   if (Status st = nic_counters_.Begin(sink); !st.ok()) log::Warning("nic counters: {}", st.error().message);
 }
 
-Result<uint64_t> NetRecording::MaybeSample(PerfettoTraceSink& sink, uint64_t now) {
+Result<uint64_t> NetRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t now) {
   if (!active_) return interval_ns_;
   uint64_t due = previous_.ts + interval_ns_;
   if (now < due) {
@@ -94,7 +94,7 @@ void NetRecording::Freeze() {
   }
 }
 
-Status NetRecording::Finish(PerfettoTraceSink& sink) {
+Status NetRecording::Finish(perfetto::TraceSink& sink) {
   Status result = OkStatus();
   auto keep = [&](Status st) {
     if (!st.ok() && result.ok()) result = st;

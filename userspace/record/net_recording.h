@@ -21,9 +21,11 @@ class DropsCollector;
 class NicCollector;
 }  // namespace gpunoise::collect
 
-namespace gpunoise::record {
+namespace gpunoise::perfetto {
+class TraceSink;
+}
 
-class PerfettoTraceSink;
+namespace gpunoise::record {
 
 class NetRecording {
  public:
@@ -34,20 +36,20 @@ class NetRecording {
                std::vector<std::unique_ptr<collect::Collector>>& collectors);
 
   // After every collector started: the baseline the totals count from.
-  void Begin(PerfettoTraceSink& sink);
+  void Begin(perfetto::TraceSink& sink);
   // Writes a sample when the interval has passed. Returns how long until
   // the next one is due (ns), for the drain loop's timeout.
-  Result<uint64_t> MaybeSample(PerfettoTraceSink& sink, uint64_t now);
+  Result<uint64_t> MaybeSample(perfetto::TraceSink& sink, uint64_t now);
   // When the recording ends, before the collectors detach (a detach can take
   // a second or more): reads the last counters, so the network tracks end
   // where the others do.
   void Freeze();
   // After the collectors stopped: last sample, totals, NIC status (at the
   // frozen time; freezes first if Freeze was not called).
-  Status Finish(PerfettoTraceSink& sink);
+  Status Finish(perfetto::TraceSink& sink);
   // At the very end, with the recording's kernel log: its lines that belong
   // to a link event, beside the event (NicRecording::AttachKernelLog).
-  Result<size_t> AttachKernelLog(PerfettoTraceSink& sink, std::span<const model::KernelLogEntry> log) {
+  Result<size_t> AttachKernelLog(perfetto::TraceSink& sink, std::span<const model::KernelLogEntry> log) {
     return nic_counters_.AttachKernelLog(sink, log);
   }
 

@@ -7,7 +7,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "model/link_kernel_log.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::record {
 namespace {
@@ -22,7 +22,7 @@ NicRecording::NicRecording() {
   else log::Info("nic counters: {} (link changes still come from the periodic reads)", links.error().message);
 }
 
-Status NicRecording::Begin(PerfettoTraceSink& sink) {
+Status NicRecording::Begin(perfetto::TraceSink& sink) {
   std::vector<collect::LinkStats> dump;
   auto readings = sampler_.Read(&dump);
   if (!readings.ok()) {
@@ -40,14 +40,14 @@ Status NicRecording::Begin(PerfettoTraceSink& sink) {
   return OkStatus();
 }
 
-Status NicRecording::ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force) {
+Status NicRecording::ReadPcie(perfetto::TraceSink& sink, uint64_t now, bool force) {
   if (pcie_.devices().empty() || (!force && now < next_pcie_)) return OkStatus();
   next_pcie_ = now + kPcieIntervalNs;
   pcie_last_ = pcie_.Read();
   return sink.nic_tracks().WritePcie(now, pcie_last_);
 }
 
-Status NicRecording::Poll(PerfettoTraceSink& sink, uint64_t now) {
+Status NicRecording::Poll(perfetto::TraceSink& sink, uint64_t now) {
   if (!active_ || !links_) return OkStatus();
   bool came_up = false;
   for (const model::LinkEvent& e : links_->Poll(now))
@@ -66,13 +66,13 @@ Status NicRecording::Poll(PerfettoTraceSink& sink, uint64_t now) {
   return OkStatus();
 }
 
-Status NicRecording::WriteUpdate(PerfettoTraceSink& sink, const model::NicTrackerUpdate& update) {
+Status NicRecording::WriteUpdate(perfetto::TraceSink& sink, const model::NicTrackerUpdate& update) {
   GN_RETURN_IF_ERROR(sink.nic_tracks().WriteUpdate(update));
   events_.insert(events_.end(), update.events.begin(), update.events.end());
   return OkStatus();
 }
 
-Result<size_t> NicRecording::AttachKernelLog(PerfettoTraceSink& sink, std::span<const model::KernelLogEntry> log) {
+Result<size_t> NicRecording::AttachKernelLog(perfetto::TraceSink& sink, std::span<const model::KernelLogEntry> log) {
   if (!active_ || events_.empty() || log.empty()) return size_t{0};
   std::map<std::string, std::string> bus;
   for (const auto& [device, info] : sampler_.drivers())
@@ -83,7 +83,7 @@ Result<size_t> NicRecording::AttachKernelLog(PerfettoTraceSink& sink, std::span<
   return matches.size();
 }
 
-Status NicRecording::Sample(PerfettoTraceSink& sink, uint64_t now) {
+Status NicRecording::Sample(perfetto::TraceSink& sink, uint64_t now) {
   if (!active_) return OkStatus();
   GN_RETURN_IF_ERROR(Poll(sink, now));  // notifications first: they carry the exact time
   auto readings = sampler_.Read();
@@ -100,7 +100,7 @@ void NicRecording::Freeze(uint64_t ts) {
   }
 }
 
-Status NicRecording::Finish(PerfettoTraceSink& sink, uint64_t ts) {
+Status NicRecording::Finish(perfetto::TraceSink& sink, uint64_t ts) {
   if (!active_) return OkStatus();
   GN_RETURN_IF_ERROR(Poll(sink, ts));
   if (!frozen_) Freeze(ts);

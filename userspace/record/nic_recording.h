@@ -2,7 +2,7 @@
 // every device's `ethtool -S` and standard-group counters and link state at
 // each --net-interval, link notifications as they arrive, and PCIe link
 // health of the NICs and GPUs (at most once a second: sysfs reads of every
-// GPU are not free). Written through PerfettoTraceSink::nic_tracks().
+// GPU are not free). Written through perfetto::TraceSink::nic_tracks().
 #pragma once
 
 #include <cstdint>
@@ -18,36 +18,38 @@
 #include "model/kernel_log.h"
 #include "model/nic_counter_tracker.h"
 
-namespace gpunoise::record {
+namespace gpunoise::perfetto {
+class TraceSink;
+}
 
-class PerfettoTraceSink;
+namespace gpunoise::record {
 
 class NicRecording {
  public:
   NicRecording();
 
   // Baseline reading at the start.
-  Status Begin(PerfettoTraceSink& sink);
+  Status Begin(perfetto::TraceSink& sink);
   // Link notifications pending now (every pass of the drain loop).
-  Status Poll(PerfettoTraceSink& sink, uint64_t now);
+  Status Poll(perfetto::TraceSink& sink, uint64_t now);
   // One counter reading (at the network sampling interval).
-  Status Sample(PerfettoTraceSink& sink, uint64_t now);
+  Status Sample(perfetto::TraceSink& sink, uint64_t now);
   // When the recording ends, before the collectors detach: the last reading.
   void Freeze(uint64_t ts);
   // The last reading (frozen, else now) and totals at `ts`.
-  Status Finish(PerfettoTraceSink& sink, uint64_t ts);
+  Status Finish(perfetto::TraceSink& sink, uint64_t ts);
 
   // After the kernel log was read (at the very end): the lines naming a
   // device near one of its link events, as instants beside the event on
   // the device's track (model/link_kernel_log.h). Returns how many.
-  Result<size_t> AttachKernelLog(PerfettoTraceSink& sink, std::span<const model::KernelLogEntry> log);
+  Result<size_t> AttachKernelLog(perfetto::TraceSink& sink, std::span<const model::KernelLogEntry> log);
 
   // "nic counters: eth0 (virtio_net) 20 counters, 0 drops, 0 pause frames, 0 link changes; ..."
   std::string Summary() const;
 
  private:
-  Status ReadPcie(PerfettoTraceSink& sink, uint64_t now, bool force);
-  Status WriteUpdate(PerfettoTraceSink& sink, const model::NicTrackerUpdate& update);
+  Status ReadPcie(perfetto::TraceSink& sink, uint64_t now, bool force);
+  Status WriteUpdate(perfetto::TraceSink& sink, const model::NicTrackerUpdate& update);
 
   collect::NicSampler sampler_;
   std::optional<collect::LinkMonitor> links_;

@@ -14,7 +14,7 @@
 #include "collect/numa_topology.h"
 #include "common/files.h"
 #include "common/strings.h"
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::record {
 namespace {
@@ -24,7 +24,7 @@ constexpr uint64_t kRescanNs = 1'000'000'000;
 
 // The NIC IRQs' CPUs now (numa_locality compares them with the NIC's node):
 // written at both ends, so a change during the recording (irqbalance) shows.
-Status WriteNicIrqCpus(PerfettoTraceSink& sink, uint64_t ts, std::string_view phase) {
+Status WriteNicIrqCpus(perfetto::TraceSink& sink, uint64_t ts, std::string_view phase) {
   model::IrqTable irqs = collect::ScanIrqs();
   collect::MapNicIrqs(&irqs);
   for (const model::NicIrqAffinity& a : collect::NicIrqAffinities(irqs))
@@ -60,7 +60,7 @@ model::NodeSnapshot NodeRecording::Read() const {
   return s;
 }
 
-Status NodeRecording::Rescan(PerfettoTraceSink& sink, uint64_t ts) {
+Status NodeRecording::Rescan(perfetto::TraceSink& sink, uint64_t ts) {
   std::vector<collect::QuotaCgroup> found;
   if (!mounts_.v1_cpu.empty()) found = collect::FindQuotaCgroups(mounts_.v1_cpu, 1);
   if (mounts_.v2_has_cpu) {
@@ -81,7 +81,7 @@ Status NodeRecording::Rescan(PerfettoTraceSink& sink, uint64_t ts) {
   return OkStatus();
 }
 
-Status NodeRecording::WriteStalls(PerfettoTraceSink& sink) {
+Status NodeRecording::WriteStalls(perfetto::TraceSink& sink) {
   stalls_.clear();
   memstall_->Drain(&stalls_);
   for (const model::MemStall& s : stalls_) {
@@ -102,7 +102,7 @@ const std::string& NodeRecording::Symbol(uint64_t address) {
   return symbol_names_.emplace(address, address ? symbols_->Symbolize(address) : "").first->second;
 }
 
-Status NodeRecording::WriteKernelWork(PerfettoTraceSink& sink) {
+Status NodeRecording::WriteKernelWork(perfetto::TraceSink& sink) {
   work_.clear();
   uint64_t most = kwork_->Drain(&work_);
   // The cpustate log has 4x kwork's entries per CPU: scaled to kwork's.
@@ -125,7 +125,7 @@ Status NodeRecording::WriteKernelWork(PerfettoTraceSink& sink) {
   return OkStatus();
 }
 
-Status NodeRecording::Begin(PerfettoTraceSink& sink) {
+Status NodeRecording::Begin(perfetto::TraceSink& sink) {
   // Opened now, while the recorder still holds its capabilities: functions
   // are named after it has dropped them.
   kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
@@ -140,7 +140,7 @@ Status NodeRecording::Begin(PerfettoTraceSink& sink) {
   return OkStatus();
 }
 
-Result<uint64_t> NodeRecording::MaybeSample(PerfettoTraceSink& sink, uint64_t now) {
+Result<uint64_t> NodeRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t now) {
   uint64_t due = previous_.ts + interval_ns_;
   if (now >= next_work_drain_) {
     GN_RETURN_IF_ERROR(WriteKernelWork(sink));
@@ -161,7 +161,7 @@ void NodeRecording::Freeze() {
   final_ = Read();
 }
 
-Status NodeRecording::Finish(PerfettoTraceSink& sink) {
+Status NodeRecording::Finish(perfetto::TraceSink& sink) {
   if (!frozen_) Freeze();
   // Processes that joined a quota cgroup since the last scan still count.
   GN_RETURN_IF_ERROR(Rescan(sink, final_.ts));

@@ -30,9 +30,11 @@ class KworkCollector;
 class MemstallCollector;
 }
 
-namespace gpunoise::record {
+namespace gpunoise::perfetto {
+class TraceSink;
+}
 
-class PerfettoTraceSink;
+namespace gpunoise::record {
 
 class NodeRecording {
  public:
@@ -44,12 +46,12 @@ class NodeRecording {
   NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors,
                 bool idle = true);
 
-  Status Begin(PerfettoTraceSink& sink);
+  Status Begin(perfetto::TraceSink& sink);
   // Writes a sample when the interval has passed; returns ns until the next.
-  Result<uint64_t> MaybeSample(PerfettoTraceSink& sink, uint64_t now);
+  Result<uint64_t> MaybeSample(perfetto::TraceSink& sink, uint64_t now);
   // At the end of the recording (before the collectors detach).
   void Freeze();
-  Status Finish(PerfettoTraceSink& sink);
+  Status Finish(perfetto::TraceSink& sink);
 
   // The memstall collector's entry: its stalls and the ones its log lost
   // (it has no ring, so the session's ring counts say nothing of it).
@@ -60,9 +62,9 @@ class NodeRecording {
 
  private:
   model::NodeSnapshot Read() const;
-  Status Rescan(PerfettoTraceSink& sink, uint64_t ts);
-  Status WriteStalls(PerfettoTraceSink& sink);
-  Status WriteKernelWork(PerfettoTraceSink& sink);
+  Status Rescan(perfetto::TraceSink& sink, uint64_t ts);
+  Status WriteStalls(perfetto::TraceSink& sink);
+  Status WriteKernelWork(perfetto::TraceSink& sink);
   const std::string& Symbol(uint64_t address);
 
   uint64_t interval_ns_;

@@ -1,6 +1,8 @@
 // `gpunoise record`: probe the system, start the requested collectors, drain
 // their rings into a Perfetto trace until the duration ends or a stop is
-// requested, and write the closing metadata.
+// requested, and write the closing metadata. RunRecord runs the stages in
+// order: prepare_collectors.h (plan, build, attach), run_loop.h (start,
+// loop, stop) with drain.h, loss_accounting.h, finish.h.
 #pragma once
 
 #include <cstdint>
@@ -84,7 +86,7 @@ struct RecordOptions {
   // pidfd), which ends the recording. An error aborts the recording.
   std::function<Result<int>()> start_workload;
   // Runs once everything is attached and the workload started: where the
-  // capabilities no longer needed are dropped (record/privilege_drop.h).
+  // capabilities no longer needed are dropped (common/privilege_drop.h).
   std::function<Status()> after_attach;
   // >= 0: the trace is 0640 and of this group (--group), not 0600.
   int trace_gid = -1;

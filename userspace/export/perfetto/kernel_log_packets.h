@@ -14,8 +14,8 @@
 
 namespace gpunoise::perfetto {
 
-// Sequence id of the kernel log packets, in recordings and in the monitor's
-// dumps (track events use 1).
+// Sequence id of the kernel log packets in a recording and in a flight
+// recorder's dump (track events use 1).
 inline constexpr uint32_t kKernelLogSequenceId = 7;
 
 // Log timestamps are CLOCK_REALTIME in this packet (the trace processor

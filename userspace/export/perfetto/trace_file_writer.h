@@ -51,7 +51,7 @@ class TraceFileWriter {
   // `share_gid` >= 0: the file is 0640 and of that group (an operator's
   // choice, e.g. the group of the people who read traces on this node)
   // instead of 0600; the caller must be allowed to give it to that group
-  // (CAP_CHOWN, or a member of it: record/privilege_drop.h JoinGroup).
+  // (CAP_CHOWN, or a member of it: common/privilege_drop.h JoinGroup).
   static Result<TraceFileWriter> Create(const std::string& path,
                                         uint64_t reserve_bytes = kDefaultReserveBytes,
                                         TraceCompression compression = TraceCompression::kNone,

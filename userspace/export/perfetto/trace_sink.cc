@@ -1,4 +1,4 @@
-#include "record/perfetto_trace_sink.h"
+#include "export/perfetto/trace_sink.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
-namespace gpunoise::record {
+namespace gpunoise::perfetto {
 namespace {
 
 // Sequence id for gpunoise's own track events in a recording; merged traces
@@ -23,15 +23,15 @@ uint64_t RandomSalt() {
 
 }  // namespace
 
-Result<std::unique_ptr<PerfettoTraceSink>> PerfettoTraceSink::Create(
+Result<std::unique_ptr<TraceSink>> TraceSink::Create(
     const std::string& path, perfetto::TraceCompression compression, int share_gid) {
   GN_ASSIGN_OR_RETURN(perfetto::TraceFileWriter writer,
                       perfetto::TraceFileWriter::Create(
                           path, perfetto::TraceFileWriter::kDefaultReserveBytes, compression, share_gid));
-  return std::unique_ptr<PerfettoTraceSink>(new PerfettoTraceSink(std::move(writer)));
+  return std::unique_ptr<TraceSink>(new TraceSink(std::move(writer)));
 }
 
-PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
+TraceSink::TraceSink(perfetto::TraceFileWriter writer)
     : writer_(std::move(writer)),
       track_events_(kTrackEventSequenceId, RandomSalt()),
       net_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
@@ -39,21 +39,21 @@ PerfettoTraceSink::PerfettoTraceSink(perfetto::TraceFileWriter writer)
       node_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
       packet_(std::make_unique<perfetto::TracePacket>()) {}
 
-PerfettoTraceSink::~PerfettoTraceSink() = default;
+TraceSink::~TraceSink() = default;
 
-Status PerfettoTraceSink::Write(const perfetto::TracePacket& packet) {
+Status TraceSink::Write(const perfetto::TracePacket& packet) {
   Status st = writer_.WritePacket(packet);
   if (!st.ok() && first_error_.ok()) first_error_ = st;
   return st;
 }
 
-Status PerfettoTraceSink::WriteSerialized(std::string_view packet) {
+Status TraceSink::WriteSerialized(std::string_view packet) {
   Status st = writer_.WriteSerializedPacket(packet);
   if (!st.ok() && first_error_.ok()) first_error_ = st;
   return st;
 }
 
-std::string_view PerfettoTraceSink::IrqName(int32_t irq) {
+std::string_view TraceSink::IrqName(int32_t irq) {
   auto it = irqs_.find(irq);
   if (it != irqs_.end() && !it->second.name.empty()) return it->second.name;
   auto fb = fallback_names_.find(irq);
@@ -64,7 +64,7 @@ std::string_view PerfettoTraceSink::IrqName(int32_t irq) {
   return fallback_names_.emplace(irq, std::move(name)).first->second;
 }
 
-Status PerfettoTraceSink::WriteHeader(const model::HostInfo& host,
+Status TraceSink::WriteHeader(const model::HostInfo& host,
                                       const model::ProcessSnapshot& processes,
                                       const model::SessionInfo& session) {
   perfetto::FillClockSnapshot(packet_.get(), clock_override_.value_or(perfetto::ReadClocks()));
@@ -79,7 +79,7 @@ Status PerfettoTraceSink::WriteHeader(const model::HostInfo& host,
   return writer_.Flush();
 }
 
-Status PerfettoTraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events,
+Status TraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events,
                                         bool lost_events) {
   if (events.empty() && !lost_events) return OkStatus();
   if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, data_start_);
@@ -104,11 +104,11 @@ Status PerfettoTraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Eve
   return st;
 }
 
-void PerfettoTraceSink::ForgetDurable() {
+void TraceSink::ForgetDurable() {
   while (!pending_.empty() && pending_.front().last_packet <= writer_.durable_packets()) pending_.pop_front();
 }
 
-void PerfettoTraceSink::TakeUnwritten(
+void TraceSink::TakeUnwritten(
     const std::function<void(uint32_t cpu, std::string_view kind, uint64_t n)>& fn) {
   ForgetDurable();
   for (const PendingEvents& p : pending_)
@@ -120,7 +120,7 @@ void PerfettoTraceSink::TakeUnwritten(
 // Perfetto has no ftrace message the trace processor turns into slices for
 // IPIs and other system vectors (only the local timer), so those become
 // track-event slices on one track per CPU.
-Status PerfettoTraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events) {
+Status TraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events) {
   for (const model::Event& ev : events) {
     if (perfetto::HasFtraceForm(ev)) continue;
     auto track_it = vector_tracks_.find(cpu);
@@ -150,7 +150,7 @@ Status PerfettoTraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model:
   return OkStatus();
 }
 
-Status PerfettoTraceSink::WriteFooter(const model::ProcessSnapshot& processes,
+Status TraceSink::WriteFooter(const model::ProcessSnapshot& processes,
                                       const model::SessionInfo& session) {
   // The footer is written even after a disk-full error: the writer has
   // released its reserve for exactly this.
@@ -177,7 +177,7 @@ Status PerfettoTraceSink::WriteFooter(const model::ProcessSnapshot& processes,
   return result;
 }
 
-void PerfettoTraceSink::RememberIdentities(const model::ProcessSnapshot& processes) {
+void TraceSink::RememberIdentities(const model::ProcessSnapshot& processes) {
   // Start and end scans together: processes that ended during the
   // recording keep what the first scan saw of them.
   for (const model::ProcessInfo& p : processes.processes) {
@@ -207,6 +207,6 @@ void PerfettoTraceSink::RememberIdentities(const model::ProcessSnapshot& process
   }
 }
 
-Status PerfettoTraceSink::Commit() { return writer_.Commit(); }
+Status TraceSink::Commit() { return writer_.Commit(); }
 
-}  // namespace gpunoise::record
+}  // namespace gpunoise::perfetto

@@ -13,7 +13,7 @@
 #include "common/capabilities.h"
 #include "common/privileges.h"
 
-namespace gpunoise::record {
+namespace gpunoise {
 
 struct RecordNeeds {
   std::string output_path;  // the trace, renamed into place at the end
@@ -24,4 +24,4 @@ struct RecordNeeds {
 // `reasons` gets one line per capability kept.
 CapMask RecordKeeps(const RecordNeeds& needs, std::vector<std::string>* reasons);
 
-}  // namespace gpunoise::record
+}  // namespace gpunoise

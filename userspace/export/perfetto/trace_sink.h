@@ -31,16 +31,16 @@ namespace gpunoise::perfetto {
 class TracePacket;
 }
 
-namespace gpunoise::record {
+namespace gpunoise::perfetto {
 
-class PerfettoTraceSink : public perfetto::IrqNameSource {
+class TraceSink : public perfetto::IrqNameSource {
  public:
   using IrqNameFallback = std::function<std::optional<std::string>(int32_t irq)>;
 
-  static Result<std::unique_ptr<PerfettoTraceSink>> Create(
+  static Result<std::unique_ptr<TraceSink>> Create(
       const std::string& path, perfetto::TraceCompression compression = perfetto::TraceCompression::kNone,
       int share_gid = -1);  // >= 0: 0640 and of that group (TraceFileWriter::Create)
-  ~PerfettoTraceSink() override;
+  ~TraceSink() override;
 
   void set_irq_table(model::IrqTable irqs) { irqs_ = std::move(irqs); }
   void set_irq_name_fallback(IrqNameFallback fallback) { irq_fallback_ = std::move(fallback); }
@@ -104,7 +104,7 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   std::string_view IrqName(int32_t irq) override;
 
  private:
-  explicit PerfettoTraceSink(perfetto::TraceFileWriter writer);
+  explicit TraceSink(perfetto::TraceFileWriter writer);
   Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events);
   Status Write(const perfetto::TracePacket& packet);
   Status WriteSerialized(std::string_view packet);
@@ -141,4 +141,4 @@ class PerfettoTraceSink : public perfetto::IrqNameSource {
   void ForgetDurable();
 };
 
-}  // namespace gpunoise::record
+}  // namespace gpunoise::perfetto

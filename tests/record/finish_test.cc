@@ -1,0 +1,73 @@
+#include "record/finish.h"
+
+#include <gtest/gtest.h>
+
+namespace gpunoise::record {
+namespace {
+
+RecordResult TwoSecondsOnTwoCpus() {
+  RecordResult r;
+  r.path = "/tmp/out.pftrace";
+  r.bytes_written = 3 << 20;
+  r.session.start_ts = 1'000'000'000;
+  r.session.end_ts = 3'000'000'000;
+  model::CpuLoss cpu0;
+  cpu0.cpu = 0;
+  model::CpuLoss cpu1;
+  cpu1.cpu = 1;
+  r.session.cpus = {cpu0, cpu1};
+  model::CollectorReport sched;
+  sched.name = "sched";
+  sched.events = 1200;
+  model::CollectorReport irq;
+  irq.name = "irq";
+  irq.state = model::CollectorState::kDisabled;
+  r.session.collectors = {sched, irq};
+  return r;
+}
+
+TEST(FormatSummary, ListsEventsPerCollectorAndTheDisabledOnes) {
+  EXPECT_EQ(FormatSummary(TwoSecondsOnTwoCpus()),
+            "gpunoise: recorded 2.0 s on 2 CPUs to /tmp/out.pftrace (3.0 MiB): sched 1200 events, irq disabled; "
+            "0 lost events");
+}
+
+TEST(FormatSummary, CountsEveryKindOfLossAndTheUnseenSwitches) {
+  RecordResult r = TwoSecondsOnTwoCpus();
+  r.session.cpus[0].lost = 5;
+  r.session.cpus[0].decode_errors = 1;
+  r.session.cpus[1].unwritten = 10;
+  r.session.cpus[1].unseen_switches = 3;
+  r.session.bpf_recursion_misses = 2;
+  r.session.records_outside_cpus = 4;
+  EXPECT_EQ(FormatSummary(r),
+            "gpunoise: recorded 2.0 s on 2 CPUs to /tmp/out.pftrace (3.0 MiB): sched 1200 events, irq disabled; "
+            "22 lost events, 3 context switches the kernel did not report");
+}
+
+TEST(FormatSummary, NamesTheCompressionAndTheSizeBeforeIt) {
+  RecordResult r = TwoSecondsOnTwoCpus();
+  r.compression = perfetto::TraceCompression::kZlib;
+  r.packet_bytes = 15 << 20;
+  EXPECT_NE(FormatSummary(r).find("(3.0 MiB; 15.0 MiB before zlib)"), std::string::npos) << FormatSummary(r);
+}
+
+TEST(FormatSummary, AppendsTheNetworkAndNodeLinesBelow) {
+  RecordResult r = TwoSecondsOnTwoCpus();
+  r.net_summary = "net: 2 devices";
+  r.node_summary = "node: steal 0.0%";
+  std::string text = FormatSummary(r);
+  EXPECT_NE(text.find("0 lost events\nnet: 2 devices\nnode: steal 0.0%"), std::string::npos) << text;
+  r.net_summary.clear();
+  text = FormatSummary(r);
+  EXPECT_NE(text.find("0 lost events\nnode: steal 0.0%"), std::string::npos) << text;
+}
+
+TEST(FormatSummary, AnEmptyRecordingLastsZeroSeconds) {
+  RecordResult r = TwoSecondsOnTwoCpus();
+  r.session.end_ts = 0;
+  EXPECT_EQ(FormatSummary(r).rfind("gpunoise: recorded 0.0 s on 2 CPUs", 0), 0u);
+}
+
+}  // namespace
+}  // namespace gpunoise::record

@@ -1,0 +1,105 @@
+#include "record/drain.h"
+
+#include "collect/ring_transport.h"
+#include "export/perfetto/trace_sink.h"
+
+namespace gpunoise::record {
+namespace {
+
+// The end reason of a recording whose file failed, unless one was given.
+void NoteFileFailure(model::SessionInfo& session, const perfetto::TraceSink& sink) {
+  if (session.end_reason != "disk full" && session.end_reason != "write error")
+    session.end_reason = sink.disk_full() ? "disk full" : "write error";
+}
+
+}  // namespace
+
+Status WriteStaged(std::vector<CpuBatch>& batches, std::span<const uint64_t> lost_per_cpu, bool final,
+                   uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink) {
+  for (size_t cpu = 0; cpu < batches.size(); ++cpu) {
+    CpuBatch& b = batches[cpu];
+    uint64_t lost_now = cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
+    bool new_loss = lost_now > b.lost_seen;
+    b.lost_seen = lost_now;
+    if (b.staging.staged() == 0 && !new_loss) continue;
+    bool cut = !final && records_per_drain && b.drained >= records_per_drain;
+    std::span<const model::Event> events = b.staging.Writable(cut, final);
+    if (chain)
+      for (const model::Event& ev : events) chain->Observe(ev);
+    Status st = sink.WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);
+    b.staging.Written();
+    if (!st.ok()) {
+      // What failed to reach the file, this batch and what the writer had
+      // buffered before it, is lost in user space: counted.
+      CountSinkUnwritten(batches, sink);
+      return st;
+    }
+  }
+  return OkStatus();
+}
+
+void CountSinkUnwritten(std::vector<CpuBatch>& batches, perfetto::TraceSink& sink) {
+  sink.TakeUnwritten([&](uint32_t c, std::string_view kind, uint64_t n) {
+    if (c < batches.size()) batches[c].CountUnwritten(kind, n);
+  });
+}
+
+void DiscardStaged(std::vector<CpuBatch>& batches) {
+  for (CpuBatch& b : batches) {
+    b.CountUnwritten(b.staging.Writable(false, true));
+    b.staging.Written();
+  }
+}
+
+Result<uint64_t> RecordDrain::Drain() {
+  for (CpuBatch& b : batches_) b.drained = 0;
+  // Batches out first: the drain then reads everything stamped before the
+  // flush (the staging holds back what came after, record/cpu_staging.h).
+  for (collect::BatchFlusher& f : flushers_) f.FlushAll();
+  return transport_.DrainAll(records_per_drain_);
+}
+
+Status RecordDrain::Flush(bool final) {
+  std::vector<uint64_t> lost = transport_.LostPerCpu();
+  return WriteStaged(batches_, lost, final, records_per_drain_, check_switch_chain_ ? &switch_chain_ : nullptr,
+                     sink_);
+}
+
+void RecordDrain::DrainToEnd(model::SessionInfo& session, std::optional<Error>& late_error) {
+  // The programs are detached, so the rings only empty from here. After a
+  // write error they are still read to the end, to count what they held.
+  bool file_failed = sink_.failed();
+  if (file_failed) {
+    // Whatever the failing write was (events, counters), what the writer had
+    // buffered is gone.
+    CountUnwritten();
+  }
+  while (true) {
+    auto drained = Drain();
+    if (!drained.ok()) {
+      if (!late_error) late_error = drained.error();
+      break;
+    }
+    if (file_failed) {
+      Discard();
+    } else if (Status st = Flush(!transport_.backlog()); !st.ok()) {
+      if (!late_error) late_error = st.error();
+      NoteFileFailure(session, sink_);
+      file_failed = true;
+      Discard();
+    }
+    if (!transport_.backlog()) break;
+  }
+  if (!file_failed) {
+    Status st = Flush(true);  // anything held back for order
+    if (st.ok()) st = sink_.FlushEvents();
+    if (!st.ok()) {
+      if (!late_error) late_error = st.error();
+      NoteFileFailure(session, sink_);
+      CountUnwritten();
+    }
+  }
+  Discard();
+}
+
+}  // namespace gpunoise::record

@@ -1,0 +1,94 @@
+#include "record/finish.h"
+
+#include "collect/rdma_counters.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "export/perfetto/trace_sink.h"
+#include "model/pid_ns_map.h"
+#include "record/background_detach.h"
+#include "record/kernel_log_recording.h"
+
+namespace gpunoise::record {
+
+void FinishTrace(const RecordOptions& options, CollectorSet& set, perfetto::TraceSink& sink,
+                 const std::vector<model::RdmaPort>& rdma_start, RecordResult& result) {
+  model::SessionInfo& session = result.session;
+  if (!rdma_start.empty()) {
+    Status st = sink.WriteRdmaPorts(session.end_ts, model::RdmaDelta(rdma_start, collect::ReadRdmaCounters()));
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
+  }
+  if (set.net) {
+    // The network totals are written even after a disk-full error, like the
+    // footer: they are small and say what the recording saw.
+    Status st = set.net->Finish(sink);
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
+    result.net_summary = set.net->Summary();
+  }
+  if (set.node) {
+    Status st = set.node->Finish(sink);
+    if (!st.ok() && !result.late_error) result.late_error = st.error();
+    result.node_summary = set.node->Summary();
+    set.node->FillReport(session.collectors);
+  }
+  if (options.console) {
+    // Detached: the console log is complete.
+    if (Status st = options.console->Drain(sink.writer()); !st.ok() && !result.late_error) result.late_error = st.error();
+    options.console->FillReport(session.collectors);
+  }
+  for (const auto& cpu : session.cpus) result.parse_errors += cpu.decode_errors;
+  if (result.parse_errors) log::Warning("{} malformed records were skipped (counted as lost)", result.parse_errors);
+  if (session.records_outside_cpus)
+    log::Warning("{} records came from CPUs outside the recording (counted as lost)", session.records_outside_cpus);
+
+  model::ProcessSnapshot end_processes = ScanProcessSnapshot(options);
+  // Tasks born between the first scan and the attach, and still alive.
+  if (options.pid_ns_map) options.pid_ns_map->AddSnapshot(end_processes);
+  Status footer = sink.WriteFooter(end_processes, session);
+  if (!footer.ok() && !result.late_error) result.late_error = footer.error();
+  if (options.append_extra) {
+    Status extra = options.append_extra(sink.writer(), session);
+    if (!extra.ok() && !result.late_error) result.late_error = extra.error();
+  }
+  if (set.net && options.kernel_log) {
+    auto joined = set.net->AttachKernelLog(sink, *options.kernel_log);
+    if (!joined.ok() && !result.late_error) result.late_error = joined.error();
+    else if (joined.ok() && *joined) log::Info("kernel log: {} lines attached to link events", *joined);
+  }
+  Status committed = sink.Commit();
+  if (!committed.ok() && !result.late_error) result.late_error = committed.error();
+  result.path = sink.path();
+  result.bytes_written = sink.bytes_written();
+  result.packet_bytes = sink.packet_bytes();
+  result.compression = options.compression;
+  if (result.detach_abandoned) LeaveToDetacher(set.collectors);
+}
+
+std::string FormatSummary(const RecordResult& r) {
+  const auto& s = r.session;
+  std::string per_collector;
+  uint64_t lost = 0;
+  for (const auto& c : s.collectors) {
+    if (!per_collector.empty()) per_collector += ", ";
+    if (c.state == model::CollectorState::kDisabled)
+      per_collector += fmt::format("{} disabled", c.name);
+    else
+      per_collector += fmt::format("{} {} events", c.name, c.events);
+  }
+  uint64_t unseen = 0;
+  for (const auto& cpu : s.cpus) unseen += cpu.unseen_switches;
+  lost = model::TotalKernelAndUserLoss(s);
+  double seconds = s.end_ts > s.start_ts ? static_cast<double>(s.end_ts - s.start_ts) / 1e9 : 0;
+  std::string unseen_text =
+      unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
+  std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
+  if (!r.node_summary.empty()) net_text += "\n" + r.node_summary;
+  std::string size_text = HumanBytes(r.bytes_written);
+  if (r.compression != perfetto::TraceCompression::kNone)
+    size_text += fmt::format("; {} before {}", HumanBytes(r.packet_bytes),
+                             perfetto::TraceCompressionName(r.compression));
+  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}{}",
+                     seconds, s.cpus.size(), r.path, size_text, per_collector, lost, unseen_text,
+                     net_text);
+}
+
+}  // namespace gpunoise::record

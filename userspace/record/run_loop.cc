@@ -1,0 +1,208 @@
+#include "record/run_loop.h"
+
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "collect/clock_discipline.h"
+#include "collect/irq_collector.h"
+#include "collect/irq_scanner.h"
+#include "collect/rdma_counters.h"
+#include "collect/ring_transport.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/unique_fd.h"
+#include "export/perfetto/trace_sink.h"
+#include "model/pid_ns_map.h"
+#include "record/background_detach.h"
+#include "record/drain.h"
+#include "record/kernel_log_recording.h"
+#include "record/record_session.h"
+#include "common/start_at.h"
+
+namespace gpunoise::record {
+namespace {
+
+bool Readable(int fd) {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+}  // namespace
+
+Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan& plan, CollectorSet& set,
+                                  collect::RingTransport& transport, perfetto::TraceSink& sink,
+                                  const model::HostInfo& host, model::ProcessSnapshot processes,
+                                  model::SessionInfo& session) {
+  TraceStart start;
+  // --start-at: the gate stays closed until that wall-clock instant (a stop
+  // signal opens it at once; the loop then ends the recording).
+  if (options.start_at_realtime_ns) WaitUntilRealtime(options.start_at_realtime_ns, options.stop_fd);
+  session.start_ts = BoottimeNs();
+  sink.set_data_start(session.start_ts);
+  GN_RETURN_IF_ERROR(transport.Resume());
+  // RDMA traffic bypasses the kernel's stack: its ports' own counters, read
+  // now and at the end, say what it went through (nothing without RDMA).
+  start.rdma_start = collect::ReadRdmaCounters();
+
+  model::IrqTable irqs = collect::ScanIrqs();
+  collect::MapNicIrqs(&irqs);
+  sink.set_irq_table(irqs);
+  if (collect::IrqCollector* irq_collector = set.irq)
+    sink.set_irq_name_fallback([irq_collector](int32_t irq) { return irq_collector->LookupIrqName(irq); });
+
+  for (int cpu : plan.cpus) session.cpus.push_back({static_cast<uint32_t>(cpu), 0, 0, 0});
+  for (auto& c : set.collectors) session.collectors.push_back(c->report());
+  GN_RETURN_IF_ERROR(sink.WriteHeader(host, processes, session));
+  if (options.pid_ns_map) options.pid_ns_map->AddSnapshot(processes);
+  processes = {};
+  if (set.net) {
+    GN_RETURN_IF_ERROR(sink.WriteNetIrqMap(session.start_ts));
+    set.net->Begin(sink);
+  }
+  if (set.node) GN_RETURN_IF_ERROR(set.node->Begin(sink));
+  session.in_progress_path = sink.temp_path();
+  if (options.on_started) options.on_started(session);
+  if (options.start_workload) {
+    GN_ASSIGN_OR_RETURN(start.workload_fd, options.start_workload());
+  }
+  if (options.after_attach) GN_RETURN_IF_ERROR(options.after_attach());
+  return start;
+}
+
+void RunLoop(const RecordOptions& options, collect::RingTransport& transport, RecordDrain& drain,
+             perfetto::TraceSink& sink, CollectorSet& set, int workload_fd, model::SessionInfo& session,
+             std::optional<Error>& late_error) {
+  UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
+  {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = 0;
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, transport.wait_fd(), &ev);
+    if (options.stop_fd >= 0) {
+      ev.data.u32 = 1;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, options.stop_fd, &ev);
+    }
+    if (workload_fd >= 0) {
+      ev.data.u32 = 2;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, workload_fd, &ev);
+    }
+  }
+
+  uint64_t deadline = options.duration_ns ? session.start_ts + options.duration_ns : 0;
+  constexpr uint64_t kFileFlushIntervalNs = 1'000'000'000;
+  uint64_t next_file_flush = session.start_ts + kFileFlushIntervalNs;
+  session.end_reason = "stopped";
+  bool stopping = false;  // a stop signal came; waiting for the workload to exit
+  std::string stop_reason;
+  while (true) {
+    int timeout_ms = static_cast<int>(options.drain_interval_ms);
+    uint64_t now = BoottimeNs();
+    if (deadline) {
+      if (now >= deadline) {
+        session.end_reason = stopping ? stop_reason : "duration";
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (deadline - now) / 1000000 + 1));
+    }
+    // The network and node counters: a sample when one is due, and the wait
+    // ends in time for the next. False: the file failed.
+    auto sample = [&](auto& recording) {
+      auto next = recording.MaybeSample(sink, now);
+      if (!next.ok()) {
+        late_error = next.error();
+        session.end_reason = sink.disk_full() ? "disk full" : "write error";
+        return false;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, *next / 1000000 + 1));
+      return true;
+    };
+    if (set.net && !sample(*set.net)) break;
+    if (set.node && !sample(*set.node)) break;
+    if (transport.backlog()) timeout_ms = 0;  // the last drain stopped at its bound
+    epoll_event events[3];
+    int n = ::epoll_wait(epoll_fd.get(), events, 3, timeout_ms);
+    if (n < 0 && errno != EINTR) {
+      late_error = MakeError("failed to wait for events: {}", std::strerror(errno));
+      break;
+    }
+    bool stop = !stopping && Readable(options.stop_fd);
+    bool workload_done = Readable(workload_fd);
+    auto drained = drain.Drain();
+    if (!drained.ok()) {
+      late_error = drained.error();
+      break;
+    }
+    // The kernel log is written as it becomes final (record/kernel_log_recording.h).
+    Status flushed = options.console ? options.console->Drain(sink.writer()) : OkStatus();
+    if (flushed.ok()) flushed = drain.Flush(false);
+    // At least once a second what was written reaches the file, also on a
+    // quiet node whose compression block fills slowly: a recorder killed by
+    // SIGKILL leaves a trace at most that old (the in-progress file).
+    if (flushed.ok() && BoottimeNs() >= next_file_flush) {
+      flushed = sink.FlushEvents();
+      next_file_flush = BoottimeNs() + kFileFlushIntervalNs;
+      if (!flushed.ok()) drain.CountUnwritten();
+    }
+    if (!flushed.ok()) {
+      late_error = flushed.error();
+      session.end_reason = sink.disk_full() ? "disk full" : "write error";
+      break;
+    }
+    if (workload_done) {
+      session.end_reason = options.workload_end_reason ? options.workload_end_reason() : "command exited";
+      break;
+    }
+    if (stop) {
+      stop_reason = options.stop_reason ? options.stop_reason() : "stopped";
+      if (workload_fd < 0 || options.workload_grace_ns == 0) {
+        session.end_reason = stop_reason;
+        break;
+      }
+      // Keep recording a little while the workload winds down.
+      stopping = true;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, options.stop_fd, nullptr);
+      uint64_t grace_end = BoottimeNs() + options.workload_grace_ns;
+      deadline = deadline ? std::min(deadline, grace_end) : grace_end;
+    }
+  }
+}
+
+bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::RingTransport& transport,
+                    std::span<collect::BatchFlusher> flushers, model::SessionInfo& session) {
+  // Close the gate, so every collector ends at end_ts; then detach (each
+  // detach waits for kernel grace periods) and drain what is left.
+  // Recursion misses live in the programs, so read them before they go.
+  for (auto& c : set.collectors) {
+    auto misses = c->ProgramMisses();
+    for (const auto& m : misses) session.bpf_recursion_misses += m.missed;
+    session.program_misses.insert(session.program_misses.end(), misses.begin(), misses.end());
+  }
+  Status closed = transport.Pause();
+  session.clock_end = collect::ReadClockDiscipline();
+  if (closed.ok()) {
+    session.end_ts = BoottimeNs();
+    if (set.net) set.net->Freeze();
+    if (set.node) set.node->Freeze();
+  } else {
+    log::Warning("{}; the collectors stop as they detach", closed.error().message);
+  }
+  // A stop signal during the detach (Ctrl-C again) finishes the trace at
+  // once; the kernel detaches the rest as the process ends.
+  bool abandoned = !DetachUnlessStopped(set.collectors, options.stop_fd);
+  if (abandoned)
+    log::Warning("stop signal while detaching: finishing the trace now; the kernel detaches the programs as gpunoise exits");
+  if (!closed.ok()) session.end_ts = BoottimeNs();
+  // The programs are detached: every batch can go out, and nothing is
+  // half-written any more.
+  for (collect::BatchFlusher& f : flushers)
+    if (uint64_t left = f.FlushAllUntilDone(); left)
+      log::Warning("the record batches of {} CPUs could not be flushed at the end", left);
+  return abandoned;
+}
+
+}  // namespace gpunoise::record

@@ -1,0 +1,51 @@
+// The middle stages of `gpunoise record` (record_session.h): open the gate
+// and write the trace's header, run the loop that drains the rings until the
+// duration, a stop or the workload's exit ends it, and stop the collectors.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "model/host_info.h"
+#include "model/process_snapshot.h"
+#include "model/rdma_counters.h"
+#include "record/drain.h"
+#include "record/prepare_collectors.h"
+
+namespace gpunoise::record {
+
+struct RecordOptions;
+
+// What the start leaves for the rest of the recording.
+struct TraceStart {
+  // The RDMA ports' counters when the gate opened (empty without RDMA).
+  std::vector<model::RdmaPort> rdma_start;
+  // Readable once the workload (-- CMD) has exited; -1: none.
+  int workload_fd = -1;
+};
+
+// Opens the gate (at --start-at, if given): session.start_ts. Then writes
+// the header with `processes` and starts the network and node counters,
+// the workload and the privilege drop (RecordOptions' callbacks).
+Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan& plan, CollectorSet& set,
+                                  collect::RingTransport& transport, perfetto::TraceSink& sink,
+                                  const model::HostInfo& host, model::ProcessSnapshot processes,
+                                  model::SessionInfo& session);
+
+// Drains the rings into the trace, and samples the counters, until the
+// duration ends, a stop is requested (then, with a workload, up to
+// workload_grace_ns more) or the workload exits. Sets session.end_reason;
+// an error after data was captured goes to `late_error`.
+void RunLoop(const RecordOptions& options, collect::RingTransport& transport, RecordDrain& drain,
+             perfetto::TraceSink& sink, CollectorSet& set, int workload_fd, model::SessionInfo& session,
+             std::optional<Error>& late_error);
+
+// Closes the gate (session.end_ts), reads the programs' recursion misses,
+// detaches the collectors and flushes their last batches. Returns whether
+// the detach was abandoned to a stop signal (record_session.h
+// RecordResult::detach_abandoned).
+bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::RingTransport& transport,
+                    std::span<collect::BatchFlusher> flushers, model::SessionInfo& session);
+
+}  // namespace gpunoise::record
