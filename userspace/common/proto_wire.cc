@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "export/perfetto/protos/perfetto_fields.h"
+
 namespace gpunoise {
 namespace {
 constexpr size_t kNestedLengthBytes = 4;
@@ -41,17 +43,18 @@ void ProtoWriter::EndNested(size_t token) {
 
 void ProtoWriter::FixLongMessage(size_t token, size_t len) {
   char buf[10];
-  size_t n = 0;
-  for (size_t v = len; v >= 0x80; v >>= 7) buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
-  buf[n] = static_cast<char>(len >> (7 * n));
-  ++n;
+  size_t n = static_cast<size_t>(PutVarint(buf, len) - buf);
   // The one reserved byte becomes n bytes: shift the body right by n - 1.
   out_->insert(token, n - 1, '\0');
   std::memcpy(out_->data() + token - 1, buf, n);
 }
 
 void AppendFramedPacket(std::string_view packet, std::string* out) {
-  ProtoWriter(out).Bytes(1, packet);
+  ProtoWriter(out).Bytes(pf::Trace::kPacket, packet);
+}
+
+size_t FramedPacketSize(size_t packet_size) {
+  return VarintSize(pf::Trace::kPacket << 3 | 2) + VarintSize(packet_size) + packet_size;
 }
 
 }  // namespace gpunoise
