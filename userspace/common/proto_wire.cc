@@ -43,7 +43,10 @@ void ProtoWriter::EndNested(size_t token) {
 
 void ProtoWriter::FixLongMessage(size_t token, size_t len) {
   char buf[10];
-  size_t n = static_cast<size_t>(PutVarint(buf, len) - buf);
+  size_t n = 0;
+  for (size_t v = len; v >= 0x80; v >>= 7) buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+  buf[n] = static_cast<char>(len >> (7 * n));
+  ++n;
   // The one reserved byte becomes n bytes: shift the body right by n - 1.
   out_->insert(token, n - 1, '\0');
   std::memcpy(out_->data() + token - 1, buf, n);

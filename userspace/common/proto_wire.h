@@ -65,18 +65,13 @@ class ProtoWriter {
 
   void RawVarint(uint64_t value) {
     char buf[10];
-    out_->append(buf, static_cast<size_t>(PutVarint(buf, value) - buf));
-  }
-
-  // Writes `value` as a varint at `p` (room for 10 bytes); returns the byte
-  // after it. For loops that size the buffer once (packed columns).
-  static char* PutVarint(char* p, uint64_t value) {
+    size_t n = 0;
     while (value >= 0x80) {
-      *p++ = static_cast<char>((value & 0x7f) | 0x80);
+      buf[n++] = static_cast<char>((value & 0x7f) | 0x80);
       value >>= 7;
     }
-    *p++ = static_cast<char>(value);
-    return p;
+    buf[n++] = static_cast<char>(value);
+    out_->append(buf, n);
   }
 
   std::string* out() const { return out_; }

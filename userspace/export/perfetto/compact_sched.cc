@@ -56,7 +56,11 @@ void Packed(ProtoWriter& w, uint32_t field, std::vector<T>& values) {
   char* p = out.data() + at;
   for (T v : values) {
     uint64_t u = std::is_signed_v<T> ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
-    p = ProtoWriter::PutVarint(p, u);
+    while (u >= 0x80) {
+      *p++ = static_cast<char>((u & 0x7f) | 0x80);
+      u >>= 7;
+    }
+    *p++ = static_cast<char>(u);
   }
   out.resize(static_cast<size_t>(p - out.data()));
   w.EndMessage(token);
