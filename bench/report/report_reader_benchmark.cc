@@ -142,7 +142,7 @@ const TraceFile& MakeTrace(bool full_format) {
           }
         }
       }
-      perfetto::AppendFramedPacket(packet.SerializeAsString(), &out);
+      AppendFramedPacket(packet.SerializeAsString(), &out);
     }
   }
   std::ofstream(f.path, std::ios::binary).write(out.data(), static_cast<std::streamsize>(out.size()));

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "export/perfetto/protos/perfetto_fields.h"
+
 namespace gpunoise {
 namespace {
 constexpr size_t kNestedLengthBytes = 4;
@@ -51,7 +53,11 @@ void ProtoWriter::FixLongMessage(size_t token, size_t len) {
 }
 
 void AppendFramedPacket(std::string_view packet, std::string* out) {
-  ProtoWriter(out).Bytes(1, packet);
+  ProtoWriter(out).Bytes(pf::Trace::kPacket, packet);
+}
+
+size_t FramedPacketSize(size_t packet_size) {
+  return VarintSize(pf::Trace::kPacket << 3 | 2) + VarintSize(packet_size) + packet_size;
 }
 
 }  // namespace gpunoise

@@ -6,8 +6,11 @@
 // clash on symbols and on the global descriptor pool. The recorder writes its
 // per-event ftrace bundles with it because the generated classes allocate a
 // message per event, which was most of the recorder's own CPU under a
-// NET_RX storm. The tests decode everything written with the full generated
-// subset (export/perfetto/protos), whose field numbers are pinned to upstream.
+// NET_RX storm. Field numbers come from the table generated from the subset
+// .proto (export/perfetto/protos/perfetto_fields.h); the tests decode what is
+// written with libprotobuf's classes of the same subset, an independent
+// reading, and tools/check_proto_subset.sh checks the subset against upstream.
+// Its reading counterpart is common/proto_wire_reader.h.
 #pragma once
 
 #include <cstddef>
@@ -84,8 +87,17 @@ class ProtoWriter {
   std::string* out_;
 };
 
-// Frames one serialized TracePacket as field 1 of perfetto.protos.Trace, so
-// files are a plain concatenation of packets.
+// Bytes a varint of `value` takes.
+constexpr size_t VarintSize(uint64_t value) {
+  size_t n = 1;
+  for (; value >= 0x80; value >>= 7) ++n;
+  return n;
+}
+
+// Frames one serialized TracePacket as Trace.packet, so files are a plain
+// concatenation of packets.
 void AppendFramedPacket(std::string_view packet, std::string* out);
+// The size AppendFramedPacket adds for a packet of `packet_size` bytes.
+size_t FramedPacketSize(size_t packet_size);
 
 }  // namespace gpunoise

@@ -2,40 +2,24 @@
 
 #include <fmt/format.h>
 
+#include "common/proto_wire.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/wire_fields.h"
 
 namespace gpunoise::gpu {
 namespace {
 
-using perfetto::wire::AppendVarint;
 using perfetto::wire::ForEachField;
 using perfetto::wire::WireField;
+using TrackDescriptor = pf::TrackDescriptor;
+// ProcessDescriptor.pid and ThreadDescriptor.pid are both field 1.
+constexpr uint32_t kDescriptorPid = pf::ProcessDescriptor::kPid;
+static_assert(pf::ThreadDescriptor::kPid == kDescriptorPid);
 
-// perfetto.protos field numbers (the upstream schema; tests decode the
-// result with the generated subset).
-constexpr uint32_t kPacketTrackDescriptor = 60;  // TracePacket
-constexpr uint32_t kTrackName = 2;               // TrackDescriptor
-constexpr uint32_t kTrackProcess = 3;
-constexpr uint32_t kTrackThread = 4;
-constexpr uint32_t kTrackDescription = 14;
-constexpr uint32_t kDescriptorPid = 1;  // ProcessDescriptor.pid, ThreadDescriptor.pid
-constexpr uint32_t kThreadTid = 2;      // ThreadDescriptor.tid
-
-void AppendTag(uint32_t field, uint32_t wire_type, std::string* out) {
-  AppendVarint((static_cast<uint64_t>(field) << 3) | wire_type, out);
-}
-
-void AppendBytes(uint32_t field, std::string_view bytes, std::string* out) {
-  AppendTag(field, 2, out);
-  AppendVarint(bytes.size(), out);
-  out->append(bytes);
-}
+void AppendBytes(uint32_t field, std::string_view bytes, std::string* out) { ProtoWriter(out).Bytes(field, bytes); }
 
 // int32 on the wire: negative values are ten-byte varints.
-void AppendInt32(uint32_t field, int32_t value, std::string* out) {
-  AppendTag(field, 0, out);
-  AppendVarint(static_cast<uint64_t>(static_cast<int64_t>(value)), out);
-}
+void AppendInt32(uint32_t field, int32_t value, std::string* out) { ProtoWriter(out).Int(field, value); }
 
 // `message` with each varint field in `values` set to its new value (fields
 // not in it copied byte for byte).
@@ -127,12 +111,12 @@ Result<std::string> FragmentPidTranslator::RewriteTrack(std::string_view track) 
   std::string ns_pid = std::to_string(ns_pid_);
   bool group = false;
   GN_RETURN_IF_ERROR(ForEachField(track, [&](const WireField& f) {
-    if (f.number == kTrackDescription && f.wire_type == 2 && f.bytes == "GPU work of process " + ns_pid) group = true;
+    if (f.number == TrackDescriptor::kDescription && f.wire_type == 2 && f.bytes == "GPU work of process " + ns_pid) group = true;
   }));
   bool rename_group = group && current_->mapped;
   Status walked = ForEachField(track, [&](const WireField& f) {
-    if (f.number == kTrackName) has_name = true;
-    if (rename_group && f.wire_type == 2 && (f.number == kTrackName || f.number == kTrackDescription)) {
+    if (f.number == TrackDescriptor::kName) has_name = true;
+    if (rename_group && f.wire_type == 2 && (f.number == TrackDescriptor::kName || f.number == TrackDescriptor::kDescription)) {
       std::string_view text = f.bytes;
       std::string suffix = " " + ns_pid;
       if (text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
@@ -141,22 +125,22 @@ Result<std::string> FragmentPidTranslator::RewriteTrack(std::string_view track) 
         return;
       }
     }
-    if (f.wire_type == 2 && f.number == kTrackProcess) {
+    if (f.wire_type == 2 && f.number == TrackDescriptor::kProcess) {
       if (current_->mapped) {
         auto rewritten = SetVarints(f.bytes, {{kDescriptorPid, current_->host_pid}});
-        if (rewritten.ok()) AppendBytes(kTrackProcess, *rewritten, &out);
+        if (rewritten.ok()) AppendBytes(TrackDescriptor::kProcess, *rewritten, &out);
         else unmapped_name = "(malformed process descriptor)";
         return;
       }
       unmapped_name = fmt::format("process {} in pid namespace {} (no host process known)", ns_pid_, ns_);
       return;  // no process binding: never a wrong one
     }
-    if (f.wire_type == 2 && f.number == kTrackThread) {
-      auto tid = VarintField(f.bytes, kThreadTid);
+    if (f.wire_type == 2 && f.number == TrackDescriptor::kThread) {
+      auto tid = VarintField(f.bytes, pf::ThreadDescriptor::kTid);
       std::optional<int32_t> host = tid.ok() ? HostTid(*tid) : std::nullopt;
       if (host) {
-        auto rewritten = SetVarints(f.bytes, {{kDescriptorPid, current_->host_pid}, {kThreadTid, *host}});
-        if (rewritten.ok()) AppendBytes(kTrackThread, *rewritten, &out);
+        auto rewritten = SetVarints(f.bytes, {{kDescriptorPid, current_->host_pid}, {pf::ThreadDescriptor::kTid, *host}});
+        if (rewritten.ok()) AppendBytes(TrackDescriptor::kThread, *rewritten, &out);
         else unmapped_name = "(malformed thread descriptor)";
         return;
       }
@@ -167,7 +151,7 @@ Result<std::string> FragmentPidTranslator::RewriteTrack(std::string_view track) 
     out.append(track.substr(f.start, f.end - f.start));
   });
   GN_RETURN_IF_ERROR(walked);
-  if (!unmapped_name.empty() && !has_name) AppendBytes(kTrackName, unmapped_name, &out);
+  if (!unmapped_name.empty() && !has_name) AppendBytes(TrackDescriptor::kName, unmapped_name, &out);
   return out;
 }
 
@@ -176,7 +160,7 @@ Result<std::string> FragmentPidTranslator::Rewrite(std::string_view packet) {
   std::string out;
   Status status = OkStatus();
   Status walked = ForEachField(packet, [&](const WireField& f) {
-    if (f.number != kPacketTrackDescriptor || f.wire_type != 2 || !status.ok()) {
+    if (f.number != pf::TracePacket::kTrackDescriptor || f.wire_type != 2 || !status.ok()) {
       out.append(packet.substr(f.start, f.end - f.start));
       return;
     }
@@ -185,7 +169,7 @@ Result<std::string> FragmentPidTranslator::Rewrite(std::string_view packet) {
       status = track.error();
       return;
     }
-    AppendBytes(kPacketTrackDescriptor, *track, &out);
+    AppendBytes(pf::TracePacket::kTrackDescriptor, *track, &out);
   });
   GN_RETURN_IF_ERROR(walked);
   GN_RETURN_IF_ERROR(status);

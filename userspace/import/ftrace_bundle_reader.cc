@@ -6,12 +6,11 @@
 
 #include <limits>
 
-#include "import/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::import {
 namespace {
 
-namespace f = fields;
 
 constexpr uint64_t kNoTs = std::numeric_limits<uint64_t>::max();
 
@@ -65,7 +64,7 @@ bool FtraceBundleReader::DecodeCompact(const ProtoField& field, CompactColumns* 
   ProtoField col;
   cols->present = true;
   while (r.Next(&col)) {
-    if (col.id == f::compact::kInternTable) {
+    if (col.id == pf::FtraceEventBundle::CompactSched::kInternTable) {
       if (col.type != WireType::kLengthDelimited) continue;
       intern_.push_back(col.as_string());
       continue;
@@ -79,17 +78,17 @@ bool FtraceBundleReader::DecodeCompact(const ProtoField& field, CompactColumns* 
     }
     PackedVarints v(col);
     switch (col.id) {
-      case f::compact::kSwitchTimestamp: cols->switch_ts = v; break;
-      case f::compact::kSwitchPrevState: cols->switch_state = v; break;
-      case f::compact::kSwitchNextPid: cols->switch_pid = v; break;
-      case f::compact::kSwitchNextPrio: cols->switch_prio = v; break;
-      case f::compact::kSwitchNextCommIndex: cols->switch_comm = v; break;
-      case f::compact::kWakingTimestamp: cols->waking_ts = v; break;
-      case f::compact::kWakingPid: cols->waking_pid = v; break;
-      case f::compact::kWakingTargetCpu: cols->waking_cpu = v; break;
-      case f::compact::kWakingPrio: cols->waking_prio = v; break;
-      case f::compact::kWakingCommIndex: cols->waking_comm = v; break;
-      case f::compact::kWakingCommonFlags: cols->waking_flags = v; break;
+      case pf::FtraceEventBundle::CompactSched::kSwitchTimestamp: cols->switch_ts = v; break;
+      case pf::FtraceEventBundle::CompactSched::kSwitchPrevState: cols->switch_state = v; break;
+      case pf::FtraceEventBundle::CompactSched::kSwitchNextPid: cols->switch_pid = v; break;
+      case pf::FtraceEventBundle::CompactSched::kSwitchNextPrio: cols->switch_prio = v; break;
+      case pf::FtraceEventBundle::CompactSched::kSwitchNextCommIndex: cols->switch_comm = v; break;
+      case pf::FtraceEventBundle::CompactSched::kWakingTimestamp: cols->waking_ts = v; break;
+      case pf::FtraceEventBundle::CompactSched::kWakingPid: cols->waking_pid = v; break;
+      case pf::FtraceEventBundle::CompactSched::kWakingTargetCpu: cols->waking_cpu = v; break;
+      case pf::FtraceEventBundle::CompactSched::kWakingPrio: cols->waking_prio = v; break;
+      case pf::FtraceEventBundle::CompactSched::kWakingCommIndex: cols->waking_comm = v; break;
+      case pf::FtraceEventBundle::CompactSched::kWakingCommonFlags: cols->waking_flags = v; break;
       default: break;  // columns added after this reader was written
     }
   }
@@ -119,8 +118,8 @@ bool FtraceBundleReader::Decode(const uint8_t* data, size_t size, PacketError* e
   ProtoField field;
   while (r.Next(&field)) {
     switch (field.id) {
-      case f::bundle::kCpu: cpu = field.as_uint32(); break;
-      case f::bundle::kEvent: {
+      case pf::FtraceEventBundle::kCpu: cpu = field.as_uint32(); break;
+      case pf::FtraceEventBundle::kEvent: {
         if (field.type != WireType::kLengthDelimited) break;
         // FtraceEvent.timestamp is field 1; writers put it first, so this
         // usually reads one varint.
@@ -128,7 +127,7 @@ bool FtraceBundleReader::Decode(const uint8_t* data, size_t size, PacketError* e
         ProtoReader er(field);
         ProtoField ef;
         while (er.Next(&ef))
-          if (ef.id == f::ftrace_event::kTimestamp && ef.type == WireType::kVarint) {
+          if (ef.id == pf::FtraceEvent::kTimestamp && ef.type == WireType::kVarint) {
             ts = ef.int_value;
             break;
           }
@@ -144,23 +143,23 @@ bool FtraceBundleReader::Decode(const uint8_t* data, size_t size, PacketError* e
         full_events_.push_back({ts, field.data, field.size});
         break;
       }
-      case f::bundle::kLostEvents: lost = field.as_bool(); break;
-      case f::bundle::kCompactSched:
+      case pf::FtraceEventBundle::kLostEvents: lost = field.as_bool(); break;
+      case pf::FtraceEventBundle::kCompactSched:
         if (field.type == WireType::kLengthDelimited) {
           compact_field = field;
           has_compact = true;
         }
         break;
-      case f::bundle::kFtraceClock: has_clock = field.int_value != 0; break;
-      case f::bundle::kFtraceTimestamp:
+      case pf::FtraceEventBundle::kFtraceClock: has_clock = field.int_value != 0; break;
+      case pf::FtraceEventBundle::kFtraceTimestamp:
         ftrace_ts = field.as_int64();
         has_ftrace_ts = true;
         break;
-      case f::bundle::kBootTimestamp:
+      case pf::FtraceEventBundle::kBootTimestamp:
         boot_ts = field.as_int64();
         has_boot_ts = true;
         break;
-      case f::bundle::kPreviousBundleEndTimestamp: previous_end = field.int_value; break;
+      case pf::FtraceEventBundle::kPreviousBundleEndTimestamp: previous_end = field.int_value; break;
       default: break;
     }
   }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "import/packet_error.h"
-#include "import/proto_wire.h"
+#include "common/proto_wire_reader.h"
 #include "model/events.h"
 #include "model/trace_sink.h"
 

@@ -5,12 +5,11 @@
 #include <fmt/format.h>
 
 #include "import/ftrace_bundle_reader.h"
-#include "import/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::import {
 namespace {
 
-namespace f = fields;
 
 constexpr uint64_t kCloneThread = 0x00010000;  // include/uapi/linux/sched.h
 
@@ -61,11 +60,11 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
   ProtoReader r(fe.data, fe.size);
   ProtoField field;
   while (r.Next(&field)) {
-    if (field.id == f::ftrace_event::kPid) {
+    if (field.id == pf::FtraceEvent::kPid) {
       common_pid = field.as_int32();
-    } else if (field.id == f::ftrace_event::kCommonFlags && field.type == WireType::kVarint) {
+    } else if (field.id == pf::FtraceEvent::kCommonFlags && field.type == WireType::kVarint) {
       common_flags = static_cast<uint16_t>(field.int_value);
-    } else if (field.id > f::ftrace_event::kPid && field.type == WireType::kLengthDelimited) {
+    } else if (field.id > pf::FtraceEvent::kPid && field.type == WireType::kLengthDelimited) {
       payload = field;
       has_payload = true;
     }
@@ -86,7 +85,7 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
   ev.tid = common_pid;
   ev.common_flags = common_flags;
   ProtoReader pr(payload);
-  ProtoField pf;
+  ProtoField pfield;
   auto fail = [&]() {
     *error = {static_cast<size_t>(payload.data - bundle_begin_) + pr.error_offset(),
               fmt::format("ftrace event {} is malformed", payload.id)};
@@ -94,15 +93,15 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
   };
 
   switch (payload.id) {
-    case f::ftrace_event::kSchedSwitch: {
+    case pf::FtraceEvent::kSchedSwitch: {
       model::SchedSwitch s;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::sched_switch::kPrevPid: s.prev_tid = pf.as_int32(); break;
-          case f::sched_switch::kPrevState: s.prev_state = pf.as_int64(); break;
-          case f::sched_switch::kNextComm: s.next_comm = Comm(pf.as_string()); break;
-          case f::sched_switch::kNextPid: s.next_tid = pf.as_int32(); break;
-          case f::sched_switch::kNextPrio: s.next_prio = pf.as_int32(); break;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::SchedSwitchFtraceEvent::kPrevPid: s.prev_tid = pfield.as_int32(); break;
+          case pf::SchedSwitchFtraceEvent::kPrevState: s.prev_state = pfield.as_int64(); break;
+          case pf::SchedSwitchFtraceEvent::kNextComm: s.next_comm = Comm(pfield.as_string()); break;
+          case pf::SchedSwitchFtraceEvent::kNextPid: s.next_tid = pfield.as_int32(); break;
+          case pf::SchedSwitchFtraceEvent::kNextPrio: s.next_prio = pfield.as_int32(); break;
           default: break;
         }
       }
@@ -113,17 +112,26 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = s;
       break;
     }
-    case f::ftrace_event::kSchedWaking:
-    case f::ftrace_event::kSchedWakeup:
-    case f::ftrace_event::kSchedWakeupNew: {
+    case pf::FtraceEvent::kSchedWaking:
+    case pf::FtraceEvent::kSchedWakeup:
+    case pf::FtraceEvent::kSchedWakeupNew: {
+      // The three share one layout; read with SchedWaking's numbers.
+      static_assert(pf::SchedWakeupFtraceEvent::kTargetCpu == pf::SchedWakingFtraceEvent::kTargetCpu &&
+                    pf::SchedWakeupNewFtraceEvent::kTargetCpu == pf::SchedWakingFtraceEvent::kTargetCpu &&
+                    pf::SchedWakeupFtraceEvent::kPrio == pf::SchedWakingFtraceEvent::kPrio &&
+                    pf::SchedWakeupNewFtraceEvent::kPrio == pf::SchedWakingFtraceEvent::kPrio &&
+                    pf::SchedWakeupFtraceEvent::kPid == pf::SchedWakingFtraceEvent::kPid &&
+                    pf::SchedWakeupNewFtraceEvent::kPid == pf::SchedWakingFtraceEvent::kPid &&
+                    pf::SchedWakeupFtraceEvent::kComm == pf::SchedWakingFtraceEvent::kComm &&
+                    pf::SchedWakeupNewFtraceEvent::kComm == pf::SchedWakingFtraceEvent::kComm);
       model::SchedWaking w;
-      w.is_new_task = payload.id == f::ftrace_event::kSchedWakeupNew;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::sched_wake::kComm: w.comm = Comm(pf.as_string()); break;
-          case f::sched_wake::kPid: w.tid = pf.as_int32(); break;
-          case f::sched_wake::kPrio: w.prio = pf.as_int32(); break;
-          case f::sched_wake::kTargetCpu: w.target_cpu = pf.as_int32(); break;
+      w.is_new_task = payload.id == pf::FtraceEvent::kSchedWakeupNew;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::SchedWakingFtraceEvent::kComm: w.comm = Comm(pfield.as_string()); break;
+          case pf::SchedWakingFtraceEvent::kPid: w.tid = pfield.as_int32(); break;
+          case pf::SchedWakingFtraceEvent::kPrio: w.prio = pfield.as_int32(); break;
+          case pf::SchedWakingFtraceEvent::kTargetCpu: w.target_cpu = pfield.as_int32(); break;
           default: break;
         }
       }
@@ -131,15 +139,15 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = w;
       break;
     }
-    case f::ftrace_event::kSchedMigrateTask: {
+    case pf::FtraceEvent::kSchedMigrateTask: {
       model::SchedMigrate m;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::sched_migrate::kComm: m.comm = Comm(pf.as_string()); break;
-          case f::sched_migrate::kPid: m.tid = pf.as_int32(); break;
-          case f::sched_migrate::kPrio: m.prio = pf.as_int32(); break;
-          case f::sched_migrate::kOrigCpu: m.orig_cpu = pf.as_int32(); break;
-          case f::sched_migrate::kDestCpu: m.dest_cpu = pf.as_int32(); break;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::SchedMigrateTaskFtraceEvent::kComm: m.comm = Comm(pfield.as_string()); break;
+          case pf::SchedMigrateTaskFtraceEvent::kPid: m.tid = pfield.as_int32(); break;
+          case pf::SchedMigrateTaskFtraceEvent::kPrio: m.prio = pfield.as_int32(); break;
+          case pf::SchedMigrateTaskFtraceEvent::kOrigCpu: m.orig_cpu = pfield.as_int32(); break;
+          case pf::SchedMigrateTaskFtraceEvent::kDestCpu: m.dest_cpu = pfield.as_int32(); break;
           default: break;
         }
       }
@@ -147,16 +155,16 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = m;
       break;
     }
-    case f::ftrace_event::kTaskNewtask: {
+    case pf::FtraceEvent::kTaskNewtask: {
       // task_newtask fires in the parent: common_pid is the parent thread.
       model::ProcessFork fork;
       fork.parent_tid = common_pid;
       uint64_t clone_flags = 0;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::task_newtask::kPid: fork.child_tid = pf.as_int32(); break;
-          case f::task_newtask::kComm: fork.child_comm = Comm(pf.as_string()); break;
-          case f::task_newtask::kCloneFlags: clone_flags = pf.int_value; break;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::TaskNewtaskFtraceEvent::kPid: fork.child_tid = pfield.as_int32(); break;
+          case pf::TaskNewtaskFtraceEvent::kComm: fork.child_comm = Comm(pfield.as_string()); break;
+          case pf::TaskNewtaskFtraceEvent::kCloneFlags: clone_flags = pfield.int_value; break;
           default: break;
         }
       }
@@ -166,14 +174,14 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = fork;
       break;
     }
-    case f::ftrace_event::kSchedProcessFork: {
+    case pf::FtraceEvent::kSchedProcessFork: {
       model::ProcessFork fork;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::process_fork::kParentComm: fork.parent_comm = Comm(pf.as_string()); break;
-          case f::process_fork::kParentPid: fork.parent_tid = pf.as_int32(); break;
-          case f::process_fork::kChildComm: fork.child_comm = Comm(pf.as_string()); break;
-          case f::process_fork::kChildPid: fork.child_tid = pf.as_int32(); break;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::SchedProcessForkFtraceEvent::kParentComm: fork.parent_comm = Comm(pfield.as_string()); break;
+          case pf::SchedProcessForkFtraceEvent::kParentPid: fork.parent_tid = pfield.as_int32(); break;
+          case pf::SchedProcessForkFtraceEvent::kChildComm: fork.child_comm = Comm(pfield.as_string()); break;
+          case pf::SchedProcessForkFtraceEvent::kChildPid: fork.child_tid = pfield.as_int32(); break;
           default: break;
         }
       }
@@ -184,13 +192,13 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = fork;
       break;
     }
-    case f::ftrace_event::kSchedProcessExec: {
+    case pf::FtraceEvent::kSchedProcessExec: {
       model::ProcessExec x;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::process_exec::kFilename: x.filename = std::string(pf.as_string()); break;
-          case f::process_exec::kPid: x.tid = pf.as_int32(); break;
-          case f::process_exec::kOldPid: x.old_tid = pf.as_int32(); break;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::SchedProcessExecFtraceEvent::kFilename: x.filename = std::string(pfield.as_string()); break;
+          case pf::SchedProcessExecFtraceEvent::kPid: x.tid = pfield.as_int32(); break;
+          case pf::SchedProcessExecFtraceEvent::kOldPid: x.old_tid = pfield.as_int32(); break;
           default: break;
         }
       }
@@ -198,14 +206,14 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = std::move(x);
       break;
     }
-    case f::ftrace_event::kSchedProcessExit: {
+    case pf::FtraceEvent::kSchedProcessExit: {
       model::ProcessExit x;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::process_exit::kComm: x.comm = Comm(pf.as_string()); break;
-          case f::process_exit::kPid: x.tid = pf.as_int32(); break;
-          case f::process_exit::kTgid: x.tgid = pf.as_int32(); break;
-          case f::process_exit::kPrio: x.prio = pf.as_int32(); break;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::SchedProcessExitFtraceEvent::kComm: x.comm = Comm(pfield.as_string()); break;
+          case pf::SchedProcessExitFtraceEvent::kPid: x.tid = pfield.as_int32(); break;
+          case pf::SchedProcessExitFtraceEvent::kTgid: x.tgid = pfield.as_int32(); break;
+          case pf::SchedProcessExitFtraceEvent::kPrio: x.prio = pfield.as_int32(); break;
           default: break;
         }
       }
@@ -213,13 +221,13 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       ev.payload = x;
       break;
     }
-    case f::ftrace_event::kTaskRename: {
+    case pf::FtraceEvent::kTaskRename: {
       model::TaskRename x;
-      while (pr.Next(&pf)) {
-        switch (pf.id) {
-          case f::task_rename::kPid: x.tid = pf.as_int32(); break;
-          case f::task_rename::kOldcomm: x.old_comm = Comm(pf.as_string()); break;
-          case f::task_rename::kNewcomm: x.new_comm = Comm(pf.as_string()); break;
+      while (pr.Next(&pfield)) {
+        switch (pfield.id) {
+          case pf::TaskRenameFtraceEvent::kPid: x.tid = pfield.as_int32(); break;
+          case pf::TaskRenameFtraceEvent::kOldcomm: x.old_comm = Comm(pfield.as_string()); break;
+          case pf::TaskRenameFtraceEvent::kNewcomm: x.new_comm = Comm(pfield.as_string()); break;
           default: break;
         }
       }
@@ -229,12 +237,12 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
     }
     // The most frequent full-format events reuse an event whose payload
     // already holds their type.
-    case f::ftrace_event::kIrqHandlerEntry: {
+    case pf::FtraceEvent::kIrqHandlerEntry: {
       int32_t irq = 0;
       std::string_view name;
-      while (pr.Next(&pf)) {
-        if (pf.id == f::irq_entry::kIrq) irq = pf.as_int32();
-        if (pf.id == f::irq_entry::kName) name = pf.as_string();
+      while (pr.Next(&pfield)) {
+        if (pfield.id == pf::IrqHandlerEntryFtraceEvent::kIrq) irq = pfield.as_int32();
+        if (pfield.id == pf::IrqHandlerEntryFtraceEvent::kName) name = pfield.as_string();
       }
       if (pr.error()) return fail();
       // Full-format irq events carry the handler's name: the trace names its
@@ -249,98 +257,102 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       std::get_if<model::IrqEntry>(&irq_entry_event_.payload)->irq = irq;
       return EmitCached(irq_entry_event_, ts, cpu, common_pid);
     }
-    case f::ftrace_event::kIrqHandlerExit: {
+    case pf::FtraceEvent::kIrqHandlerExit: {
       auto* x = std::get_if<model::IrqExit>(&irq_exit_event_.payload);
       *x = {};
-      while (pr.Next(&pf)) {
-        if (pf.id == f::irq_exit::kIrq) x->irq = pf.as_int32();
-        if (pf.id == f::irq_exit::kRet) x->ret = pf.as_int32();
+      while (pr.Next(&pfield)) {
+        if (pfield.id == pf::IrqHandlerExitFtraceEvent::kIrq) x->irq = pfield.as_int32();
+        if (pfield.id == pf::IrqHandlerExitFtraceEvent::kRet) x->ret = pfield.as_int32();
       }
       if (pr.error()) return fail();
       return EmitCached(irq_exit_event_, ts, cpu, common_pid);
     }
-    case f::ftrace_event::kSoftirqEntry:
-    case f::ftrace_event::kSoftirqExit:
-    case f::ftrace_event::kSoftirqRaise: {
+    case pf::FtraceEvent::kSoftirqEntry:
+    case pf::FtraceEvent::kSoftirqExit:
+    case pf::FtraceEvent::kSoftirqRaise: {
+      static_assert(pf::SoftirqExitFtraceEvent::kVec == pf::SoftirqEntryFtraceEvent::kVec &&
+                    pf::SoftirqRaiseFtraceEvent::kVec == pf::SoftirqEntryFtraceEvent::kVec);
       uint32_t vec = 0;
-      while (pr.Next(&pf))
-        if (pf.id == f::softirq::kVec) vec = pf.as_uint32();
+      while (pr.Next(&pfield))
+        if (pfield.id == pf::SoftirqEntryFtraceEvent::kVec) vec = pfield.as_uint32();
       if (pr.error()) return fail();
-      if (payload.id == f::ftrace_event::kSoftirqEntry) {
+      if (payload.id == pf::FtraceEvent::kSoftirqEntry) {
         std::get_if<model::SoftirqEntry>(&softirq_entry_event_.payload)->vec = vec;
         return EmitCached(softirq_entry_event_, ts, cpu, common_pid);
       }
-      if (payload.id == f::ftrace_event::kSoftirqExit) {
+      if (payload.id == pf::FtraceEvent::kSoftirqExit) {
         std::get_if<model::SoftirqExit>(&softirq_exit_event_.payload)->vec = vec;
         return EmitCached(softirq_exit_event_, ts, cpu, common_pid);
       }
       ev.payload = model::SoftirqRaise{vec};
       break;
     }
-    case f::ftrace_event::kLocalTimerEntry:
-    case f::ftrace_event::kLocalTimerExit: {
+    case pf::FtraceEvent::kLocalTimerEntry:
+    case pf::FtraceEvent::kLocalTimerExit: {
+      static_assert(pf::LocalTimerExitFtraceEvent::kVector == pf::LocalTimerEntryFtraceEvent::kVector);
       int32_t vector = 0;
-      while (pr.Next(&pf))
-        if (pf.id == f::local_timer::kVector) vector = pf.as_int32();
+      while (pr.Next(&pfield))
+        if (pfield.id == pf::LocalTimerEntryFtraceEvent::kVector) vector = pfield.as_int32();
       if (pr.error()) return fail();
-      if (payload.id == f::ftrace_event::kLocalTimerEntry)
+      if (payload.id == pf::FtraceEvent::kLocalTimerEntry)
         ev.payload = model::VectorEntry{model::VectorKind::kLocalTimer, vector};
       else
         ev.payload = model::VectorExit{model::VectorKind::kLocalTimer, vector};
       break;
     }
-    case f::ftrace_event::kIpiEntry:
-    case f::ftrace_event::kIpiExit: {
+    case pf::FtraceEvent::kIpiEntry:
+    case pf::FtraceEvent::kIpiExit: {
+      static_assert(pf::IpiExitFtraceEvent::kReason == pf::IpiEntryFtraceEvent::kReason);
       // ipi_entry's reason is the kernel's text ("Rescheduling interrupts",
       // "Function call interrupts", ...).
       std::string_view reason;
-      while (pr.Next(&pf))
-        if (pf.id == f::ipi::kReason) reason = pf.as_string();
+      while (pr.Next(&pfield))
+        if (pfield.id == pf::IpiEntryFtraceEvent::kReason) reason = pfield.as_string();
       if (pr.error()) return fail();
       model::VectorKind kind = model::VectorKind::kPlatformIpi;
       if (reason.find("Resched") != std::string_view::npos) kind = model::VectorKind::kReschedule;
       else if (reason.find("single") != std::string_view::npos) kind = model::VectorKind::kCallFunctionSingle;
       else if (reason.find("Function") != std::string_view::npos) kind = model::VectorKind::kCallFunction;
       else if (reason.find("work") != std::string_view::npos) kind = model::VectorKind::kIrqWork;
-      if (payload.id == f::ftrace_event::kIpiEntry) ev.payload = model::VectorEntry{kind, 0};
+      if (payload.id == pf::FtraceEvent::kIpiEntry) ev.payload = model::VectorEntry{kind, 0};
       else ev.payload = model::VectorExit{kind, 0};
       break;
     }
-    case f::ftrace_event::kNetifReceiveSkb:
-    case f::ftrace_event::kNapiGroReceiveEntry:
-    case f::ftrace_event::kNetDevXmit:
-    case f::ftrace_event::kKfreeSkb:
-    case f::ftrace_event::kTcpRetransmitSkb: {
+    case pf::FtraceEvent::kNetifReceiveSkb:
+    case pf::FtraceEvent::kNapiGroReceiveEntry:
+    case pf::FtraceEvent::kNetDevXmit:
+    case pf::FtraceEvent::kKfreeSkb:
+    case pf::FtraceEvent::kTcpRetransmitSkb: {
       model::NetTraceEvent n;
       n.ts = ts;
       n.cpu = cpu;
       n.tid = common_pid;
       switch (payload.id) {
-        case f::ftrace_event::kNetifReceiveSkb: n.kind = model::NetTraceKind::kRxPacket; break;
-        case f::ftrace_event::kNapiGroReceiveEntry: n.kind = model::NetTraceKind::kRxPacket; break;
-        case f::ftrace_event::kNetDevXmit: n.kind = model::NetTraceKind::kTxPacket; break;
-        case f::ftrace_event::kKfreeSkb: n.kind = model::NetTraceKind::kDrop; break;
+        case pf::FtraceEvent::kNetifReceiveSkb: n.kind = model::NetTraceKind::kRxPacket; break;
+        case pf::FtraceEvent::kNapiGroReceiveEntry: n.kind = model::NetTraceKind::kRxPacket; break;
+        case pf::FtraceEvent::kNetDevXmit: n.kind = model::NetTraceKind::kTxPacket; break;
+        case pf::FtraceEvent::kKfreeSkb: n.kind = model::NetTraceKind::kDrop; break;
         default: n.kind = model::NetTraceKind::kRetransmit; break;
       }
-      while (pr.Next(&pf)) {
-        if (payload.id == f::ftrace_event::kNetifReceiveSkb) {
-          if (pf.id == f::netif_receive_skb::kName) n.device = pf.as_string();
-          if (pf.id == f::netif_receive_skb::kLen) n.value = pf.as_int64();
-        } else if (payload.id == f::ftrace_event::kNapiGroReceiveEntry) {
-          if (pf.id == f::napi_gro_receive_entry::kName) n.device = pf.as_string();
-          if (pf.id == f::napi_gro_receive_entry::kLen) n.value = pf.as_int64();
-          if (pf.id == f::napi_gro_receive_entry::kQueueMapping) n.queue = pf.as_int32();
-        } else if (payload.id == f::ftrace_event::kNetDevXmit) {
-          if (pf.id == f::net_dev_xmit::kName) n.device = pf.as_string();
-          if (pf.id == f::net_dev_xmit::kLen) n.value = pf.as_int64();
-          if (pf.id == f::net_dev_xmit::kRc) n.budget = pf.as_int32();
+      while (pr.Next(&pfield)) {
+        if (payload.id == pf::FtraceEvent::kNetifReceiveSkb) {
+          if (pfield.id == pf::NetifReceiveSkbFtraceEvent::kName) n.device = pfield.as_string();
+          if (pfield.id == pf::NetifReceiveSkbFtraceEvent::kLen) n.value = pfield.as_int64();
+        } else if (payload.id == pf::FtraceEvent::kNapiGroReceiveEntry) {
+          if (pfield.id == pf::NapiGroReceiveEntryFtraceEvent::kName) n.device = pfield.as_string();
+          if (pfield.id == pf::NapiGroReceiveEntryFtraceEvent::kLen) n.value = pfield.as_int64();
+          if (pfield.id == pf::NapiGroReceiveEntryFtraceEvent::kQueueMapping) n.queue = pfield.as_int32();
+        } else if (payload.id == pf::FtraceEvent::kNetDevXmit) {
+          if (pfield.id == pf::NetDevXmitFtraceEvent::kName) n.device = pfield.as_string();
+          if (pfield.id == pf::NetDevXmitFtraceEvent::kLen) n.value = pfield.as_int64();
+          if (pfield.id == pf::NetDevXmitFtraceEvent::kRc) n.budget = pfield.as_int32();
         }
       }
       if (pr.error()) return fail();
       EmitNet(n);
       return true;
     }
-    case f::ftrace_event::kGeneric:
+    case pf::FtraceEvent::kGeneric:
       DecodeGeneric(cpu, ts, common_pid, payload);
       return true;
     default:
@@ -360,19 +372,19 @@ void FtraceBundleReader::DecodeGeneric(uint32_t cpu, uint64_t ts, int32_t tid,
   ProtoReader r(payload);
   ProtoField field;
   while (r.Next(&field)) {
-    if (field.id == f::generic::kEventName) {
+    if (field.id == pf::GenericFtraceEvent::kEventName) {
       name = field.as_string();
-    } else if (field.id == f::generic::kField && field.type == WireType::kLengthDelimited &&
+    } else if (field.id == pf::GenericFtraceEvent::kField && field.type == WireType::kLengthDelimited &&
                g.count < GenericFields::kMax) {
       GenericFields::Value v;
       ProtoReader fr(field);
       ProtoField ff;
       while (fr.Next(&ff)) {
         switch (ff.id) {
-          case f::generic::kFieldName: v.name = ff.as_string(); break;
-          case f::generic::kFieldStrValue: v.str = ff.as_string(); v.is_str = true; break;
-          case f::generic::kFieldIntValue:
-          case f::generic::kFieldUintValue: v.num = ff.as_int64(); break;
+          case pf::GenericFtraceEvent::Field::kName: v.name = ff.as_string(); break;
+          case pf::GenericFtraceEvent::Field::kStrValue: v.str = ff.as_string(); v.is_str = true; break;
+          case pf::GenericFtraceEvent::Field::kIntValue:
+          case pf::GenericFtraceEvent::Field::kUintValue: v.num = ff.as_int64(); break;
           default: break;
         }
       }

@@ -7,12 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "import/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::import {
 namespace {
 
-namespace f = fields::ftrace_stats;
 
 bool Malformed(const ProtoReader& r, const char* what, PacketError* error) {
   *error = {r.error_offset(), what};
@@ -47,8 +46,8 @@ bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, 
   while (r.Next(&e)) {
     bool bytes = e.type == WireType::kLengthDelimited;
     switch (e.id) {
-      case f::kPhase: phase = e.int_value; break;
-      case f::kCpuStats: {
+      case pf::FtraceStats::kPhase: phase = e.int_value; break;
+      case pf::FtraceStats::kCpuStats: {
         if (!bytes) break;
         uint32_t cpu = 0;
         FtraceCpuCounters c;
@@ -56,15 +55,15 @@ bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, 
         ProtoField v;
         while (cr.Next(&v)) {
           switch (v.id) {
-            case f::kCpu: cpu = v.as_uint32(); break;
-            case f::kEntries: c.entries = v.int_value; break;
-            case f::kOverrun: c.overrun = v.int_value; break;
-            case f::kCommitOverrun: c.commit_overrun = v.int_value; break;
-            case f::kBytesRead: c.bytes = v.int_value; break;
-            case f::kOldestEventTs: c.oldest_event_ts = v.as_double(); break;
-            case f::kNowTs: c.now_ts = v.as_double(); break;
-            case f::kDroppedEvents: c.dropped_events = v.int_value; break;
-            case f::kReadEvents: c.read_events = v.int_value; break;
+            case pf::FtraceCpuStats::kCpu: cpu = v.as_uint32(); break;
+            case pf::FtraceCpuStats::kEntries: c.entries = v.int_value; break;
+            case pf::FtraceCpuStats::kOverrun: c.overrun = v.int_value; break;
+            case pf::FtraceCpuStats::kCommitOverrun: c.commit_overrun = v.int_value; break;
+            case pf::FtraceCpuStats::kBytesRead: c.bytes = v.int_value; break;
+            case pf::FtraceCpuStats::kOldestEventTs: c.oldest_event_ts = v.as_double(); break;
+            case pf::FtraceCpuStats::kNowTs: c.now_ts = v.as_double(); break;
+            case pf::FtraceCpuStats::kDroppedEvents: c.dropped_events = v.int_value; break;
+            case pf::FtraceCpuStats::kReadEvents: c.read_events = v.int_value; break;
             default: break;
           }
         }
@@ -72,20 +71,20 @@ bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, 
         cpus[cpu] = c;
         break;
       }
-      case f::kFailedFtraceEvents:
+      case pf::FtraceStats::kFailedFtraceEvents:
         if (bytes) AddOnce(&summary.failed_events, e.as_string());
         break;
-      case f::kUnknownFtraceEvents:
+      case pf::FtraceStats::kUnknownFtraceEvents:
         if (bytes) AddOnce(&summary.unknown_events, e.as_string());
         break;
-      case f::kAtraceErrors:
+      case pf::FtraceStats::kAtraceErrors:
         if (bytes) summary.atrace_errors = std::string(e.as_string());
         break;
-      case f::kExclusiveFeatureError:
+      case pf::FtraceStats::kExclusiveFeatureError:
         if (bytes) summary.exclusive_feature_error = std::string(e.as_string());
         break;
-      case f::kPreserveFtraceBuffer: summary.preserve_ftrace_buffer |= e.as_bool(); break;
-      case f::kFtraceParseErrors: {
+      case pf::FtraceStats::kPreserveFtraceBuffer: summary.preserve_ftrace_buffer |= e.as_bool(); break;
+      case pf::FtraceStats::kFtraceParseErrors: {
         // A repeated enum: one varint each, or packed by a newer writer.
         if (!bytes) {
           summary.parse_errors.push_back(e.as_uint32());
@@ -100,13 +99,13 @@ bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, 
         }
         break;
       }
-      case f::kKprobeStats: {
+      case pf::FtraceStats::kKprobeStats: {
         if (!bytes) break;
         has_kprobe = true;
         ProtoReader kr(e);
         ProtoField v;
         while (kr.Next(&v))
-          if (v.id == f::kKprobeMisses) kprobe_misses = v.as_int64();
+          if (v.id == pf::FtraceKprobeStats::kMisses) kprobe_misses = v.as_int64();
         if (kr.error()) return Malformed(kr, "FtraceKprobeStats is malformed", error);
         break;
       }
@@ -119,7 +118,7 @@ bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, 
   summary.parse_errors.erase(std::unique(summary.parse_errors.begin(), summary.parse_errors.end()),
                              summary.parse_errors.end());
 
-  if (phase == f::kPhaseStart) {
+  if (phase == pf::FtraceStats::START_OF_TRACE) {
     for (const auto& [cpu, c] : cpus) start_[cpu] = c;
     if (has_kprobe) {
       kprobe_misses_start_ = kprobe_misses;
@@ -129,7 +128,7 @@ bool FtraceStatsReader::Decode(const ProtoField& field, model::TraceSink& sink, 
   }
   // An unknown phase says nothing about when it was taken; the trace
   // processor ignores it too.
-  if (phase != f::kPhaseEnd) return true;
+  if (phase != pf::FtraceStats::END_OF_TRACE) return true;
   summary.cpus.clear();
   for (const auto& [cpu, c] : cpus) {
     model::FtraceCpuDelta d;

@@ -1,11 +1,10 @@
 #include "import/kernel_log_reader.h"
 
-#include "import/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::import {
 namespace {
 
-namespace al = fields::android_log;
 
 bool Malformed(const ProtoReader& r, const char* what, PacketError* error) {
   *error = {r.error_offset(), what};
@@ -19,35 +18,35 @@ bool DecodeKernelLog(const ProtoField& field, model::TraceSink& sink, PacketErro
   ProtoField m;
   while (r.Next(&m)) {
     if (m.type != WireType::kLengthDelimited) continue;
-    if (m.id == al::kStats) {
+    if (m.id == pf::AndroidLogPacket::kStats) {
       ProtoReader sr(m);
       ProtoField s;
       while (sr.Next(&s))
-        if (s.id == al::kStatsFailed && s.int_value) sink.OnKernelLogLoss(static_cast<uint64_t>(s.int_value));
+        if (s.id == pf::AndroidLogPacket::Stats::kNumFailed && s.int_value) sink.OnKernelLogLoss(static_cast<uint64_t>(s.int_value));
       if (sr.error()) return Malformed(sr, "AndroidLogPacket.Stats is malformed", error);
       continue;
     }
-    if (m.id != al::kEvents) continue;
+    if (m.id != pf::AndroidLogPacket::kEvents) continue;
     model::KernelLogEntry e;
     bool kernel = false, has_ts = false;
     ProtoReader er(m);
     ProtoField ef;
     while (er.Next(&ef)) {
       switch (ef.id) {
-        case al::kLogId: kernel = ef.int_value == al::kLidKernel; break;
-        case al::kPid: e.pid = static_cast<int32_t>(ef.int_value); break;
-        case al::kTid: e.tid = static_cast<int32_t>(ef.int_value); break;
-        case al::kMessage: e.text = std::string(ef.as_string()); break;
-        case al::kArgs: {
+        case pf::AndroidLogPacket::LogEvent::kLogId: kernel = ef.int_value == pf::LID_KERNEL; break;
+        case pf::AndroidLogPacket::LogEvent::kPid: e.pid = static_cast<int32_t>(ef.int_value); break;
+        case pf::AndroidLogPacket::LogEvent::kTid: e.tid = static_cast<int32_t>(ef.int_value); break;
+        case pf::AndroidLogPacket::LogEvent::kMessage: e.text = std::string(ef.as_string()); break;
+        case pf::AndroidLogPacket::LogEvent::kArgs: {
           if (ef.type != WireType::kLengthDelimited) break;
           std::string_view name, str;
           int64_t num = 0;
           ProtoReader ar(ef);
           ProtoField a;
           while (ar.Next(&a)) {
-            if (a.id == al::kArgName) name = a.as_string();
-            else if (a.id == al::kArgInt) num = a.int_value;
-            else if (a.id == al::kArgString) str = a.as_string();
+            if (a.id == pf::AndroidLogPacket::LogEvent::Arg::kName) name = a.as_string();
+            else if (a.id == pf::AndroidLogPacket::LogEvent::Arg::kIntValue) num = a.int_value;
+            else if (a.id == pf::AndroidLogPacket::LogEvent::Arg::kStringValue) str = a.as_string();
           }
           if (ar.error()) return Malformed(ar, "AndroidLogPacket arg is malformed", error);
           if (name == "seq") e.seq = static_cast<uint64_t>(num);

@@ -1,11 +1,10 @@
 #include "import/metadata_reader.h"
 
-#include "import/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::import {
 namespace {
 
-namespace f = fields;
 
 // "/usr/bin/python3" -> "python3"
 std::string_view Basename(std::string_view path) {
@@ -27,16 +26,16 @@ bool DecodeProcessTree(const ProtoField& field, model::TraceSink& sink, PacketEr
     if (e.type != WireType::kLengthDelimited) continue;
     ProtoReader er(e);
     ProtoField p;
-    if (e.id == f::process_tree::kProcesses) {
+    if (e.id == pf::ProcessTree::kProcesses) {
       int32_t pid = 0, ppid = 0;
       std::string_view name;
       bool kthread = false, first_arg = true;
       while (er.Next(&p)) {
         switch (p.id) {
-          case f::process_tree::kProcessPid: pid = p.as_int32(); break;
-          case f::process_tree::kProcessPpid: ppid = p.as_int32(); break;
-          case f::process_tree::kProcessIsKthread: kthread = p.as_bool(); break;
-          case f::process_tree::kProcessCmdline:
+          case pf::ProcessTree::Process::kPid: pid = p.as_int32(); break;
+          case pf::ProcessTree::Process::kPpid: ppid = p.as_int32(); break;
+          case pf::ProcessTree::Process::kIsKthread: kthread = p.as_bool(); break;
+          case pf::ProcessTree::Process::kCmdline:
             if (first_arg) name = Basename(p.as_string());
             first_arg = false;
             break;
@@ -46,14 +45,14 @@ bool DecodeProcessTree(const ProtoField& field, model::TraceSink& sink, PacketEr
       if (er.error()) return Malformed(er, "ProcessTree.Process is malformed", error);
       // kthreadd (pid 2) is the parent of every kernel thread.
       sink.OnProcess(pid, ppid, name, kthread || ppid == 2 || pid == 2);
-    } else if (e.id == f::process_tree::kThreads) {
+    } else if (e.id == pf::ProcessTree::kThreads) {
       int32_t tid = 0, tgid = 0;
       std::string_view name;
       while (er.Next(&p)) {
         switch (p.id) {
-          case f::process_tree::kThreadTid: tid = p.as_int32(); break;
-          case f::process_tree::kThreadTgid: tgid = p.as_int32(); break;
-          case f::process_tree::kThreadName: name = p.as_string(); break;
+          case pf::ProcessTree::Thread::kTid: tid = p.as_int32(); break;
+          case pf::ProcessTree::Thread::kTgid: tgid = p.as_int32(); break;
+          case pf::ProcessTree::Thread::kName: name = p.as_string(); break;
           default: break;
         }
       }
@@ -69,14 +68,14 @@ bool DecodeInterruptInfo(const ProtoField& field, model::TraceSink& sink, Packet
   ProtoReader r(field);
   ProtoField m;
   while (r.Next(&m)) {
-    if (m.id != f::interrupt_info::kIrqMapping || m.type != WireType::kLengthDelimited) continue;
+    if (m.id != pf::InterruptInfo::kIrqMapping || m.type != WireType::kLengthDelimited) continue;
     int32_t irq = -1;
     std::string_view name;
     ProtoReader mr(m);
     ProtoField p;
     while (mr.Next(&p)) {
-      if (p.id == f::interrupt_info::kIrqId) irq = p.as_int32();
-      if (p.id == f::interrupt_info::kName) name = p.as_string();
+      if (p.id == pf::InterruptInfo::InterruptMapping::kIrqId) irq = p.as_int32();
+      if (p.id == pf::InterruptInfo::InterruptMapping::kName) name = p.as_string();
     }
     if (mr.error()) return Malformed(mr, "InterruptInfo mapping is malformed", error);
     if (irq >= 0 && !name.empty()) sink.OnIrqName(irq, name);
@@ -91,20 +90,20 @@ bool DecodeSystemInfo(const ProtoField& field, model::TraceSink& sink, PacketErr
   ProtoField e;
   while (r.Next(&e)) {
     switch (e.id) {
-      case f::system_info::kNumCpus: host.num_cpus = e.as_uint32(); break;
-      case f::system_info::kMachineName:
+      case pf::SystemInfo::kNumCpus: host.num_cpus = e.as_uint32(); break;
+      case pf::SystemInfo::kMachineName:
         host.machine_name = std::string(e.as_string());
         host.hostname = host.machine_name;
         break;
-      case f::system_info::kUtsname: {
+      case pf::SystemInfo::kUtsname: {
         ProtoReader ur(e);
         ProtoField u;
         while (ur.Next(&u)) {
           switch (u.id) {
-            case f::system_info::kUtsSysname: host.sysname = std::string(u.as_string()); break;
-            case f::system_info::kUtsRelease: host.release = std::string(u.as_string()); break;
-            case f::system_info::kUtsVersion: host.version = std::string(u.as_string()); break;
-            case f::system_info::kUtsMachine: host.machine = std::string(u.as_string()); break;
+            case pf::Utsname::kSysname: host.sysname = std::string(u.as_string()); break;
+            case pf::Utsname::kRelease: host.release = std::string(u.as_string()); break;
+            case pf::Utsname::kVersion: host.version = std::string(u.as_string()); break;
+            case pf::Utsname::kMachine: host.machine = std::string(u.as_string()); break;
             default: break;
           }
         }

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "import/packet_error.h"
-#include "import/proto_wire.h"
+#include "common/proto_wire_reader.h"
 #include "model/trace_sink.h"
 
 namespace gpunoise::import {

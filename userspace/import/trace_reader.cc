@@ -11,13 +11,12 @@
 #include "compression/inflate.h"
 #include "import/kernel_log_reader.h"
 #include "import/metadata_reader.h"
-#include "import/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "import/trace_stats_reader.h"
 
 namespace gpunoise::import {
 namespace {
 
-namespace f = fields;
 
 // Header of one Trace.packet field: the tag byte and up to 10 length bytes.
 constexpr size_t kMaxHeader = 11;
@@ -121,7 +120,7 @@ Result<size_t> TraceReader::ParseFraming(const uint8_t* data, size_t size, uint6
             where, base + size, base + pos, header + len, size - pos)));
         return pos;
       }
-      if (id == f::trace::kPacket) {
+      if (id == pf::Trace::kPacket) {
         ++stats_.packets;
         GN_RETURN_IF_ERROR(HandlePacket(payload, static_cast<size_t>(len), base + pos + header, where));
       } else {
@@ -186,33 +185,33 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
   ProtoField field;
   while (r.Next(&field)) {
     switch (field.id) {
-      case f::packet::kMachineId: machine_id = field.as_uint32(); break;
-      case f::packet::kTimestamp: ctx.timestamp = field.int_value; break;
-      case f::packet::kTrustedPacketSequenceId: ctx.sequence_id = field.as_uint32(); break;
-      case f::packet::kSequenceFlags:
-        ctx.incremental_state_cleared |= (field.int_value & f::packet::kSeqIncrementalStateCleared) != 0;
+      case pf::TracePacket::kMachineId: machine_id = field.as_uint32(); break;
+      case pf::TracePacket::kTimestamp: ctx.timestamp = field.int_value; break;
+      case pf::TracePacket::kTrustedPacketSequenceId: ctx.sequence_id = field.as_uint32(); break;
+      case pf::TracePacket::kSequenceFlags:
+        ctx.incremental_state_cleared |= (field.int_value & pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) != 0;
         break;
-      case f::packet::kIncrementalStateCleared: ctx.incremental_state_cleared |= field.as_bool(); break;
-      case f::packet::kPreviousPacketDropped: dropped_reasons = field.as_uint32(); break;
-      case f::packet::kInternedData:
+      case pf::TracePacket::kIncrementalStateCleared: ctx.incremental_state_cleared |= field.as_bool(); break;
+      case pf::TracePacket::kPreviousPacketDropped: dropped_reasons = field.as_uint32(); break;
+      case pf::TracePacket::kInternedData:
         interned = field;
         has_interned = field.type == WireType::kLengthDelimited;
         break;
-      case f::packet::kTracePacketDefaults:
+      case pf::TracePacket::kTracePacketDefaults:
         defaults = field;
         has_defaults = field.type == WireType::kLengthDelimited;
         break;
-      case f::packet::kFtraceEvents:
-      case f::packet::kProcessTree:
-      case f::packet::kTrackEvent:
-      case f::packet::kFtraceStats:
-      case f::packet::kTraceStats:
-      case f::packet::kSystemInfo:
-      case f::packet::kTrackDescriptor:
-      case f::packet::kInterruptInfo:
-      case f::packet::kAndroidLog:
-      case f::packet::kCompressedPackets:
-      case f::packet::kZstdCompressedPackets:
+      case pf::TracePacket::kFtraceEvents:
+      case pf::TracePacket::kProcessTree:
+      case pf::TracePacket::kTrackEvent:
+      case pf::TracePacket::kFtraceStats:
+      case pf::TracePacket::kTraceStats:
+      case pf::TracePacket::kSystemInfo:
+      case pf::TracePacket::kTrackDescriptor:
+      case pf::TracePacket::kInterruptInfo:
+      case pf::TracePacket::kAndroidLog:
+      case pf::TracePacket::kCompressedPackets:
+      case pf::TracePacket::kZstdCompressedPackets:
         if (field.type == WireType::kLengthDelimited) {
           payload = field;
           has_payload = true;
@@ -230,7 +229,7 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
   // Another machine's packet (a compressed block is looked into: its packets
   // carry their own machine ids).
   const bool container =
-      has_payload && (payload.id == f::packet::kCompressedPackets || payload.id == f::packet::kZstdCompressedPackets);
+      has_payload && (payload.id == pf::TracePacket::kCompressedPackets || payload.id == pf::TracePacket::kZstdCompressedPackets);
   if (!container) stats_.machine_ids.insert(machine_id);
   if (options_.machine_id && machine_id != *options_.machine_id && !container) {
     ++stats_.skipped_packets;
@@ -259,21 +258,21 @@ Status TraceReader::HandlePacket(const uint8_t* data, size_t size, uint64_t offs
   if (ok) {
     error_base = payload.data;
     switch (payload.id) {
-      case f::packet::kFtraceEvents:
+      case pf::TracePacket::kFtraceEvents:
         ++stats_.ftrace_bundles;
         ok = bundles_.Decode(payload.data, payload.size, &error);
         break;
-      case f::packet::kProcessTree: ok = DecodeProcessTree(payload, sink_, &error); break;
-      case f::packet::kInterruptInfo: ok = DecodeInterruptInfo(payload, sink_, &error); break;
-      case f::packet::kAndroidLog: ok = DecodeKernelLog(payload, sink_, &error); break;
-      case f::packet::kSystemInfo: ok = DecodeSystemInfo(payload, sink_, &error); break;
-      case f::packet::kFtraceStats: ok = ftrace_stats_.Decode(payload, sink_, &error); break;
-      case f::packet::kTraceStats: ok = DecodeTraceStats(payload, sink_, &error); break;
-      case f::packet::kTrackDescriptor: ok = track_events_.DecodeDescriptor(payload, &error); break;
-      case f::packet::kTrackEvent: ok = track_events_.DecodeEvent(ctx, payload, &error); break;
-      case f::packet::kCompressedPackets:
-      case f::packet::kZstdCompressedPackets:
-        return HandleCompressed(payload, payload.id == f::packet::kZstdCompressedPackets,
+      case pf::TracePacket::kProcessTree: ok = DecodeProcessTree(payload, sink_, &error); break;
+      case pf::TracePacket::kInterruptInfo: ok = DecodeInterruptInfo(payload, sink_, &error); break;
+      case pf::TracePacket::kAndroidLog: ok = DecodeKernelLog(payload, sink_, &error); break;
+      case pf::TracePacket::kSystemInfo: ok = DecodeSystemInfo(payload, sink_, &error); break;
+      case pf::TracePacket::kFtraceStats: ok = ftrace_stats_.Decode(payload, sink_, &error); break;
+      case pf::TracePacket::kTraceStats: ok = DecodeTraceStats(payload, sink_, &error); break;
+      case pf::TracePacket::kTrackDescriptor: ok = track_events_.DecodeDescriptor(payload, &error); break;
+      case pf::TracePacket::kTrackEvent: ok = track_events_.DecodeEvent(ctx, payload, &error); break;
+      case pf::TracePacket::kCompressedPackets:
+      case pf::TracePacket::kZstdCompressedPackets:
+        return HandleCompressed(payload, payload.id == pf::TracePacket::kZstdCompressedPackets,
                                 offset + static_cast<uint64_t>(payload.data - data), where);
       default: break;
     }

@@ -1,11 +1,10 @@
 #include "import/track_event_reader.h"
 
-#include "import/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::import {
 namespace {
 
-namespace f = fields;
 
 // Interned entries (EventName, EventCategory, DebugAnnotationName,
 // InternedString) share the layout {iid = 1, name/str = 2}.
@@ -15,8 +14,8 @@ bool ReadInterned(const ProtoField& field, std::unordered_map<uint64_t, std::str
   ProtoReader r(field);
   ProtoField e;
   while (r.Next(&e)) {
-    if (e.id == f::interned_data::kIid) iid = e.int_value;
-    if (e.id == f::interned_data::kName && e.type == WireType::kLengthDelimited) name = e.as_string();
+    if (e.id == pf::EventName::kIid) iid = e.int_value;
+    if (e.id == pf::EventName::kName && e.type == WireType::kLengthDelimited) name = e.as_string();
   }
   if (r.error()) return false;
   (*out)[iid] = std::string(name);
@@ -42,11 +41,11 @@ bool TrackEventReader::UpdateSequence(const PacketContext& ctx, PacketError* err
     ProtoReader r(*ctx.defaults);
     ProtoField d;
     while (r.Next(&d)) {
-      if (d.id != f::packet_defaults::kTrackEventDefaults) continue;
+      if (d.id != pf::TracePacketDefaults::kTrackEventDefaults) continue;
       ProtoReader tr(d);
       ProtoField t;
       while (tr.Next(&t))
-        if (t.id == f::track_event_defaults::kTrackUuid) seq.default_track = t.int_value;
+        if (t.id == pf::TrackEventDefaults::kTrackUuid) seq.default_track = t.int_value;
     }
     if (r.error()) {
       *error = {0, "TracePacketDefaults is malformed"};
@@ -60,10 +59,10 @@ bool TrackEventReader::UpdateSequence(const PacketContext& ctx, PacketError* err
     while (r.Next(&d)) {
       if (d.type != WireType::kLengthDelimited) continue;
       switch (d.id) {
-        case f::interned_data::kEventNames: ok &= ReadInterned(d, &seq.event_names); break;
-        case f::interned_data::kEventCategories: ok &= ReadInterned(d, &seq.categories); break;
-        case f::interned_data::kDebugAnnotationNames: ok &= ReadInterned(d, &seq.annotation_names); break;
-        case f::interned_data::kDebugAnnotationStringValues:
+        case pf::InternedData::kEventNames: ok &= ReadInterned(d, &seq.event_names); break;
+        case pf::InternedData::kEventCategories: ok &= ReadInterned(d, &seq.categories); break;
+        case pf::InternedData::kDebugAnnotationNames: ok &= ReadInterned(d, &seq.annotation_names); break;
+        case pf::InternedData::kDebugAnnotationStringValues:
           ok &= ReadInterned(d, &seq.annotation_strings);
           break;
         default: break;
@@ -83,28 +82,28 @@ bool TrackEventReader::DecodeDescriptor(const ProtoField& field, PacketError* er
   ProtoField d;
   while (r.Next(&d)) {
     switch (d.id) {
-      case f::track_descriptor::kUuid: track.uuid = d.int_value; break;
-      case f::track_descriptor::kParentUuid: track.parent_uuid = d.int_value; break;
-      case f::track_descriptor::kName:
-      case f::track_descriptor::kStaticName: track.name = std::string(d.as_string()); break;
-      case f::track_descriptor::kCounter: track.is_counter = true; break;
-      case f::track_descriptor::kProcess: {
+      case pf::TrackDescriptor::kUuid: track.uuid = d.int_value; break;
+      case pf::TrackDescriptor::kParentUuid: track.parent_uuid = d.int_value; break;
+      case pf::TrackDescriptor::kName:
+      case pf::TrackDescriptor::kStaticName: track.name = std::string(d.as_string()); break;
+      case pf::TrackDescriptor::kCounter: track.is_counter = true; break;
+      case pf::TrackDescriptor::kProcess: {
         ProtoReader pr(d);
         ProtoField p;
         while (pr.Next(&p)) {
-          if (p.id == f::track_descriptor::kProcessPid) track.pid = p.as_int32();
-          if (p.id == f::track_descriptor::kProcessName && track.name.empty())
+          if (p.id == pf::ProcessDescriptor::kPid) track.pid = p.as_int32();
+          if (p.id == pf::ProcessDescriptor::kProcessName && track.name.empty())
             track.name = std::string(p.as_string());
         }
         break;
       }
-      case f::track_descriptor::kThread: {
+      case pf::TrackDescriptor::kThread: {
         ProtoReader tr(d);
         ProtoField t;
         while (tr.Next(&t)) {
-          if (t.id == f::track_descriptor::kThreadPid) track.pid = t.as_int32();
-          if (t.id == f::track_descriptor::kThreadTid) track.tid = t.as_int32();
-          if (t.id == f::track_descriptor::kThreadName && track.name.empty())
+          if (t.id == pf::ThreadDescriptor::kPid) track.pid = t.as_int32();
+          if (t.id == pf::ThreadDescriptor::kTid) track.tid = t.as_int32();
+          if (t.id == pf::ThreadDescriptor::kThreadName && track.name.empty())
             track.name = std::string(t.as_string());
         }
         break;
@@ -127,30 +126,30 @@ bool TrackEventReader::DecodeAnnotation(const ProtoField& field, SequenceState& 
   ProtoField a;
   while (r.Next(&a)) {
     switch (a.id) {
-      case f::debug_annotation::kName: arg->name = std::string(a.as_string()); break;
-      case f::debug_annotation::kNameIid: arg->name = std::string(Lookup(seq.annotation_names, a.int_value)); break;
-      case f::debug_annotation::kBoolValue:
+      case pf::DebugAnnotation::kName: arg->name = std::string(a.as_string()); break;
+      case pf::DebugAnnotation::kNameIid: arg->name = std::string(Lookup(seq.annotation_names, a.int_value)); break;
+      case pf::DebugAnnotation::kBoolValue:
         arg->type = model::TrackArg::Type::kBool;
         arg->int_value = a.as_bool();
         break;
-      case f::debug_annotation::kUintValue:
-      case f::debug_annotation::kPointerValue:
+      case pf::DebugAnnotation::kUintValue:
+      case pf::DebugAnnotation::kPointerValue:
         arg->type = model::TrackArg::Type::kUint;
         arg->uint_value = a.int_value;
         break;
-      case f::debug_annotation::kIntValue:
+      case pf::DebugAnnotation::kIntValue:
         arg->type = model::TrackArg::Type::kInt;
         arg->int_value = a.as_int64();
         break;
-      case f::debug_annotation::kDoubleValue:
+      case pf::DebugAnnotation::kDoubleValue:
         arg->type = model::TrackArg::Type::kDouble;
         arg->double_value = a.as_double();
         break;
-      case f::debug_annotation::kStringValue:
+      case pf::DebugAnnotation::kStringValue:
         arg->type = model::TrackArg::Type::kString;
         arg->string_value = std::string(a.as_string());
         break;
-      case f::debug_annotation::kStringValueIid:
+      case pf::DebugAnnotation::kStringValueIid:
         arg->type = model::TrackArg::Type::kString;
         arg->string_value = std::string(Lookup(seq.annotation_strings, a.int_value));
         break;
@@ -183,30 +182,30 @@ bool TrackEventReader::DecodeEvent(const PacketContext& ctx, const ProtoField& f
   ProtoField t;
   while (r.Next(&t)) {
     switch (t.id) {
-      case f::track_event::kType:
+      case pf::TrackEvent::kType:
         switch (t.int_value) {
-          case f::track_event::kTypeSliceBegin: e.type = model::TrackEventType::kSliceBegin; break;
-          case f::track_event::kTypeSliceEnd: e.type = model::TrackEventType::kSliceEnd; break;
-          case f::track_event::kTypeCounter: e.type = model::TrackEventType::kCounter; break;
+          case pf::TrackEvent::TYPE_SLICE_BEGIN: e.type = model::TrackEventType::kSliceBegin; break;
+          case pf::TrackEvent::TYPE_SLICE_END: e.type = model::TrackEventType::kSliceEnd; break;
+          case pf::TrackEvent::TYPE_COUNTER: e.type = model::TrackEventType::kCounter; break;
           default: e.type = model::TrackEventType::kInstant; break;
         }
         break;
-      case f::track_event::kTrackUuid: e.track_uuid = t.int_value; break;
-      case f::track_event::kName: e.name = t.as_string(); break;
-      case f::track_event::kNameIid: e.name = Lookup(seq.event_names, t.int_value); break;
-      case f::track_event::kCategories:
+      case pf::TrackEvent::kTrackUuid: e.track_uuid = t.int_value; break;
+      case pf::TrackEvent::kName: e.name = t.as_string(); break;
+      case pf::TrackEvent::kNameIid: e.name = Lookup(seq.event_names, t.int_value); break;
+      case pf::TrackEvent::kCategories:
         if (e.category.empty()) e.category = t.as_string();
         break;
-      case f::track_event::kCategoryIids:
+      case pf::TrackEvent::kCategoryIids:
         if (e.category.empty() && t.type == WireType::kVarint)
           e.category = Lookup(seq.categories, t.int_value);
         break;
-      case f::track_event::kCounterValue: e.counter_value = static_cast<double>(t.as_int64()); break;
-      case f::track_event::kDoubleCounterValue: e.counter_value = t.as_double(); break;
-      case f::track_event::kCorrelationId: e.correlation_id = t.int_value; break;
-      case f::track_event::kFlowIds:
-      case f::track_event::kTerminatingFlowIds: {
-        auto& out = t.id == f::track_event::kFlowIds ? e.flow_ids : e.terminating_flow_ids;
+      case pf::TrackEvent::kCounterValue: e.counter_value = static_cast<double>(t.as_int64()); break;
+      case pf::TrackEvent::kDoubleCounterValue: e.counter_value = t.as_double(); break;
+      case pf::TrackEvent::kCorrelationId: e.correlation_id = t.int_value; break;
+      case pf::TrackEvent::kFlowIds:
+      case pf::TrackEvent::kTerminatingFlowIds: {
+        auto& out = t.id == pf::TrackEvent::kFlowIds ? e.flow_ids : e.terminating_flow_ids;
         if (t.type == WireType::kFixed64) {
           out.push_back(t.int_value);
         } else if (t.type == WireType::kLengthDelimited) {  // packed fixed64
@@ -218,7 +217,7 @@ bool TrackEventReader::DecodeEvent(const PacketContext& ctx, const ProtoField& f
         }
         break;
       }
-      case f::track_event::kDebugAnnotations: {
+      case pf::TrackEvent::kDebugAnnotations: {
         model::TrackArg arg;
         if (!DecodeAnnotation(t, seq, &arg, error, field.data)) return false;
         e.args.push_back(std::move(arg));

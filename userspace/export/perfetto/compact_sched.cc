@@ -5,7 +5,7 @@
 
 #include "common/proto_wire.h"
 
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::perfetto {
 
@@ -70,19 +70,19 @@ void Packed(ProtoWriter& w, uint32_t field, std::vector<T>& values) {
 }  // namespace
 
 void CompactSchedBuilder::FlushTo(ProtoWriter& w) {
-  using M = FtraceEventBundle_CompactSched;
-  for (const auto& comm : intern_order_) w.Bytes(M::kInternTableFieldNumber, comm.view());
-  Packed(w, M::kSwitchTimestampFieldNumber, switch_ts_);
-  Packed(w, M::kSwitchPrevStateFieldNumber, switch_prev_state_);
-  Packed(w, M::kSwitchNextPidFieldNumber, switch_next_pid_);
-  Packed(w, M::kSwitchNextPrioFieldNumber, switch_next_prio_);
-  Packed(w, M::kSwitchNextCommIndexFieldNumber, switch_next_comm_);
-  Packed(w, M::kWakingTimestampFieldNumber, waking_ts_);
-  Packed(w, M::kWakingPidFieldNumber, waking_pid_);
-  Packed(w, M::kWakingTargetCpuFieldNumber, waking_target_cpu_);
-  Packed(w, M::kWakingPrioFieldNumber, waking_prio_);
-  Packed(w, M::kWakingCommIndexFieldNumber, waking_comm_);
-  Packed(w, M::kWakingCommonFlagsFieldNumber, waking_flags_);
+  using M = pf::FtraceEventBundle::CompactSched;
+  for (const auto& comm : intern_order_) w.Bytes(M::kInternTable, comm.view());
+  Packed(w, M::kSwitchTimestamp, switch_ts_);
+  Packed(w, M::kSwitchPrevState, switch_prev_state_);
+  Packed(w, M::kSwitchNextPid, switch_next_pid_);
+  Packed(w, M::kSwitchNextPrio, switch_next_prio_);
+  Packed(w, M::kSwitchNextCommIndex, switch_next_comm_);
+  Packed(w, M::kWakingTimestamp, waking_ts_);
+  Packed(w, M::kWakingPid, waking_pid_);
+  Packed(w, M::kWakingTargetCpu, waking_target_cpu_);
+  Packed(w, M::kWakingPrio, waking_prio_);
+  Packed(w, M::kWakingCommIndex, waking_comm_);
+  Packed(w, M::kWakingCommonFlags, waking_flags_);
   intern_index_.clear();
   intern_order_.clear();
   last_switch_ts_ = 0;

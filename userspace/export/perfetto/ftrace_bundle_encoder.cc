@@ -4,7 +4,8 @@
 #include <type_traits>
 
 #include "common/proto_wire.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/protos/perfetto_fields.h"
+#include "export/perfetto/protos/perfetto_trace_subset.pb.h"  // Encode into a TracePacket
 
 namespace gpunoise::perfetto {
 namespace {
@@ -34,27 +35,27 @@ void Message(ProtoWriter& w, uint32_t field, Body&& body) {
   w.EndMessage(token);
 }
 
-// Field numbers come from the generated subset, pinned to upstream's schema.
-using Event = FtraceEvent;
-using Generic = GenericFtraceEvent;
-using GenericField = GenericFtraceEvent_Field;
+// Field numbers come from the table generated from the subset (perfetto_fields.h).
+using Event = pf::FtraceEvent;
+using Generic = pf::GenericFtraceEvent;
+using GenericField = pf::GenericFtraceEvent::Field;
 
 void GenericStr(ProtoWriter& w, std::string_view name, std::string_view value) {
-  Message(w, Generic::kFieldFieldNumber, [&] {
-    w.Bytes(GenericField::kNameFieldNumber, name);
-    w.Bytes(GenericField::kStrValueFieldNumber, value);
+  Message(w, Generic::kField, [&] {
+    w.Bytes(GenericField::kName, name);
+    w.Bytes(GenericField::kStrValue, value);
   });
 }
 void GenericInt(ProtoWriter& w, std::string_view name, int64_t value) {
-  Message(w, Generic::kFieldFieldNumber, [&] {
-    w.Bytes(GenericField::kNameFieldNumber, name);
-    w.Int(GenericField::kIntValueFieldNumber, value);
+  Message(w, Generic::kField, [&] {
+    w.Bytes(GenericField::kName, name);
+    w.Int(GenericField::kIntValue, value);
   });
 }
 void GenericUint(ProtoWriter& w, std::string_view name, uint64_t value) {
-  Message(w, Generic::kFieldFieldNumber, [&] {
-    w.Bytes(GenericField::kNameFieldNumber, name);
-    w.Varint(GenericField::kUintValueFieldNumber, value);
+  Message(w, Generic::kField, [&] {
+    w.Bytes(GenericField::kName, name);
+    w.Varint(GenericField::kUintValue, value);
   });
 }
 
@@ -71,20 +72,20 @@ bool HasFtraceForm(const model::Event& event) {
 void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const model::Event> events,
                                        IrqNameSource& irq_names, std::string* packet) {
   ProtoWriter w(packet);
-  size_t bundle_token = w.BeginMessage(TracePacket::kFtraceEventsFieldNumber);
-  w.Varint(FtraceEventBundle::kCpuFieldNumber, info.cpu);
-  if (info.lost_events) w.Bool(FtraceEventBundle::kLostEventsFieldNumber, true);
+  size_t bundle_token = w.BeginMessage(pf::TracePacket::kFtraceEvents);
+  w.Varint(pf::FtraceEventBundle::kCpu, info.cpu);
+  if (info.lost_events) w.Bool(pf::FtraceEventBundle::kLostEvents, true);
   if (info.previous_bundle_end_timestamp)
-    w.Varint(FtraceEventBundle::kPreviousBundleEndTimestampFieldNumber, info.previous_bundle_end_timestamp);
+    w.Varint(pf::FtraceEventBundle::kPreviousBundleEndTimestamp, info.previous_bundle_end_timestamp);
 
   for (const model::Event& ev : events) {
     // One FtraceEvent: timestamp, pid (the task current when it fired) and
     // the event's own message as field `kind`, written by `fields`.
     auto event = [&](uint32_t kind, auto&& fields) {
-      Message(w, FtraceEventBundle::kEventFieldNumber, [&] {
-        w.Varint(Event::kTimestampFieldNumber, ev.ts);
-        w.Varint(Event::kPidFieldNumber, static_cast<uint32_t>(ev.tid));
-        if (ev.common_flags) w.Varint(Event::kCommonFlagsFieldNumber, ev.common_flags);
+      Message(w, pf::FtraceEventBundle::kEvent, [&] {
+        w.Varint(Event::kTimestamp, ev.ts);
+        w.Varint(Event::kPid, static_cast<uint32_t>(ev.tid));
+        if (ev.common_flags) w.Varint(Event::kCommonFlags, ev.common_flags);
         Message(w, kind, fields);
       });
     };
@@ -97,101 +98,101 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
                 compact_.AddWaking(ev.ts, e, ev.common_flags);
                 return;
               }
-              using M = SchedWakeupNewFtraceEvent;
-              event(Event::kSchedWakeupNewFieldNumber, [&] {
-                comm(M::kCommFieldNumber, e.comm);
-                w.Int(M::kPidFieldNumber, e.tid);
-                w.Int(M::kPrioFieldNumber, e.prio);
-                w.Int(M::kSuccessFieldNumber, 1);
-                w.Int(M::kTargetCpuFieldNumber, e.target_cpu);
+              using M = pf::SchedWakeupNewFtraceEvent;
+              event(Event::kSchedWakeupNew, [&] {
+                comm(M::kComm, e.comm);
+                w.Int(M::kPid, e.tid);
+                w.Int(M::kPrio, e.prio);
+                w.Int(M::kSuccess, 1);
+                w.Int(M::kTargetCpu, e.target_cpu);
               });
             },
             [&](const model::SchedMigrate& e) {
-              using M = SchedMigrateTaskFtraceEvent;
-              event(Event::kSchedMigrateTaskFieldNumber, [&] {
-                comm(M::kCommFieldNumber, e.comm);
-                w.Int(M::kPidFieldNumber, e.tid);
-                w.Int(M::kPrioFieldNumber, e.prio);
-                w.Int(M::kOrigCpuFieldNumber, e.orig_cpu);
-                w.Int(M::kDestCpuFieldNumber, e.dest_cpu);
+              using M = pf::SchedMigrateTaskFtraceEvent;
+              event(Event::kSchedMigrateTask, [&] {
+                comm(M::kComm, e.comm);
+                w.Int(M::kPid, e.tid);
+                w.Int(M::kPrio, e.prio);
+                w.Int(M::kOrigCpu, e.orig_cpu);
+                w.Int(M::kDestCpu, e.dest_cpu);
               });
             },
             [&](const model::ProcessFork& e) {
               // task_newtask is what the trace processor uses to bind a new
               // thread to its process (clone flags) and to name it.
-              using M = TaskNewtaskFtraceEvent;
-              event(Event::kTaskNewtaskFieldNumber, [&] {
-                w.Int(M::kPidFieldNumber, e.child_tid);
-                comm(M::kCommFieldNumber, e.child_comm);
-                w.Varint(M::kCloneFlagsFieldNumber, e.is_thread ? kCloneThread : 0);
+              using M = pf::TaskNewtaskFtraceEvent;
+              event(Event::kTaskNewtask, [&] {
+                w.Int(M::kPid, e.child_tid);
+                comm(M::kComm, e.child_comm);
+                w.Varint(M::kCloneFlags, e.is_thread ? kCloneThread : 0);
               });
             },
             [&](const model::ProcessExec& e) {
-              using M = SchedProcessExecFtraceEvent;
-              event(Event::kSchedProcessExecFieldNumber, [&] {
-                w.Bytes(M::kFilenameFieldNumber, e.filename);
-                w.Int(M::kPidFieldNumber, e.tid);
-                w.Int(M::kOldPidFieldNumber, e.old_tid);
+              using M = pf::SchedProcessExecFtraceEvent;
+              event(Event::kSchedProcessExec, [&] {
+                w.Bytes(M::kFilename, e.filename);
+                w.Int(M::kPid, e.tid);
+                w.Int(M::kOldPid, e.old_tid);
               });
             },
             [&](const model::ProcessExit& e) {
-              using M = SchedProcessExitFtraceEvent;
-              event(Event::kSchedProcessExitFieldNumber, [&] {
-                comm(M::kCommFieldNumber, e.comm);
-                w.Int(M::kPidFieldNumber, e.tid);
-                w.Int(M::kTgidFieldNumber, e.tgid);
-                w.Int(M::kPrioFieldNumber, e.prio);
+              using M = pf::SchedProcessExitFtraceEvent;
+              event(Event::kSchedProcessExit, [&] {
+                comm(M::kComm, e.comm);
+                w.Int(M::kPid, e.tid);
+                w.Int(M::kTgid, e.tgid);
+                w.Int(M::kPrio, e.prio);
               });
             },
             [&](const model::TaskRename& e) {
-              using M = TaskRenameFtraceEvent;
-              event(Event::kTaskRenameFieldNumber, [&] {
-                w.Int(M::kPidFieldNumber, e.tid);
-                comm(M::kOldcommFieldNumber, e.old_comm);
-                comm(M::kNewcommFieldNumber, e.new_comm);
+              using M = pf::TaskRenameFtraceEvent;
+              event(Event::kTaskRename, [&] {
+                w.Int(M::kPid, e.tid);
+                comm(M::kOldcomm, e.old_comm);
+                comm(M::kNewcomm, e.new_comm);
               });
             },
             [&](const model::IrqEntry& e) {
-              using M = IrqHandlerEntryFtraceEvent;
-              event(Event::kIrqHandlerEntryFieldNumber, [&] {
-                w.Int(M::kIrqFieldNumber, e.irq);
-                w.Bytes(M::kNameFieldNumber, irq_names.IrqName(e.irq));
+              using M = pf::IrqHandlerEntryFtraceEvent;
+              event(Event::kIrqHandlerEntry, [&] {
+                w.Int(M::kIrq, e.irq);
+                w.Bytes(M::kName, irq_names.IrqName(e.irq));
               });
             },
             [&](const model::IrqExit& e) {
-              using M = IrqHandlerExitFtraceEvent;
-              event(Event::kIrqHandlerExitFieldNumber, [&] {
-                w.Int(M::kIrqFieldNumber, e.irq);
-                w.Int(M::kRetFieldNumber, e.ret);
+              using M = pf::IrqHandlerExitFtraceEvent;
+              event(Event::kIrqHandlerExit, [&] {
+                w.Int(M::kIrq, e.irq);
+                w.Int(M::kRet, e.ret);
               });
             },
             [&](const model::SoftirqEntry& e) {
-              event(Event::kSoftirqEntryFieldNumber,
-                    [&] { w.Varint(SoftirqEntryFtraceEvent::kVecFieldNumber, e.vec); });
+              event(Event::kSoftirqEntry,
+                    [&] { w.Varint(pf::SoftirqEntryFtraceEvent::kVec, e.vec); });
             },
             [&](const model::SoftirqExit& e) {
-              event(Event::kSoftirqExitFieldNumber,
-                    [&] { w.Varint(SoftirqExitFtraceEvent::kVecFieldNumber, e.vec); });
+              event(Event::kSoftirqExit,
+                    [&] { w.Varint(pf::SoftirqExitFtraceEvent::kVec, e.vec); });
             },
             [&](const model::SoftirqRaise& e) {
-              event(Event::kSoftirqRaiseFieldNumber,
-                    [&] { w.Varint(SoftirqRaiseFtraceEvent::kVecFieldNumber, e.vec); });
+              event(Event::kSoftirqRaise,
+                    [&] { w.Varint(pf::SoftirqRaiseFtraceEvent::kVec, e.vec); });
             },
             [&](const model::VectorEntry& e) {
               if (e.kind == model::VectorKind::kLocalTimer)
-                event(Event::kLocalTimerEntryFieldNumber,
-                      [&] { w.Int(LocalTimerEntryFtraceEvent::kVectorFieldNumber, e.vector); });
+                event(Event::kLocalTimerEntry,
+                      [&] { w.Int(pf::LocalTimerEntryFtraceEvent::kVector, e.vector); });
             },
             [&](const model::VectorExit& e) {
               if (e.kind == model::VectorKind::kLocalTimer)
-                event(Event::kLocalTimerExitFieldNumber,
-                      [&] { w.Int(LocalTimerExitFtraceEvent::kVectorFieldNumber, e.vector); });
+                event(Event::kLocalTimerExit,
+                      [&] { w.Int(pf::LocalTimerExitFtraceEvent::kVector, e.vector); });
             },
             [&](const model::NapiPoll& e) {
               // Perfetto has no napi_poll message: generic, fields as the
               // tracepoint names them.
-              event(Event::kGenericFieldNumber, [&] {
-                w.Bytes(Generic::kEventNameFieldNumber, "napi_poll");
+              event(Event::kGeneric, [&] {
+                w.Bytes(Generic::kEventName, "napi_poll");
                 GenericStr(w, "dev_name", e.dev.name.view());
                 GenericInt(w, "work", e.work);
                 GenericInt(w, "budget", e.budget);
@@ -200,33 +201,33 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
               });
             },
             [&](const model::NetReceive& e) {
-              using M = NetifReceiveSkbFtraceEvent;
-              event(Event::kNetifReceiveSkbFieldNumber, [&] {
-                w.Varint(M::kLenFieldNumber, static_cast<uint32_t>(e.len));
-                w.Bytes(M::kNameFieldNumber, e.dev.name.view());
-                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              using M = pf::NetifReceiveSkbFtraceEvent;
+              event(Event::kNetifReceiveSkb, [&] {
+                w.Varint(M::kLen, static_cast<uint32_t>(e.len));
+                w.Bytes(M::kName, e.dev.name.view());
+                w.Varint(M::kSkbaddr, e.skbaddr);
               });
             },
             [&](const model::NetTransmit& e) {
-              using M = NetDevXmitFtraceEvent;
-              event(Event::kNetDevXmitFieldNumber, [&] {
-                w.Varint(M::kLenFieldNumber, static_cast<uint32_t>(e.len));
-                w.Bytes(M::kNameFieldNumber, e.dev.name.view());
-                w.Int(M::kRcFieldNumber, e.rc);
-                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              using M = pf::NetDevXmitFtraceEvent;
+              event(Event::kNetDevXmit, [&] {
+                w.Varint(M::kLen, static_cast<uint32_t>(e.len));
+                w.Bytes(M::kName, e.dev.name.view());
+                w.Int(M::kRc, e.rc);
+                w.Varint(M::kSkbaddr, e.skbaddr);
               });
             },
             [&](const model::NetTxTimeout& e) {
-              event(Event::kGenericFieldNumber, [&] {
-                w.Bytes(Generic::kEventNameFieldNumber, "net_dev_xmit_timeout");
+              event(Event::kGeneric, [&] {
+                w.Bytes(Generic::kEventName, "net_dev_xmit_timeout");
                 GenericStr(w, "name", e.dev.name.view());
                 GenericStr(w, "driver", e.driver.view());
                 GenericInt(w, "queue_index", e.queue);
               });
             },
             [&](const model::DqlStall& e) {
-              event(Event::kGenericFieldNumber, [&] {
-                w.Bytes(Generic::kEventNameFieldNumber, "dql_stall_detected");
+              event(Event::kGeneric, [&] {
+                w.Bytes(Generic::kEventName, "dql_stall_detected");
                 GenericUint(w, "thrs", e.thrs);
                 GenericUint(w, "len", e.len);
                 GenericUint(w, "last_reap", e.last_reap);
@@ -236,40 +237,40 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
               });
             },
             [&](const model::TcpRetransmit& e) {
-              using M = TcpRetransmitSkbFtraceEvent;
-              event(Event::kTcpRetransmitSkbFieldNumber, [&] {
-                w.Varint(M::kDaddrFieldNumber, Ipv4Word(e.daddr));
-                w.Varint(M::kDportFieldNumber, static_cast<uint32_t>(e.dport));
-                w.Varint(M::kSaddrFieldNumber, Ipv4Word(e.saddr));
-                w.Varint(M::kSkaddrFieldNumber, e.skaddr);
-                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
-                w.Varint(M::kSportFieldNumber, static_cast<uint32_t>(e.sport));
-                w.Int(M::kStateFieldNumber, e.state);
+              using M = pf::TcpRetransmitSkbFtraceEvent;
+              event(Event::kTcpRetransmitSkb, [&] {
+                w.Varint(M::kDaddr, Ipv4Word(e.daddr));
+                w.Varint(M::kDport, static_cast<uint32_t>(e.dport));
+                w.Varint(M::kSaddr, Ipv4Word(e.saddr));
+                w.Varint(M::kSkaddr, e.skaddr);
+                w.Varint(M::kSkbaddr, e.skbaddr);
+                w.Varint(M::kSport, static_cast<uint32_t>(e.sport));
+                w.Int(M::kState, e.state);
               });
             },
             [&](const model::GroReceiveEntry& e) {
-              using M = NapiGroReceiveEntryFtraceEvent;
-              event(Event::kNapiGroReceiveEntryFieldNumber, [&] {
-                w.Varint(M::kDataLenFieldNumber, static_cast<uint32_t>(e.data_len));
-                w.Varint(M::kLenFieldNumber, static_cast<uint32_t>(e.len));
-                w.Bytes(M::kNameFieldNumber, e.dev.name.view());
-                w.Varint(M::kNapiIdFieldNumber, static_cast<uint32_t>(e.napi_id));
-                w.Varint(M::kQueueMappingFieldNumber, static_cast<uint32_t>(e.queue_mapping));
-                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              using M = pf::NapiGroReceiveEntryFtraceEvent;
+              event(Event::kNapiGroReceiveEntry, [&] {
+                w.Varint(M::kDataLen, static_cast<uint32_t>(e.data_len));
+                w.Varint(M::kLen, static_cast<uint32_t>(e.len));
+                w.Bytes(M::kName, e.dev.name.view());
+                w.Varint(M::kNapiId, static_cast<uint32_t>(e.napi_id));
+                w.Varint(M::kQueueMapping, static_cast<uint32_t>(e.queue_mapping));
+                w.Varint(M::kSkbaddr, e.skbaddr);
               });
             },
             [&](const model::GroReceiveExit& e) {
-              event(Event::kNapiGroReceiveExitFieldNumber,
-                    [&] { w.Int(NapiGroReceiveExitFtraceEvent::kRetFieldNumber, e.ret); });
+              event(Event::kNapiGroReceiveExit,
+                    [&] { w.Int(pf::NapiGroReceiveExitFtraceEvent::kRet, e.ret); });
             },
             [&](const model::SkbDrop& e) {
               // Perfetto's kfree_skb has no reason field; reasons are in the
               // per-device drop counters (export/perfetto/net_tracks.h).
-              using M = KfreeSkbFtraceEvent;
-              event(Event::kKfreeSkbFieldNumber, [&] {
-                w.Varint(M::kLocationFieldNumber, e.location);
-                w.Varint(M::kProtocolFieldNumber, static_cast<uint32_t>(e.protocol));
-                w.Varint(M::kSkbaddrFieldNumber, e.skbaddr);
+              using M = pf::KfreeSkbFtraceEvent;
+              event(Event::kKfreeSkb, [&] {
+                w.Varint(M::kLocation, e.location);
+                w.Varint(M::kProtocol, static_cast<uint32_t>(e.protocol));
+                w.Varint(M::kSkbaddr, e.skbaddr);
               });
             },
             [&](const model::NicEvent& e) {
@@ -279,8 +280,8 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
               auto slash = full.find('/');
               std::string_view name = slash == full.npos ? full : full.substr(slash + 1);
               std::string_view category = slash == full.npos ? "" : full.substr(0, slash);
-              event(Event::kGenericFieldNumber, [&] {
-                w.Bytes(Generic::kEventNameFieldNumber, name);
+              event(Event::kGeneric, [&] {
+                w.Bytes(Generic::kEventName, name);
                 GenericStr(w, "category", category);
                 GenericStr(w, "dev", e.dev.view());
               });
@@ -289,7 +290,7 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
         ev.payload);
   }
   if (!compact_.empty())
-    Message(w, FtraceEventBundle::kCompactSchedFieldNumber, [&] { compact_.FlushTo(w); });
+    Message(w, pf::FtraceEventBundle::kCompactSched, [&] { compact_.FlushTo(w); });
   w.EndMessage(bundle_token);
 }
 

@@ -7,68 +7,47 @@
 
 #include <fmt/format.h>
 
+#include "common/proto_wire.h"
 #include "compression/inflate.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/trace_merger.h"
 #include "export/perfetto/wire_fields.h"
 
 namespace gpunoise::perfetto {
 namespace {
 
-using wire::AppendVarint;
 using wire::ForEachField;
 using wire::WireField;
-
-// TracePacket fields, and those inside them, as upstream numbers them.
-constexpr uint32_t kClockSnapshotField = 6;     // TracePacket.clock_snapshot
-constexpr uint32_t kTrackEventField = 11;       // TracePacket.track_event
-constexpr uint32_t kSystemInfoField = 45;       // TracePacket.system_info
-constexpr uint32_t kMachineIdField = 98;        // TracePacket.machine_id
-constexpr uint32_t kRemoteClockSyncField = 107; // TracePacket.remote_clock_sync
-constexpr uint32_t kClocksField = 1;            // ClockSnapshot.clocks
-constexpr uint32_t kClockIdField = 1;           // ClockSnapshot.Clock.clock_id
-constexpr uint32_t kClockTimestampField = 2;    // ClockSnapshot.Clock.timestamp
-constexpr uint32_t kMachineNameField = 17;      // SystemInfo.machine_name
-constexpr uint32_t kDebugAnnotationsField = 4;  // TrackEvent.debug_annotations
-constexpr uint32_t kAnnotationNameField = 10;   // DebugAnnotation.name
-constexpr uint32_t kAnnotationStringField = 6;  // DebugAnnotation.string_value
-constexpr uint32_t kAnnotationBoolField = 2;    // DebugAnnotation.bool_value
-constexpr uint32_t kAnnotationUintField = 3;    // DebugAnnotation.uint_value
-constexpr uint32_t kAnnotationIntField = 4;     // DebugAnnotation.int_value
-constexpr uint32_t kSyncedClocksField = 1;      // RemoteClockSync.synced_clocks
-constexpr uint32_t kClientClocksField = 2;      // SyncedClocks.client_clocks
-constexpr uint32_t kHostClocksField = 3;        // SyncedClocks.host_clocks
-constexpr uint64_t kRealtime = 1;               // BUILTIN_CLOCK_REALTIME
-constexpr uint64_t kBoottime = 6;               // BUILTIN_CLOCK_BOOTTIME
 
 void ReadClockSnapshot(std::string_view snapshot, InputMachine* m) {
   std::optional<int64_t> boottime, realtime;
   (void)ForEachField(snapshot, [&](const WireField& clock) {
-    if (clock.number != kClocksField || clock.wire_type != 2) return;
+    if (clock.number != pf::ClockSnapshot::kClocks || clock.wire_type != 2) return;
     uint64_t id = 0, ts = 0;
     bool has_ts = false;
     (void)ForEachField(clock.bytes, [&](const WireField& f) {
-      if (f.number == kClockIdField && f.wire_type == 0) id = f.varint;
-      if (f.number == kClockTimestampField && f.wire_type == 0) ts = f.varint, has_ts = true;
+      if (f.number == pf::ClockSnapshot::Clock::kClockId && f.wire_type == 0) id = f.varint;
+      if (f.number == pf::ClockSnapshot::Clock::kTimestamp && f.wire_type == 0) ts = f.varint, has_ts = true;
     });
     if (!has_ts) return;
-    if (id == kBoottime) boottime = static_cast<int64_t>(ts);
-    if (id == kRealtime) realtime = static_cast<int64_t>(ts);
+    if (id == pf::BUILTIN_CLOCK_BOOTTIME) boottime = static_cast<int64_t>(ts);
+    if (id == pf::BUILTIN_CLOCK_REALTIME) realtime = static_cast<int64_t>(ts);
   });
   if (boottime && realtime) m->clocks = ClockPair{*boottime, *realtime};
 }
 
 void ReadTrackEvent(std::string_view event, InputMachine* m) {
   (void)ForEachField(event, [&](const WireField& a) {
-    if (a.number != kDebugAnnotationsField || a.wire_type != 2) return;
+    if (a.number != pf::TrackEvent::kDebugAnnotations || a.wire_type != 2) return;
     std::string_view name, value;
     std::optional<int64_t> number;
     (void)ForEachField(a.bytes, [&](const WireField& f) {
-      if (f.wire_type == 0 && (f.number == kAnnotationBoolField || f.number == kAnnotationUintField ||
-                               f.number == kAnnotationIntField))
+      if (f.wire_type == 0 && (f.number == pf::DebugAnnotation::kBoolValue || f.number == pf::DebugAnnotation::kUintValue ||
+                               f.number == pf::DebugAnnotation::kIntValue))
         number = static_cast<int64_t>(f.varint);
       if (f.wire_type != 2) return;
-      if (f.number == kAnnotationNameField) name = f.bytes;
-      if (f.number == kAnnotationStringField) value = f.bytes;
+      if (f.number == pf::DebugAnnotation::kName) name = f.bytes;
+      if (f.number == pf::DebugAnnotation::kStringValue) value = f.bytes;
     });
     if (name == "boot_id" && m->boot_id.empty()) m->boot_id = value;
     if (name == "machine_name" && m->machine_name.empty()) m->machine_name = value;
@@ -82,31 +61,24 @@ void ReadTrackEvent(std::string_view event, InputMachine* m) {
 void ReadPacket(std::string_view packet, InputMachine* m) {
   (void)ForEachField(packet, [&](const WireField& f) {
     if (f.wire_type != 2) return;
-    if (f.number == kClockSnapshotField && !m->clocks) ReadClockSnapshot(f.bytes, m);
-    if (f.number == kTrackEventField) ReadTrackEvent(f.bytes, m);
-    if (f.number == kSystemInfoField)
+    if (f.number == pf::TracePacket::kClockSnapshot && !m->clocks) ReadClockSnapshot(f.bytes, m);
+    if (f.number == pf::TracePacket::kTrackEvent) ReadTrackEvent(f.bytes, m);
+    if (f.number == pf::TracePacket::kSystemInfo)
       (void)ForEachField(f.bytes, [&](const WireField& s) {
-        if (s.number == kMachineNameField && s.wire_type == 2) m->machine_name = s.bytes;
+        if (s.number == pf::SystemInfo::kMachineName && s.wire_type == 2) m->machine_name = s.bytes;
       });
   });
 }
 
-void AppendField(uint32_t number, std::string_view bytes, std::string* out) {
-  AppendVarint((number << 3) | 2, out);
-  AppendVarint(bytes.size(), out);
-  out->append(bytes);
-}
+void AppendField(uint32_t number, std::string_view bytes, std::string* out) { ProtoWriter(out).Bytes(number, bytes); }
 
-void AppendVarintField(uint32_t number, uint64_t v, std::string* out) {
-  AppendVarint(number << 3, out);
-  AppendVarint(v, out);
-}
+void AppendVarintField(uint32_t number, uint64_t v, std::string* out) { ProtoWriter(out).Varint(number, v); }
 
 std::string BoottimeSnapshot(int64_t ts) {
   std::string clock, snapshot;
-  AppendVarintField(kClockIdField, kBoottime, &clock);
-  AppendVarintField(kClockTimestampField, static_cast<uint64_t>(ts), &clock);
-  AppendField(kClocksField, clock, &snapshot);
+  AppendVarintField(pf::ClockSnapshot::Clock::kClockId, pf::BUILTIN_CLOCK_BOOTTIME, &clock);
+  AppendVarintField(pf::ClockSnapshot::Clock::kTimestamp, static_cast<uint64_t>(ts), &clock);
+  AppendField(pf::ClockSnapshot::kClocks, clock, &snapshot);
   return snapshot;
 }
 
@@ -157,7 +129,7 @@ Result<std::map<uint32_t, InputMachine>> ScanTraceMachines(const std::string& pa
   GN_RETURN_IF_ERROR(ForEachTracePacket(path, [&](std::string_view packet) {
     uint32_t id = 0;
     (void)ForEachField(packet, [&](const WireField& f) {
-      if (f.number == kMachineIdField && f.wire_type == 0) id = static_cast<uint32_t>(f.varint);
+      if (f.number == pf::TracePacket::kMachineId && f.wire_type == 0) id = static_cast<uint32_t>(f.varint);
     });
     InputMachine& m = machines[id];
     m.path = path;
@@ -236,14 +208,14 @@ std::string RemoteClockSyncPacket(const MachineClockSync& sync) {
   // over consecutive rounds (less than 30 s apart by the client BOOTTIME);
   // with both rounds stamped alike each is client - host.
   std::string round;
-  AppendField(kClientClocksField, BoottimeSnapshot(sync.client_boottime), &round);
-  AppendField(kHostClocksField, BoottimeSnapshot(sync.host_boottime), &round);
+  AppendField(pf::RemoteClockSync::SyncedClocks::kClientClocks, BoottimeSnapshot(sync.client_boottime), &round);
+  AppendField(pf::RemoteClockSync::SyncedClocks::kHostClocks, BoottimeSnapshot(sync.host_boottime), &round);
   std::string body;
-  AppendField(kSyncedClocksField, round, &body);
-  AppendField(kSyncedClocksField, round, &body);
+  AppendField(pf::RemoteClockSync::kSyncedClocks, round, &body);
+  AppendField(pf::RemoteClockSync::kSyncedClocks, round, &body);
   std::string packet;
-  AppendField(kRemoteClockSyncField, body, &packet);
-  AppendVarintField(kMachineIdField, sync.machine_id, &packet);
+  AppendField(pf::TracePacket::kRemoteClockSync, body, &packet);
+  AppendVarintField(pf::TracePacket::kMachineId, sync.machine_id, &packet);
   return packet;
 }
 

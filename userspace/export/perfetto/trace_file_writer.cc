@@ -8,46 +8,14 @@
 #include <cstring>
 
 #include "common/private_file.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
 namespace {
 
 constexpr size_t kFlushThreshold = 1 << 20;
-constexpr uint32_t kTracePacketField = 1;  // Trace.packet
-
-void AppendVarint(uint64_t value, std::string* out) {
-  while (value >= 0x80) {
-    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out->push_back(static_cast<char>(value));
-}
-
-size_t VarintSize(uint64_t value) {
-  size_t n = 1;
-  while (value >= 0x80) {
-    value >>= 7;
-    ++n;
-  }
-  return n;
-}
-
 }  // namespace
-
-void AppendLengthDelimitedField(uint32_t field_number, std::string_view bytes, std::string* out) {
-  AppendVarint((static_cast<uint64_t>(field_number) << 3) | 2, out);
-  AppendVarint(bytes.size(), out);
-  out->append(bytes);
-}
-
-void AppendFramedPacket(std::string_view serialized, std::string* out) {
-  AppendLengthDelimitedField(kTracePacketField, serialized, out);
-}
-
-size_t FramedPacketSize(size_t serialized_size) {
-  return VarintSize((kTracePacketField << 3) | 2) + VarintSize(serialized_size) + serialized_size;
-}
 
 Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, uint64_t reserve_bytes,
                                                 TraceCompression compression, int share_gid) {
@@ -188,7 +156,7 @@ Status TraceFileWriter::SealBlock() {
   if (!compressed.ok())
     return MakeError("failed to compress packets for {}: {}", path_, compressed.error().message);
   block_packet_.clear();
-  AppendLengthDelimitedField(TracePacket::kCompressedPacketsFieldNumber, deflated_, &block_packet_);
+  ProtoWriter(&block_packet_).Bytes(pf::TracePacket::kCompressedPackets, deflated_);
   AppendFramedPacket(block_packet_, &buffer_);
   packet_ends_.push_back({buffer_.size(), block_accepted_});
   // A block is already a large write (tens of KiB): write it now, so what

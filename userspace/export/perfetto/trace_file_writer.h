@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/proto_wire.h"  // AppendFramedPacket, FramedPacketSize
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "compression/zlib_deflater.h"
@@ -128,12 +129,5 @@ class TraceFileWriter {
   bool disk_full_ = false;
   bool committed_ = false;
 };
-
-// Appends a length-delimited field: tag, varint length, bytes.
-void AppendLengthDelimitedField(uint32_t field_number, std::string_view bytes, std::string* out);
-// Frames `serialized` as a Trace.packet field (field 1).
-void AppendFramedPacket(std::string_view serialized, std::string* out);
-// The size AppendFramedPacket adds for a packet of `serialized_size` bytes.
-size_t FramedPacketSize(size_t serialized_size);
 
 }  // namespace gpunoise::perfetto

@@ -10,24 +10,20 @@
 #include <functional>
 #include <span>
 
+#include "common/proto_wire.h"
 #include "compression/inflate.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/wire_fields.h"
 
 namespace gpunoise::perfetto {
 namespace {
 
-using wire::AppendVarint;
 using wire::ForEachField;
 using wire::ParseVarint;
 using wire::WireField;
 
-constexpr uint32_t kTracePacketField = 1;
-constexpr uint32_t kSequenceIdField = 10;
-constexpr uint32_t kMachineIdField = 98;
-// TracePacket fields whose bytes are more packets, compressed.
-constexpr uint32_t kCompressedPacketsField = 50;
-constexpr uint32_t kZstdCompressedPacketsField = 133;
+constexpr uint64_t kTracePacketTag = pf::Trace::kPacket << 3 | static_cast<uint32_t>(WireType::kLengthDelimited);
 constexpr size_t kReadChunk = 1 << 20;
 // A packet larger than this is not something any Perfetto writer produces;
 // treat the length as corruption rather than try to allocate it.
@@ -90,7 +86,7 @@ Result<bool> TracePacketReader::Next(std::string* packet, uint64_t* offset) {
   uint64_t tag = 0, len = 0;
   if (!ParseVarint(avail, &p, &tag))
     return MakeError("{}: truncated at byte {} (in a packet header)", path_, *offset);
-  if (tag != ((kTracePacketField << 3) | 2))
+  if (tag != kTracePacketTag)
     return MakeError("{}: corrupt at byte {}: expected a trace packet, found field {} wire type {}",
                      path_, *offset, tag >> 3, tag & 7);
   if (!ParseVarint(avail, &p, &len))
@@ -116,13 +112,12 @@ Result<std::string> RenumberSequence(std::string_view packet,
   out.reserve(packet.size() + 8);
   size_t copied = 0;
   GN_RETURN_IF_ERROR(ForEachField(packet, [&](const WireField& f) {
-    bool sequence = f.number == kSequenceIdField && f.wire_type == 0;
-    bool machine = machine_id && f.number == kMachineIdField;
+    bool sequence = f.number == pf::TracePacket::kTrustedPacketSequenceId && f.wire_type == 0;
+    bool machine = machine_id && f.number == pf::TracePacket::kMachineId;
     if (!sequence && !machine) return;
     out.append(packet.data() + copied, f.start - copied);
     if (sequence) {
-      AppendVarint(kSequenceIdField << 3, &out);
-      AppendVarint(map_id(static_cast<uint32_t>(f.varint)), &out);
+      ProtoWriter(&out).Varint(pf::TracePacket::kTrustedPacketSequenceId, map_id(static_cast<uint32_t>(f.varint)));
     }
     copied = f.end;
   }));
@@ -130,8 +125,7 @@ Result<std::string> RenumberSequence(std::string_view packet,
   // Machine 0 is the host: the trace processor reads a packet without the
   // field as the host's, so it is written only for the other machines.
   if (machine_id && *machine_id) {
-    AppendVarint(kMachineIdField << 3, &out);
-    AppendVarint(*machine_id, &out);
+    ProtoWriter(&out).Varint(pf::TracePacket::kMachineId, *machine_id);
   }
   return out;
 }
@@ -140,9 +134,10 @@ Result<std::optional<CompressedPackets>> FindCompressedPackets(std::string_view 
   std::optional<CompressedPackets> found;
   GN_RETURN_IF_ERROR(ForEachField(packet, [&](const WireField& f) {
     if (f.wire_type != 2) return;
-    if (f.number == kCompressedPacketsField)
+    // Fields whose bytes are more packets, compressed.
+    if (f.number == pf::TracePacket::kCompressedPackets)
       found = CompressedPackets{CompressedPackets::Codec::kZlib, f.bytes};
-    else if (f.number == kZstdCompressedPacketsField)
+    else if (f.number == pf::TracePacket::kZstdCompressedPackets)
       found = CompressedPackets{CompressedPackets::Codec::kZstd, f.bytes};
   }));
   return found;
@@ -156,7 +151,7 @@ Status ForEachPacket(std::string_view trace,
     uint64_t tag = 0, len = 0;
     if (!ParseVarint(trace, &p, &tag) || !ParseVarint(trace, &p, &len))
       return MakeError("truncated at byte {} (in a packet header)", start);
-    if (tag != ((kTracePacketField << 3) | 2))
+    if (tag != kTracePacketTag)
       return MakeError("corrupt at byte {}: expected a trace packet, found field {} wire type {}", start,
                        tag >> 3, tag & 7);
     if (len > trace.size() - p)

@@ -115,7 +115,7 @@ Status WriteAnnotatedCopy(const std::string& source, uint64_t source_bytes, cons
     left -= static_cast<uint64_t>(n);
   }
   std::string framed;
-  for (const auto& p : packets) perfetto::AppendFramedPacket(p, &framed);
+  for (const auto& p : packets) AppendFramedPacket(p, &framed);
   if (Status st = WriteAll(fd.get(), framed.data(), framed.size(), out); !st.ok()) return fail(st.error());
   if (::fsync(fd.get()) != 0) return fail(MakeError("failed to write {}: {}", out, std::strerror(errno)));
   fd.Reset();

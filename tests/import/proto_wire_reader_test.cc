@@ -1,4 +1,4 @@
-#include "import/proto_wire.h"
+#include "common/proto_wire_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "import/test_trace.h"
 
-namespace gpunoise::import {
+namespace gpunoise {
 namespace {
 
 using testing::Wire;
@@ -81,4 +81,4 @@ TEST(ProtoWire, IteratesPackedColumns) {
 }
 
 }  // namespace
-}  // namespace gpunoise::import
+}  // namespace gpunoise

@@ -1,8 +1,12 @@
-// Protobuf wire-format decoding by hand, for the few messages the report
-// reads at tens of millions of events per second. libprotobuf's generated
-// parsers build a full object tree per packet (every nested message, every
-// string) before anything can be looked at; here a message is a byte span
-// walked field by field, and packed columns are decoded in place.
+// Protobuf wire-format decoding by hand: the one streaming decoder, used by
+// the trace reader (import/, tens of millions of events per second), the
+// merger (through export/perfetto/wire_fields.h) and the GPU fragments' pid
+// rewriting; field numbers come from the generated table
+// (export/perfetto/protos/perfetto_fields.h), as for the encoder
+// (common/proto_wire.h). libprotobuf's generated parsers build a full object
+// tree per packet (every nested message, every string) before anything can be
+// looked at; here a message is a byte span walked field by field, and packed
+// columns are decoded in place.
 //
 // Nothing here allocates. A malformed message ends iteration with error()
 // set and error_offset() naming where it went wrong (relative to the span
@@ -14,7 +18,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace gpunoise::import {
+namespace gpunoise {
 
 enum class WireType : uint8_t {
   kVarint = 0,
@@ -176,4 +180,4 @@ inline size_t CountPackedVarints(const ProtoField& f) {
   return n;
 }
 
-}  // namespace gpunoise::import
+}  // namespace gpunoise
