@@ -298,7 +298,9 @@ TEST_F(TraceMergerTest, ABlockThatDoesNotInflateIsCorruptAtItsOffset) {
 TEST(FindCompressedPackets, FindsZlibAndZstdBlocksAndNothingElse) {
   TracePacket block;
   block.set_compressed_packets("zz");
-  auto found = FindCompressedPackets(block.SerializeAsString());
+  // The result points into its input: the input outlives it.
+  const std::string block_bytes = block.SerializeAsString();
+  auto found = FindCompressedPackets(block_bytes);
   ASSERT_TRUE(found.ok() && found->has_value());
   EXPECT_EQ((*found)->codec, CompressedPackets::Codec::kZlib);
   EXPECT_EQ((*found)->bytes, "zz");
@@ -308,7 +310,8 @@ TEST(FindCompressedPackets, FindsZlibAndZstdBlocksAndNothingElse) {
   EXPECT_EQ((*found)->codec, CompressedPackets::Codec::kZstd);
   TracePacket plain;
   plain.set_timestamp(5);
-  found = FindCompressedPackets(plain.SerializeAsString());
+  const std::string plain_bytes = plain.SerializeAsString();
+  found = FindCompressedPackets(plain_bytes);
   ASSERT_TRUE(found.ok());
   EXPECT_FALSE(found->has_value());
 }
