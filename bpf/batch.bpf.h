@@ -8,7 +8,8 @@
  *
  * Nesting-safe per context: programs nest on a CPU (a hard irq's inside a
  * softirq's, inside a task's), so the batch is claimed then committed. One
- * 64-bit state word holds
+ * 64-bit state word (struct gn_batch_word, in .bss so that user space reads
+ * it without a syscall) holds
  *   bits  0-15 bytes committed, bits 16-31 records committed,
  *   bits 32-47 bytes claimed,   bit 63 a flush is under way.
  * A writer claims its bytes with a compare-and-swap (retried once: the only
@@ -45,9 +46,8 @@
 #define GN_BATCH_FLUSHING (1ull << 63)
 #define GN_BATCH_FIELD 0xffffull
 
+/* The records, per CPU; their state is the CPU's gn_batch_words entry. */
 struct gn_batch {
-	__u64 state;
-	__u64 seq; /* first_seq of the batch being filled */
 	struct gn_batch_hdr hdr; /* filled by the flush, written just before buf */
 	__u8 buf[GN_BATCH_BYTES];
 };
@@ -63,6 +63,13 @@ struct {
  * (record --no-batching), and the verifier drops the batch code. */
 const volatile bool gn_batching = false;
 
+/* Each CPU's batch state and sequence (struct gn_batch_word), indexed by
+ * CPU. In .bss, which libbpf maps into user space: before each drain the
+ * recorder reads them and flushes only the CPUs whose batch holds records
+ * (collect/batch_flush.h); an IPI per idle CPU and drain saved. One cache
+ * line per CPU, so that CPUs do not write each other's lines. */
+struct gn_batch_word gn_batch_words[GN_MAX_CPUS] __attribute__((aligned(64))) = {};
+
 /* Flushes the user-space flush program found impossible because a record was
  * half-written or another flush was under way, per CPU (it retries at the
  * next drain). */
@@ -72,6 +79,11 @@ static __always_inline struct gn_batch *gn_this_batch(void)
 {
 	__u32 zero = 0;
 	return bpf_map_lookup_elem(&gn_batch, &zero);
+}
+
+static __always_inline struct gn_batch_word *gn_this_batch_word(void)
+{
+	return &gn_batch_words[bpf_get_smp_processor_id() & (GN_MAX_CPUS - 1)];
 }
 
 /* A batch the ring had no room for: its records counted lost by kind. */
@@ -85,12 +97,19 @@ static __always_inline void gn_batch_count_lost(struct gn_batch *b, __u32 count)
 	}
 }
 
-/* Writes the batch if `state` is still its state (then nobody else can touch
- * it until it is cleared). Returns false when the state had moved on. */
-static __always_inline bool gn_batch_flush(struct gn_batch *b, __u64 state, __u32 ring_index)
+/* Writes this CPU's batch if `state` is still its state (then nobody else
+ * can touch it until it is cleared). Returns false when the state had moved
+ * on. */
+static __always_inline bool gn_batch_flush(struct gn_batch_word *w, __u64 state, __u32 ring_index)
 {
-	if (__sync_val_compare_and_swap(&b->state, state, state | GN_BATCH_FLUSHING) != state)
+	if (__sync_val_compare_and_swap(&w->state, state, state | GN_BATCH_FLUSHING) != state)
 		return false;
+	struct gn_batch *b = gn_this_batch();
+	if (!b) {
+		__sync_lock_test_and_set(&w->state, 0);
+		return true;
+	}
+	__u64 seq = w->seq;
 	__u32 len = state & GN_BATCH_FIELD;
 	__u32 count = (state >> 16) & GN_BATCH_FIELD;
 	b->hdr.hdr.ts = bpf_ktime_get_boot_ns();
@@ -101,8 +120,8 @@ static __always_inline bool gn_batch_flush(struct gn_batch *b, __u64 state, __u3
 	b->hdr.slot = GN_BATCH_SLOT;
 	b->hdr.cpu = bpf_get_smp_processor_id();
 	b->hdr.stream = GN_BATCH_STREAM;
-	b->hdr.first_seq = b->seq;
-	b->hdr.end_seq = b->seq + count;
+	b->hdr.first_seq = seq;
+	b->hdr.end_seq = seq + count;
 	void *ring = bpf_map_lookup_elem(&gn_rings, &ring_index);
 	__u64 total = sizeof(struct gn_batch_hdr) + len;
 	/* Keeps the bound check on the register the helper gets. */
@@ -119,24 +138,27 @@ static __always_inline bool gn_batch_flush(struct gn_batch *b, __u64 state, __u3
 	}
 	if (!written)
 		gn_batch_count_lost(b, count);
-	b->seq += count;
+	/* Only the flush writes seq, and before it clears the state (an atomic
+	 * exchange, a full barrier): a reader that sees the state clear then
+	 * reads this seq or a later one. */
+	*(volatile __u64 *)&w->seq = seq + count;
 	/* Writers that saw GN_BATCH_FLUSHING gave up, so nobody holds a claim. */
-	__sync_lock_test_and_set(&b->state, 0);
+	__sync_lock_test_and_set(&w->state, 0);
 	return true;
 }
 
 /* One claim attempt. *claimed is where the record goes, or GN_BATCH_FIELD
  * when the batch is full or being flushed (no point trying again). */
-static __always_inline bool gn_batch_try_claim(struct gn_batch *b, __u64 *claimed)
+static __always_inline bool gn_batch_try_claim(struct gn_batch_word *w, __u64 *claimed)
 {
-	__u64 old = *(volatile __u64 *)&b->state;
+	__u64 old = *(volatile __u64 *)&w->state;
 	__u64 at = (old >> 32) & GN_BATCH_FIELD;
 	if ((old & GN_BATCH_FLUSHING) || at > GN_BATCH_BYTES - GN_BATCH_SLOT) {
 		*claimed = GN_BATCH_FIELD;
 		return false;
 	}
 	*claimed = at;
-	return __sync_val_compare_and_swap(&b->state, old, old + ((__u64)GN_BATCH_SLOT << 32)) == old;
+	return __sync_val_compare_and_swap(&w->state, old, old + ((__u64)GN_BATCH_SLOT << 32)) == old;
 }
 
 /* Claims a slot of this CPU's batch for a record of `size` bytes (a
@@ -144,17 +166,18 @@ static __always_inline bool gn_batch_try_claim(struct gn_batch *b, __u64 *claime
  * the gate is closed or the batch is full or being flushed (the caller then
  * reserves the record on the ring, GN_CLAIM). The timestamp is taken after the claim, as gn_reserve does,
  * so that records stamped after a flush are in a later batch. */
-static __always_inline void *gn_batch_claim(struct gn_batch **bp, __u32 size, __u16 kind)
+static __always_inline void *gn_batch_claim(struct gn_batch_word **wp, __u32 size, __u16 kind)
 {
 	if (gn_gate_closed())
 		return NULL;
 	struct gn_batch *b = gn_this_batch();
 	if (!b)
 		return NULL;
+	struct gn_batch_word *w = gn_this_batch_word();
 	__u64 claimed = 0;
-	bool ok = gn_batch_try_claim(b, &claimed);
+	bool ok = gn_batch_try_claim(w, &claimed);
 	if (!ok && claimed != GN_BATCH_FIELD)
-		ok = gn_batch_try_claim(b, &claimed);
+		ok = gn_batch_try_claim(w, &claimed);
 	/* Keeps the bound check on the register used for the address. */
 	asm volatile("" : "+r"(claimed));
 	if (!ok || size > GN_BATCH_SLOT || claimed > GN_BATCH_BYTES - GN_BATCH_SLOT)
@@ -164,17 +187,17 @@ static __always_inline void *gn_batch_claim(struct gn_batch **bp, __u32 size, __
 	hdr->kind = kind;
 	hdr->flags = gn_context_flags();
 	hdr->tid = (__u32)bpf_get_current_pid_tgid();
-	*bp = b;
+	*wp = w;
 	return hdr;
 }
 
 /* Commits a claimed record; the commit that completes a full batch writes
  * it. */
-static __always_inline void gn_batch_commit(struct gn_batch *b)
+static __always_inline void gn_batch_commit(struct gn_batch_word *w)
 {
-	__u64 now = __sync_add_and_fetch(&b->state, (__u64)GN_BATCH_SLOT | (1ull << 16));
+	__u64 now = __sync_add_and_fetch(&w->state, (__u64)GN_BATCH_SLOT | (1ull << 16));
 	if (((now >> 32) & GN_BATCH_FIELD) == (now & GN_BATCH_FIELD) && (now & GN_BATCH_FIELD) >= GN_BATCH_BYTES)
-		gn_batch_flush(b, now, bpf_get_smp_processor_id());
+		gn_batch_flush(w, now, bpf_get_smp_processor_id());
 }
 
 /* The record either way: batched when gn_batching, else, or when the batch
@@ -211,14 +234,12 @@ static __always_inline void gn_batch_commit(struct gn_batch *b)
 	SEC("raw_tp")                                                                   \
 	int name(void *ctx)                                                             \
 	{                                                                               \
-		struct gn_batch *b = gn_this_batch();                                   \
-		if (!b)                                                                 \
-			return 0;                                                       \
-		__u64 state = *(volatile __u64 *)&b->state;             \
+		struct gn_batch_word *w = gn_this_batch_word();                         \
+		__u64 state = *(volatile __u64 *)&w->state;                             \
 		__u32 cpu = bpf_get_smp_processor_id();                                 \
 		if ((state & GN_BATCH_FLUSHING) ||                                      \
 		    ((state >> 32) & GN_BATCH_FIELD) != (state & GN_BATCH_FIELD) ||     \
-		    !gn_batch_flush(b, state, cpu)) {                                   \
+		    !gn_batch_flush(w, state, cpu)) {                                   \
 			__sync_fetch_and_add(&gn_batch_flush_busy[cpu & (GN_MAX_CPUS - 1)], 1); \
 			return 0;                                                       \
 		}                                                                       \

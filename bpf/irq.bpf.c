@@ -49,7 +49,7 @@ static __always_inline void gn_softirq_mark(bool serving)
 static __always_inline void gn_emit_irq(__u16 kind, __s32 irq, __s32 ret)
 {
 	__u64 wake = 0;
-	struct gn_batch *batch = NULL;
+	struct gn_batch_word *batch = NULL;
 	struct gn_irq *rec = GN_CLAIM(struct gn_irq, kind, &batch, &wake);
 	if (!rec)
 		return;
@@ -117,7 +117,7 @@ static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 	if (kind == GN_REC_SOFTIRQ_ENTRY)
 		gn_softirq_mark(true);
 	__u64 wake = 0;
-	struct gn_batch *batch = NULL;
+	struct gn_batch_word *batch = NULL;
 	struct gn_softirq *rec = GN_CLAIM(struct gn_softirq, kind, &batch, &wake);
 	if (rec) {
 		rec->vec = vec;
@@ -153,7 +153,7 @@ static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector
 	if (kind == GN_REC_VECTOR_ENTRY)
 		gn_hardirq_mark(true);
 	__u64 wake = 0;
-	struct gn_batch *batch = NULL;
+	struct gn_batch_word *batch = NULL;
 	struct gn_vector *rec = GN_CLAIM(struct gn_vector, kind, &batch, &wake);
 	if (rec) {
 		rec->kind = vkind;

@@ -76,6 +76,19 @@ struct gn_batch_hdr {
 	__u64 end_seq; /* first_seq + count */
 };
 
+/* A CPU's batch state (bpf/batch.bpf.h), one cache line per CPU in the
+ * batching object's .bss (gn_batch_words), which user space reads through
+ * the skeleton's mapping. state: bits 0-15 bytes committed, 16-31 records
+ * committed, 32-47 bytes claimed, bit 63 a flush under way; 0 when the batch
+ * is empty and idle. seq: the stream's sequence number of the next batched
+ * record (first_seq of the batch being filled), written only by a flush,
+ * before it clears the state. */
+struct gn_batch_word {
+	__u64 state;
+	__u64 seq;
+	__u64 pad[6];
+};
+
 /* Each batching object keeps its own per-CPU batch, so a CPU has one batch
  * stream per object, each with its own flush times. */
 enum gn_batch_stream {

@@ -153,7 +153,7 @@ static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __
 					   __u32 next_tgid, __s32 next_prio, const char *next_comm)
 {
 	__u64 wake = 0;
-	struct gn_batch *batch = NULL;
+	struct gn_batch_word *batch = NULL;
 	struct gn_sched_switch *rec = GN_CLAIM(struct gn_sched_switch, GN_REC_SCHED_SWITCH, &batch, &wake);
 	if (!rec)
 		return;
@@ -209,7 +209,7 @@ static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s3
 					 __s32 target_cpu, const char *comm)
 {
 	__u64 wake = 0;
-	struct gn_batch *batch = NULL;
+	struct gn_batch_word *batch = NULL;
 	struct gn_sched_wake *rec = GN_CLAIM(struct gn_sched_wake, kind, &batch, &wake);
 	if (!rec)
 		return;

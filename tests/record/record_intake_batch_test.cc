@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "collect/batch_flush.h"
+#include "record/drain.h"
 #include "record/record_intake.h"
 
 extern "C" {
@@ -173,6 +175,38 @@ TEST(RecordIntakeBatch, ABatchFromACpuOutsideTheRecordingCountsItsRecords) {
   AppendSlot(recs, Switch(101, 9));
   intake.OnRecord(3, BatchOf(3, 200, 0, 2, recs));
   EXPECT_EQ(intake.records_outside_cpus(), 2u);
+}
+
+TEST(RecordIntakeBatch, AnIdleBatchMovesTheFloorOnceTheIntakeHasReadItsStreamThatFar) {
+  RecordIntake intake(1);
+  intake.set_batching(1);
+  std::vector<uint8_t> one;
+  AppendSlot(one, Switch(100, 8));
+  // CPU 0's stream is read up to seq 1; then a direct record.
+  intake.OnRecord(0, BatchOf(0, 150, 0, 1, one));
+  std::vector<uint8_t> direct;
+  Append(direct, Switch(300, 9));
+  intake.OnRecord(0, direct);
+  // CPU 1 has read no batch of the stream, but its state word says one went out.
+  intake.OnRecord(1, direct);
+  std::vector<gn_batch_word> words(GN_MAX_CPUS);
+  words[0].seq = 1;
+  words[1].seq = 64;
+  collect::BatchFlusher f(-1, {0, 1}, 0, words.data());
+  f.FlushAll();
+  ASSERT_EQ(f.idle().size(), 2u);
+  TakeIdleBatches(f, intake.batches());
+  // CPU 0: drained up to the read, so the direct record after the batch goes out.
+  auto cpu0 = intake.batches()[0].staging.Writable(false);
+  EXPECT_EQ(cpu0.size(), 2u);
+  intake.batches()[0].staging.Written();
+  // CPU 1: its batch may still be in the ring: everything waits, and the
+  // next drain flushes it.
+  EXPECT_EQ(intake.batches()[1].staging.Writable(false).size(), 0u);
+  intake.batches()[1].staging.Written();
+  uint64_t runs = f.runs();
+  f.FlushAll();
+  EXPECT_EQ(f.runs(), runs + 1);
 }
 
 }  // namespace

@@ -1,13 +1,33 @@
 #include "collect/batch_flush.h"
 
 #include <bpf/bpf.h>
+#include <time.h>
 
 #include <chrono>
 #include <thread>
 
 namespace gpunoise::collect {
+namespace {
+
+// The read's time is taken before the states are read, and this much
+// earlier again: the records are stamped with the kernel's NMI-safe boot
+// clock, this with the vDSO's, and the two are not promised to agree to the
+// nanosecond. Holding 10 us more back costs nothing.
+constexpr uint64_t kClockSlackNs = 10'000;
+
+uint64_t BoottimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+BatchFlusher::BatchFlusher(int prog_fd, std::vector<int> cpus, uint32_t stream, const gn_batch_word* words)
+    : prog_fd_(prog_fd), cpus_(std::move(cpus)), stream_(stream), words_(words), flush_next_(cpus_.size(), 0) {}
 
 bool BatchFlusher::FlushOne(int cpu) {
+  ++runs_;
   // raw_tp test runs take the tracepoint's arguments; the flush reads none.
   uint64_t args[1] = {0};
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args),
@@ -16,14 +36,36 @@ bool BatchFlusher::FlushOne(int cpu) {
 }
 
 uint64_t BatchFlusher::FlushAll() {
+  idle_.clear();
+  uint64_t now = BoottimeNs();
+  uint64_t mark = now > kClockSlackNs ? now - kClockSlackNs : 0;
   uint64_t refused = 0;
-  for (int cpu : cpus_)
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    int cpu = cpus_[i];
+    if (words_ && !flush_next_[i] && cpu >= 0 && cpu < GN_MAX_CPUS) {
+      const gn_batch_word& w = words_[cpu];
+      // Acquire: the seq read next is the one the flush that cleared this
+      // state wrote, or a later one.
+      if (__atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == 0) {
+        idle_.push_back({cpu, __atomic_load_n(&w.seq, __ATOMIC_ACQUIRE), mark});
+        ++skipped_;
+        continue;
+      }
+    }
+    flush_next_[i] = 0;
     if (!FlushOne(cpu)) ++refused;
+  }
   busy_ += refused;
   return refused;
 }
 
+void BatchFlusher::FlushNextTime(int cpu) {
+  for (size_t i = 0; i < cpus_.size(); ++i)
+    if (cpus_[i] == cpu) flush_next_[i] = 1;
+}
+
 uint64_t BatchFlusher::FlushAllUntilDone(int attempts) {
+  idle_.clear();
   std::vector<int> left = cpus_;
   for (int round = 0; round < attempts && !left.empty(); ++round) {
     if (round) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -88,6 +88,9 @@ class Collector {
   virtual int batch_flush_fd() const { return -1; }
   // Its batches' stream (enum gn_batch_stream in bpf/record.h).
   virtual uint32_t batch_stream() const { return 0; }
+  // Its per-CPU batch states (gn_batch_words, GN_MAX_CPUS of them), mapped
+  // from its .bss; nullptr when it does not batch.
+  virtual const gn_batch_word* batch_words() const { return nullptr; }
 
   const model::CollectorReport& report() const { return report_; }
   model::CollectorReport& mutable_report() { return report_; }

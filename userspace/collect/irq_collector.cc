@@ -20,6 +20,11 @@ int IrqCollector::batch_flush_fd() const {
   return bpf_program__fd(skel_->progs.gn_irq_flush);
 }
 
+const gn_batch_word* IrqCollector::batch_words() const {
+  if (batch_flush_fd() < 0 || !skel_->bss) return nullptr;
+  return skel_->bss->gn_batch_words;
+}
+
 // Stop() only detaches: the maps (loss counters, IRQ names) stay readable
 // until the collector is destroyed.
 IrqCollector::~IrqCollector() {

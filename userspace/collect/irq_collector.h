@@ -21,6 +21,7 @@ class IrqCollector : public Collector {
   std::string_view name() const override { return "irq"; }
   void Start(const CollectorContext& context) override;
   int batch_flush_fd() const override;
+  const gn_batch_word* batch_words() const override;
   uint32_t batch_stream() const override { return GN_BATCH_STREAM_IRQ; }
 
   // The action name the kernel side saw for `irq` (irq_handler_entry).

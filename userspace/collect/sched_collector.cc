@@ -93,6 +93,11 @@ int SchedCollector::batch_flush_fd() const {
   return bpf_program__fd(skel_->progs.gn_sched_flush);
 }
 
+const gn_batch_word* SchedCollector::batch_words() const {
+  if (batch_flush_fd() < 0 || !skel_->bss) return nullptr;
+  return skel_->bss->gn_batch_words;
+}
+
 void SchedCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
   if (!skel_ || !skel_->bss) return;
   AddFullMap(out, name(), "gn_tids", seed_failures_ + SumPerCpuCounter(skel_->bss->gn_tids_full));

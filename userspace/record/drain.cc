@@ -38,6 +38,17 @@ Status WriteStaged(std::vector<CpuBatch>& batches, std::span<const uint64_t> los
   return OkStatus();
 }
 
+void TakeIdleBatches(collect::BatchFlusher& flusher, std::vector<CpuBatch>& batches) {
+  uint32_t stream = flusher.stream();
+  for (const collect::IdleBatch& idle : flusher.idle()) {
+    auto cpu = static_cast<size_t>(idle.cpu);
+    if (stream < CpuStaging::kMaxStreams && cpu < batches.size() && batches[cpu].next_batch_seq[stream] == idle.seq)
+      batches[cpu].staging.EndBatch(idle.ts, stream);
+    else
+      flusher.FlushNextTime(idle.cpu);
+  }
+}
+
 void CountSinkUnwritten(std::vector<CpuBatch>& batches, perfetto::TraceSink& sink) {
   sink.TakeUnwritten([&](uint32_t c, std::string_view kind, uint64_t n) {
     if (c < batches.size()) batches[c].CountUnwritten(kind, n);
@@ -55,8 +66,13 @@ Result<uint64_t> RecordDrain::Drain() {
   for (CpuBatch& b : batches_) b.drained = 0;
   // Batches out first: the drain then reads everything stamped before the
   // flush (the staging holds back what came after, record/cpu_staging.h).
+  // Idle CPUs are not flushed; their read stands in for the empty batch once
+  // the drain has read their stream that far.
   for (collect::BatchFlusher& f : flushers_) f.FlushAll();
-  return transport_.DrainAll(records_per_drain_);
+  auto drained = transport_.DrainAll(records_per_drain_);
+  if (drained.ok())
+    for (collect::BatchFlusher& f : flushers_) TakeIdleBatches(f, batches_);
+  return drained;
 }
 
 Status RecordDrain::Flush(bool final) {

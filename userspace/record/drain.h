@@ -34,6 +34,13 @@ namespace gpunoise::record {
 Status WriteStaged(std::vector<CpuBatch>& batches, std::span<const uint64_t> lost_per_cpu, bool final,
                    uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink);
 
+// The CPUs `flusher` found idle (no flush, collect/batch_flush.h) after the
+// drain that followed: each whose staging has read the flusher's stream up
+// to the idle batch's seq ends a batch there, at the read's time, as the
+// empty batch its flush would have written; each other one is flushed next
+// time.
+void TakeIdleBatches(collect::BatchFlusher& flusher, std::vector<CpuBatch>& batches);
+
 // Counts, per CPU and kind, what the sink accepted but the file never got.
 void CountSinkUnwritten(std::vector<CpuBatch>& batches, perfetto::TraceSink& sink);
 

@@ -105,7 +105,7 @@ Result<std::vector<collect::BatchFlusher>> AttachCollectors(CollectorSet& set, c
   uint32_t batch_streams = 0;
   for (auto& c : set.collectors)
     if (int fd = c->batch_flush_fd(); fd >= 0) {
-      flushers.emplace_back(fd, std::vector<int>(cpus.begin(), cpus.end()));
+      flushers.emplace_back(fd, std::vector<int>(cpus.begin(), cpus.end()), c->batch_stream(), c->batch_words());
       batch_streams |= 1u << c->batch_stream();
     }
   intake.set_batching(batch_streams);
