@@ -10,6 +10,7 @@ reads
   flushes/s: runs of the flush programs (gn_sched_flush, gn_irq_flush) per
              second, from the kernel's program stats (bpf_stats_enabled),
   flush ns:  the kernel's ns per flush run (the program only, not the IPI),
+  switch ns: the kernel's ns per gn_sched_switch run (the batch's own cost),
   cpu ms/s:  the recorder's own CPU per second of recording, all threads
              (/proc/PID/task/*/schedstat), which includes waiting for each IPI,
 and prints median and range per build, and per pair the ratio to the first
@@ -51,9 +52,13 @@ def cpu_seconds(pid):
     return total / 1e9
 
 
-def flush_stats(pid):
-    progs = [p for p in bpf_stats.programs_of([pid]) if p.name in FLUSH_PROGRAMS]
-    return sum(p.runs for p in progs), sum(p.run_time_ns for p in progs)
+def program_stats(pid):
+    """(flush runs, flush ns, gn_sched_switch runs, its ns) so far."""
+    progs = bpf_stats.programs_of([pid])
+    flush = [p for p in progs if p.name in FLUSH_PROGRAMS]
+    switch = [p for p in progs if p.name == "gn_sched_switch"]
+    return (sum(p.runs for p in flush), sum(p.run_time_ns for p in flush),
+            sum(p.runs for p in switch), sum(p.run_time_ns for p in switch))
 
 
 def run_once(binary, scenario, duration, out, idle_pid):
@@ -76,9 +81,9 @@ def run_once(binary, scenario, duration, out, idle_pid):
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         window = max(1.0, duration - 3.0)
         time.sleep(1.0)
-        c0, (r0, t0), w0 = cpu_seconds(p.pid), flush_stats(p.pid), time.monotonic()
+        c0, s0, w0 = cpu_seconds(p.pid), program_stats(p.pid), time.monotonic()
         time.sleep(window)
-        c1, (r1, t1), w1 = cpu_seconds(p.pid), flush_stats(p.pid), time.monotonic()
+        c1, s1, w1 = cpu_seconds(p.pid), program_stats(p.pid), time.monotonic()
     finally:
         if load:
             load.send_signal(signal.SIGINT)
@@ -87,9 +92,10 @@ def run_once(binary, scenario, duration, out, idle_pid):
         p.stderr.read()
         p.wait(timeout=60)
     wall = w1 - w0
-    runs = r1 - r0
-    return {"flushes/s": runs / wall, "flush ns": (t1 - t0) / runs if runs else 0.0,
-            "cpu ms/s": (c1 - c0) / wall * 1000}
+    d = [b - a for a, b in zip(s0, s1)]
+    return {"flushes/s": d[0] / wall, "flush ns": d[1] / d[0] if d[0] else 0.0,
+            "cpu ms/s": (c1 - c0) / wall * 1000, "switches/s": d[2] / wall,
+            "switch ns": d[3] / d[2] if d[2] else 0.0}
 
 
 def span(values):
@@ -126,7 +132,7 @@ def main():
                     line = ", ".join(f"{k} {span([r[k] for r in rows])}" for k in rows[0])
                     print(f"  {name}: {line}")
                     if name != first:
-                        for k in ("flushes/s", "cpu ms/s"):
+                        for k in ("flushes/s", "cpu ms/s", "switch ns"):
                             ratios = [r[k] / f[k] for r, f in zip(rows, results[first]) if f[k]]
                             if ratios:
                                 print(f"    {name}/{first} {k} per pair: {span(ratios)}")
