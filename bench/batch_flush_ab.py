@@ -10,9 +10,11 @@ reads
   flushes/s: runs of the flush programs (gn_sched_flush, gn_irq_flush) per
              second, from the kernel's program stats (bpf_stats_enabled),
   flush ns:  the kernel's ns per flush run (the program only, not the IPI),
-  switch ns: the kernel's ns per gn_sched_switch run (the batch's own cost),
   cpu ms/s:  the recorder's own CPU per second of recording, all threads
              (/proc/PID/task/*/schedstat), which includes waiting for each IPI,
+  cpu ns/switch: the same per gn_sched_switch run (the recorder's cost per
+             event, when switches are most of the events),
+  switch ns: the kernel's ns per gn_sched_switch run (the batch's own cost),
 and prints median and range per build, and per pair the ratio to the first
 build. Scenarios:
   pid-idle:  --events sched --pid of a sleeping process: no batch ever
@@ -94,7 +96,8 @@ def run_once(binary, scenario, duration, out, idle_pid):
     wall = w1 - w0
     d = [b - a for a, b in zip(s0, s1)]
     return {"flushes/s": d[0] / wall, "flush ns": d[1] / d[0] if d[0] else 0.0,
-            "cpu ms/s": (c1 - c0) / wall * 1000, "switches/s": d[2] / wall,
+            "cpu ms/s": (c1 - c0) / wall * 1000,
+            "cpu ns/switch": (c1 - c0) * 1e9 / d[2] if d[2] else 0.0, "switches/s": d[2] / wall,
             "switch ns": d[3] / d[2] if d[2] else 0.0}
 
 
@@ -132,7 +135,7 @@ def main():
                     line = ", ".join(f"{k} {span([r[k] for r in rows])}" for k in rows[0])
                     print(f"  {name}: {line}")
                     if name != first:
-                        for k in ("flushes/s", "cpu ms/s", "switch ns"):
+                        for k in ("flushes/s", "cpu ms/s", "cpu ns/switch", "switch ns"):
                             ratios = [r[k] / f[k] for r, f in zip(rows, results[first]) if f[k]]
                             if ratios:
                                 print(f"    {name}/{first} {k} per pair: {span(ratios)}")

@@ -2,11 +2,12 @@
 // in batches (record --batching): a drain's events are then interleaved
 // runs, one per batch of each stream (sched's and irq's overlap in time),
 // never sorted as they arrive. BM_StagingSortInterleavedRuns is the
-// staging's own sort (keys, then one move per event); BM_StableSortEvents
-// the std::stable_sort on the events it replaced.
+// staging's own sort (keys merged over each stream's runs, then one move per
+// event); BM_StableSortEvents the std::stable_sort on the events it replaced.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "record/cpu_staging.h"
@@ -14,30 +15,32 @@
 namespace gpunoise::record {
 namespace {
 
-// `n` events in runs of 64, two streams whose runs cover the same time.
-std::vector<uint64_t> InterleavedRuns(size_t n) {
-  std::vector<uint64_t> ts;
+// `n` events in runs of 64, two streams whose runs cover the same time:
+// (ts, stream).
+std::vector<std::pair<uint64_t, uint32_t>> InterleavedRuns(size_t n) {
+  std::vector<std::pair<uint64_t, uint32_t>> ts;
   ts.reserve(n);
   uint64_t base = 1'000'000;
   while (ts.size() < n) {
-    for (int stream = 0; stream < 2 && ts.size() < n; ++stream)
-      for (int i = 0; i < 64 && ts.size() < n; ++i) ts.push_back(base + static_cast<uint64_t>(i) * 20 + stream * 7);
+    for (uint32_t stream = 0; stream < 2 && ts.size() < n; ++stream)
+      for (int i = 0; i < 64 && ts.size() < n; ++i)
+        ts.push_back({base + static_cast<uint64_t>(i) * 20 + stream * 7, stream});
     base += 64 * 20;
   }
   return ts;
 }
 
-void Stage(CpuStaging& s, const std::vector<uint64_t>& ts) {
-  for (uint64_t t : ts) {
+void Stage(CpuStaging& s, const std::vector<std::pair<uint64_t, uint32_t>>& ts) {
+  for (auto [t, stream] : ts) {
     model::Event& e = s.Slot();
     e.ts = t;
     e.payload = model::SchedSwitch{};
-    s.Push(true);
+    s.Push(true, stream);
   }
 }
 
 void BM_StagingSortInterleavedRuns(benchmark::State& state) {
-  std::vector<uint64_t> ts = InterleavedRuns(static_cast<size_t>(state.range(0)));
+  auto ts = InterleavedRuns(static_cast<size_t>(state.range(0)));
   CpuStaging s;
   s.set_batching(0b11);
   for (auto _ : state) {
@@ -52,12 +55,12 @@ void BM_StagingSortInterleavedRuns(benchmark::State& state) {
 BENCHMARK(BM_StagingSortInterleavedRuns)->Arg(1 << 14);
 
 void BM_StableSortEvents(benchmark::State& state) {
-  std::vector<uint64_t> ts = InterleavedRuns(static_cast<size_t>(state.range(0)));
+  auto ts = InterleavedRuns(static_cast<size_t>(state.range(0)));
   std::vector<model::Event> events(ts.size());
   for (auto _ : state) {
     state.PauseTiming();
     for (size_t i = 0; i < ts.size(); ++i) {
-      events[i].ts = ts[i];
+      events[i].ts = ts[i].first;
       events[i].payload = model::SchedSwitch{};
     }
     state.ResumeTiming();

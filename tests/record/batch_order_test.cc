@@ -32,13 +32,13 @@ constexpr uint16_t kTask = 0;
 constexpr uint16_t kSoft = model::kFlagSoftirq;
 constexpr uint16_t kHard = model::kFlagHardirq;
 
-void StageRec(CpuStaging& s, const Rec& r, bool batched) {
+void StageRec(CpuStaging& s, const Rec& r, bool batched, uint32_t stream = 0) {
   model::Event& e = s.Slot();
   e = model::Event{};
   e.ts = r.ts;
   e.common_flags = r.flags;
   e.payload = model::SchedSwitch{};
-  s.Push(batched);
+  s.Push(batched, stream);
 }
 
 void StageItem(CpuStaging& s, const RingItem& item) {
@@ -47,7 +47,7 @@ void StageItem(CpuStaging& s, const RingItem& item) {
     return;
   }
   const Batch& b = std::get<Batch>(item);
-  for (const Rec& r : b.recs) StageRec(s, r, true);
+  for (const Rec& r : b.recs) StageRec(s, r, true, b.stream);
   s.EndBatch(b.flush_ts, b.stream);
 }
 

@@ -1,6 +1,7 @@
 #include "record/cpu_staging.h"
 
 #include <algorithm>
+#include <array>
 
 namespace gpunoise::record {
 
@@ -66,21 +67,57 @@ std::span<const model::Event> CpuStaging::Writable(bool ring_cut, bool all_in) {
   return {events_.data(), writable_};
 }
 
-// Stable by time. Batches make every drain's events a few dozen interleaved
-// runs (each batch one, the direct records between them), so this always
-// runs with batching: sorting 16-byte keys and moving each event once costs
-// 22.5 ns per event for 16k events, against 55.7 for std::stable_sort on the
-// events themselves, which moves each event log2(n) times
-// (bench/staging_sort_benchmark.cc, CPU time on this VM).
+// Stable by time. With batching every drain's events are interleaved runs
+// (each batch one, the direct records between them), so this always runs.
+// But each source is nearly in order by itself: a stream's batches follow
+// each other in time (each was flushed before the next one's records were
+// stamped), and the direct records come in ring order. So the (ts, position)
+// keys are laid out source by source (a counting pass, stable), which leaves
+// a few ascending runs (one per source, plus one per record a nested program
+// stamped out of claim order), and the runs are merged pairwise, bottom up:
+// n log2(runs) key moves instead of a sort's n log2(n). The position breaks
+// ties, so the order is the one a sort of the keys gives. Then each event
+// moves once (bench/staging_sort_benchmark.cc).
 void CpuStaging::SortWritable() {
   keys_.resize(writable_);
-  for (size_t i = 0; i < writable_; ++i) keys_[i] = {events_[i].ts, static_cast<uint32_t>(i)};
-  std::sort(keys_.begin(), keys_.end());  // the position breaks ties: stable
+  std::array<uint32_t, kMaxStreams + 1> at{};
+  for (size_t i = 0; i < writable_; ++i) ++at[batched_[i]];
+  uint32_t sum = 0;
+  for (uint32_t& n : at) {  // counts -> each source's first place
+    uint32_t count = n;
+    n = sum;
+    sum += count;
+  }
+  for (size_t i = 0; i < writable_; ++i) keys_[at[batched_[i]]++] = {events_[i].ts, static_cast<uint32_t>(i)};
+  MergeRuns();
   sorted_.resize(events_.size());  // the same size: Slot() grows batched_ with events_
   for (size_t j = 0; j < writable_; ++j) sorted_[j] = std::move(events_[keys_[j].second]);
   // The held-back events keep their places.
   for (size_t i = writable_; i < used_; ++i) sorted_[i] = std::move(events_[i]);
   std::swap(events_, sorted_);
+}
+
+void CpuStaging::MergeRuns() {
+  size_t n = keys_.size();
+  runs_.clear();
+  runs_.push_back(0);
+  for (size_t i = 1; i < n; ++i)
+    if (keys_[i] < keys_[i - 1]) runs_.push_back(static_cast<uint32_t>(i));
+  runs_.push_back(static_cast<uint32_t>(n));
+  merged_.resize(n);
+  while (runs_.size() > 2) {
+    next_runs_.clear();
+    size_t count = runs_.size() - 1;
+    for (size_t r = 0; r < count; r += 2) {
+      auto a = keys_.begin() + runs_[r], m = keys_.begin() + runs_[r + 1];
+      auto e = r + 2 <= count ? keys_.begin() + runs_[r + 2] : m;  // an odd last run is copied
+      std::merge(a, m, m, e, merged_.begin() + runs_[r]);
+      next_runs_.push_back(runs_[r]);
+    }
+    next_runs_.push_back(static_cast<uint32_t>(n));
+    std::swap(keys_, merged_);
+    std::swap(runs_, next_runs_);
+  }
 }
 
 void CpuStaging::Written() {

@@ -45,7 +45,7 @@ class CpuStaging {
   explicit CpuStaging(size_t max_held = kDefaultMaxHeld) : max_held_(max_held) {}
 
   // The slot for the next record; Push() keeps it (after a successful decode).
-  // `batched`: it came out of a batch.
+  // `batched`: it came out of a batch of `stream`.
   model::Event& Slot() {
     if (used_ == events_.size()) {
       events_.emplace_back();
@@ -53,10 +53,12 @@ class CpuStaging {
     }
     return events_[used_];
   }
-  void Push(bool batched = false) { batched_[used_++] = batched ? 1 : 0; }
+  static constexpr size_t kMaxStreams = 8;
+  void Push(bool batched = false, uint32_t stream = 0) {
+    batched_[used_++] = batched ? static_cast<uint8_t>(1 + std::min<uint32_t>(stream, kMaxStreams - 1)) : 0;
+  }
   size_t staged() const { return used_; }
 
-  static constexpr size_t kMaxStreams = 8;
   // This CPU's records may come in batches of the streams in `stream_mask`
   // (bit s: stream s): hold back for them (see above). 0: no batching.
   void set_batching(uint32_t stream_mask) { stream_mask_ = stream_mask & ((1u << kMaxStreams) - 1); }
@@ -96,14 +98,19 @@ class CpuStaging {
   // context level among the staged direct records; used_ when none.
   size_t CutPoint() const;
   void SortWritable();
+  // Sorts keys_ by merging its ascending runs.
+  void MergeRuns();
 
   std::vector<model::Event> events_;  // reused: no allocation once warm
-  std::vector<uint8_t> batched_;      // per event: it came out of a batch
+  std::vector<uint8_t> batched_;      // per event: 0 direct, 1 + s from a batch of stream s
   std::vector<BatchEnd> batch_ends_;
   std::vector<model::Event> held_;    // reused by Writable()
   std::vector<uint8_t> held_batched_;
-  // Reused by the sort: (ts, position) keys, and the events in their order.
+  // Reused by the sort: (ts, position) keys, the merge's second buffer and
+  // its runs' starts, and the events in their order.
   std::vector<std::pair<uint64_t, uint32_t>> keys_;
+  std::vector<std::pair<uint64_t, uint32_t>> merged_;
+  std::vector<uint32_t> runs_, next_runs_;
   std::vector<model::Event> sorted_;
   size_t used_ = 0;
   size_t writable_ = 0;

@@ -65,7 +65,7 @@ void RecordIntake::OnBatch(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> d
     std::memcpy(&kind, data.data() + off + offsetof(gn_header, kind), sizeof(kind));
     size_t size = collect::FixedRecordSize(kind);
     if (size == 0 || size > hdr.slot) break;
-    OnOne(cpu, b, data.subspan(off, size), true);
+    OnOne(cpu, b, data.subspan(off, size), true, hdr.stream);
     off += hdr.slot;
     ++done;
   }
@@ -74,12 +74,12 @@ void RecordIntake::OnBatch(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> d
   b.staging.EndBatch(hdr.hdr.ts, hdr.stream);
 }
 
-void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched) {
+void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched, uint32_t stream) {
   if (collect::DecodeRecord(data, cpu, &b.staging.Slot()) != collect::DecodeResult::kOk) {
     ++b.decode_errors;
     return;
   }
-  b.staging.Push(batched);
+  b.staging.Push(batched, stream);
   ++b.events_total;
   b.bytes_total += data.size();
   uint16_t kind = 0;

@@ -88,7 +88,8 @@ class RecordIntake {
 
  private:
   void LearnPidNs(uint16_t kind, std::span<const uint8_t> data);
-  void OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched);
+  // `batched`: it came out of a batch of `stream`.
+  void OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched, uint32_t stream = 0);
   void OnBatch(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data);
 
   std::vector<CpuBatch> batches_;
