@@ -24,7 +24,8 @@ build. Scenarios:
   pipe:      the same, with `perf bench sched pipe` on CPU 1 (a switch storm).
 Root; every run and load is bounded in time.
 
-usage: sudo bench/batch_flush_ab.py [--pairs N] [--duration D] [--scenarios a,b] NAME=BINARY NAME=BINARY...
+usage: sudo bench/batch_flush_ab.py [--pairs N] [--duration D] [--scenarios a,b] [--record-args '...']
+                                   NAME=BINARY NAME=BINARY...
 """
 import argparse
 import os
@@ -63,8 +64,8 @@ def program_stats(pid):
             sum(p.runs for p in switch), sum(p.run_time_ns for p in switch))
 
 
-def run_once(binary, scenario, duration, out, idle_pid):
-    argv = [binary, "record", "--batching", "-d", str(duration), "-o", out, "--compress", "none"]
+def run_once(binary, scenario, duration, out, idle_pid, extra):
+    argv = [binary, "record", "--batching", "-d", str(duration), "-o", out, "--compress", "none"] + extra
     if scenario == "pid-idle":
         argv += ["--events", "sched", "--pid", str(idle_pid)]
     else:
@@ -110,6 +111,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--duration", type=int, default=7, help="seconds per recording")
     ap.add_argument("--scenarios", default="pid-idle,all,pipe")
+    ap.add_argument("--record-args", default="",
+                    help="more options for record, e.g. '--drain-batch 256' (a batch counts as one record)")
     ap.add_argument("builds", nargs="+", help="NAME=BINARY")
     args = ap.parse_args()
     builds = [b.split("=", 1) for b in args.builds]
@@ -126,7 +129,8 @@ def main():
                 for pair in range(args.pairs):
                     order = builds if pair % 2 == 0 else list(reversed(builds))
                     for name, binary in order:
-                        results[name].append(run_once(binary, scenario, args.duration, out, idle.pid))
+                        results[name].append(run_once(binary, scenario, args.duration, out, idle.pid,
+                                                      args.record_args.split()))
                 print(f"{scenario}: {args.pairs} pairs, {args.duration} s each, load average "
                       f"{os.getloadavg()[0]:.1f}")
                 first = builds[0][0]
