@@ -2,7 +2,8 @@
 /* Per-CPU batching of storm-heavy records (issue 18): records are appended
  * to this CPU's batch, and the batch goes to the CPU's ring with one
  * bpf_ringbuf_output when it is nearly full, or when user space flushes it
- * (before each drain and at the end, gn_batch_flush_prog). One reservation
+ * (before each drain if it holds records, and at the end;
+ * GN_BATCH_FLUSH_PROGRAM). One reservation
  * per batch instead of one per record: bench/batch_cost.cc measured 0.81-0.85
  * of the direct path's cost per sched_switch.
  *
@@ -224,10 +225,11 @@ static __always_inline void gn_batch_commit(struct gn_batch_word *w)
 			gn_submit((rec), (wake));                                    \
 	} while (0)
 
-/* Run by user space on each CPU (BPF_PROG_TEST_RUN with
- * BPF_F_TEST_RUN_ON_CPU) before each drain and at the end: writes what this
- * CPU's batch holds, or an empty batch, whose timestamp tells user space that
- * nothing stamped before it is still in the batch. Not behind the gate: the
+/* Run by user space (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU) before
+ * each drain on each CPU whose gn_batch_words state is not 0, and at the end
+ * on every CPU: writes what this CPU's batch holds, or an empty batch, whose
+ * timestamp tells user space that nothing stamped before it is still in the
+ * batch. Not behind the gate: the
  * last flush comes after it closed. Returns 1 when it flushed, 0 when a
  * record was half-written or a flush under way (try again later). */
 #define GN_BATCH_FLUSH_PROGRAM(name)                                                    \

@@ -116,8 +116,8 @@ int RunRecord(int argc, char** argv) {
        "at most this many records per CPU between two writes (0: no limit)")
       ("batching", po::bool_switch(&batching),
        "context switches, wakeups, irq, softirq and system-vector records reach the ring in per-CPU batches, "
-       "one ring reservation per batch (cheaper per event under a storm; each drain first flushes every CPU's "
-       "batch with a call to that CPU)")
+       "one ring reservation per batch (cheaper per event under a storm; each drain first flushes the batch of "
+       "every CPU whose batch holds records, with a call to that CPU)")
       ("no-batching", po::bool_switch(&no_batching), "one ring reservation per record (the default)")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")

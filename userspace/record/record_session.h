@@ -59,7 +59,7 @@ struct RecordOptions {
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
   // --batching: the sched collector's switches and wakeups, and the irq
   // collector's records, reach the rings in per-CPU batches (bpf/batch.bpf.h), one ring reservation per batch;
-  // each drain flushes every CPU's batch first. Off: one reservation per
+  // each drain first flushes every CPU whose batch holds records. Off: one reservation per
   // record (--no-batching, the direct path).
   bool batching = false;
   // zlib blocks by default: files about 5x smaller for a few % of the
