@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "integration/support/privileges.h"
+#include "integration/support/run_in_child.h"
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
 
