@@ -130,6 +130,33 @@ HogRun RunFocusBesideHog() {
   }).value_or(HogRun{});
 }
 
+// The helper the workloads above run in: the child's struct comes back;
+// a body that gives up, or one that hangs past the timeout (killed with its
+// session), gives nothing.
+TEST(RunInChild, GivesTheChildsStructAndNothingWhenItFailsOrHangs) {
+  struct Pids {
+    pid_t self = 0, session = 0;
+  };
+  auto got = RunInChild<Pids>([](Pids& p) {
+    p.self = ::getpid();
+    p.session = ::getsid(0);
+    return true;
+  });
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NE(got->self, ::getpid());
+  EXPECT_EQ(got->session, got->self) << "the child leads a session of its own";
+  EXPECT_FALSE(RunInChild<Pids>([](Pids&) { return false; }).has_value());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(RunInChild<Pids>(
+                   [](Pids&) {
+                     std::this_thread::sleep_for(30s);
+                     return true;
+                   },
+                   200ms)
+                   .has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
 TEST(ReportIntegration, AHogOnTheFocusCpuIsNamedWithTheDelaySchedstatReports) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
