@@ -66,18 +66,42 @@ void Slice(Synth& s, uint64_t track, uint64_t start, uint64_t end, const char* n
   s.builder().OnTrackEvent(end_event);
 }
 
+// The identity instant the CUPTI library writes for `track`.
+void Identity(Synth& s, uint64_t track, const char* kind, std::vector<model::TrackArg> args) {
+  model::TrackEventRecord e;
+  e.ts = kBase;
+  e.track_uuid = 10;
+  e.type = model::TrackEventType::kInstant;
+  e.category = model::kTrackIdentityCategory;
+  e.name = model::kTrackIdentityEventName;
+  model::TrackArg uuid;
+  uuid.name = "track_uuid";
+  uuid.type = model::TrackArg::Type::kUint;
+  uuid.uint_value = track;
+  e.args = {uuid, Str("kind", kind)};
+  e.args.insert(e.args.end(), args.begin(), args.end());
+  s.builder().OnTrackEvent(e);
+}
+
 // The launcher runs 1 s: the first `off` on CPU 2 (node 1), the rest on CPU
 // 0 (node 0), launching a kernel every 10 ms on the GPU named by UUID (the
-// CUPTI library's tracks).
-Synth Launcher(uint64_t off, int gpu_node) {
+// CUPTI library's tracks). `typed`: the GPU tracks have identities and
+// names that say nothing.
+Synth Launcher(uint64_t off, int gpu_node, bool typed = false) {
   Synth s;
   s.Process(kPid, "python3").Thread(kLauncher, kPid, "pt_main_thread");
   auto& b = s.builder();
   b.OnTrack({10, 0, "python3", kPid, 0, false});
   b.OnTrack({11, 10, "python3", kPid, kLauncher, false});
-  b.OnTrack({20, 0, "GPU-5f2a1c3e (H200)", 0, 0, false});
-  b.OnTrack({21, 20, "python3 500", 0, 0, false});
-  b.OnTrack({12, 21, "GPU-5f2a1c3e (H200) stream 7", 0, 0, false});
+  b.OnTrack({20, 0, typed ? "track 1" : "GPU-5f2a1c3e (H200)", 0, 0, false});
+  b.OnTrack({21, 20, typed ? "track 2" : "python3 500", 0, 0, false});
+  b.OnTrack({12, 21, typed ? "track 3" : "GPU-5f2a1c3e (H200) stream 7", 0, 0, false});
+  if (typed) {
+    Identity(s, 20, "gpu_device", {Str("gpu_uuid", kUuid), Str("gpu_model", "H200")});
+    model::TrackArg process = Int("process_track", 10);
+    Identity(s, 21, "gpu_process", {process});
+    Identity(s, 12, "gpu_stream", {});
+  }
   Topology(s, gpu_node, 0);
   for (int i = 0; i < 100; ++i) {
     uint64_t t = kBase + i * 10 * kMs;
@@ -115,6 +139,21 @@ TEST(NumaLocality, AGpuLauncherRunningOffItsGpusNodeIsNamedWithTheTimeOffNode) {
   EXPECT_NEAR(f.Metric("running_share"), 0.4, 0.01);
   EXPECT_NE(f.title.find("GPU-5f2a1c3e"), std::string::npos) << f.title;
   EXPECT_TRUE(a.not_measurable.empty());
+}
+
+// The GPU's node comes from its group's identity (UUID), and the finding
+// names the GPU from it: the same finding with tracks named "track 1".
+TEST(NumaLocality, TheGpusNodeAndNameComeFromItsIdentityNotItsTrackName) {
+  Synth named = Launcher(400 * kMs, 0);
+  Synth typed = Launcher(400 * kMs, 0, true);
+  Timeline tn = named.Build(), tt = typed.Build();
+  auto by_name = FindingsOf(AnalyzeOrDie(tn, {"pt_main_thread"}), "numa_locality");
+  auto by_identity = FindingsOf(AnalyzeOrDie(tt, {"pt_main_thread"}), "numa_locality");
+  ASSERT_EQ(by_name.size(), 1u);
+  ASSERT_EQ(by_identity.size(), 1u);
+  EXPECT_EQ(by_identity[0].title, by_name[0].title);
+  EXPECT_EQ(by_identity[0].cost_ns, by_name[0].cost_ns);
+  EXPECT_NE(by_identity[0].title.find("GPU-5f2a1c3e (H200)"), std::string::npos) << by_identity[0].title;
 }
 
 TEST(NumaLocality, ANearMissUnderTheThresholdIsNoFinding) {

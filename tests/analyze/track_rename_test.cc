@@ -3,6 +3,8 @@
 // report finds its tracks by their typed identity (model/track_identity.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -13,6 +15,7 @@
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/net_tracks.h"
+#include "export/perfetto/node_tracks.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "import/test_trace.h"
@@ -26,6 +29,7 @@ constexpr uint64_t kUs = 1000;
 constexpr uint64_t kMs = 1000 * kUs;
 constexpr uint64_t kBase = 7'000'000'000;
 constexpr int32_t kTrainer = 100;
+constexpr int32_t kOther = 300;
 constexpr uint32_t kNetRx = static_cast<uint32_t>(model::SoftirqVec::kNetRx);
 constexpr model::NetDeviceKey kEth0{4026531840, 2};
 
@@ -34,13 +38,16 @@ class NoIrqNames : public perfetto::IrqNameSource {
   std::string_view IrqName(int32_t) override { return "eth0-rx-0"; }
 };
 
-model::Event Switch(uint64_t ts, int32_t prev, int32_t next, int64_t state, const char* comm) {
+model::Event SwitchOn(uint32_t cpu, uint64_t ts, int32_t prev, int32_t next, int64_t state, const char* comm) {
   model::SchedSwitch s;
   s.prev_tid = prev;
   s.prev_state = state;
   s.next_tid = next;
   s.next_comm = model::TaskComm(comm);
-  return {ts, 1, prev, s};
+  return {ts, cpu, prev, s};
+}
+model::Event Switch(uint64_t ts, int32_t prev, int32_t next, int64_t state, const char* comm) {
+  return SwitchOn(1, ts, prev, next, state, comm);
 }
 
 // Cumulative network counters at `i` * 100 ms: eth0 receives on CPU 1
@@ -81,28 +88,49 @@ model::NetSnapshot Snapshot(uint64_t i) {
   return s;
 }
 
+using PacketOut = std::function<Status(const perfetto::TracePacket&)>;
+
+// The process tree: "trainer" (the focus) and "other".
+void WriteProcesses(const PacketOut& add) {
+  perfetto::TracePacket packet;
+  model::ProcessSnapshot processes;
+  processes.ts = kBase;
+  for (auto [pid, comm] : {std::pair<int32_t, const char*>{kTrainer, "trainer"}, {kOther, "other"}}) {
+    model::ProcessInfo p;
+    p.pid = pid;
+    p.ppid = 1;
+    p.comm = comm;
+    p.cmdline = {std::string("/usr/bin/") + comm};
+    processes.processes.push_back(p);
+    processes.threads.push_back({pid, pid, comm});
+  }
+  perfetto::FillProcessTree(&packet, processes);
+  (void)add(packet);
+}
+
+// One bundle per CPU, each CPU's events in time order.
+void WriteScheduling(const PacketOut& add, std::map<uint32_t, std::vector<model::Event>> cpus) {
+  perfetto::FtraceBundleEncoder encoder;
+  NoIrqNames irq_names;
+  for (auto& [cpu, events] : cpus) {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const model::Event& a, const model::Event& b) { return a.ts < b.ts; });
+    perfetto::TracePacket packet;
+    encoder.Encode({cpu, false, 0}, events, irq_names, &packet);
+    (void)add(packet);
+  }
+}
+
 // 500 ms of "trainer" on CPU 1 under a NET_RX storm (700 us of every 1 ms),
 // with the network collectors' counters and totals, written the way the
 // recorder writes them.
 std::string WriteRecording() {
   perfetto::Trace trace;
-  auto add = [&](const perfetto::TracePacket& p) {
+  PacketOut add = [&](const perfetto::TracePacket& p) {
     *trace.add_packet() = p;
     return OkStatus();
   };
-  perfetto::TracePacket packet;
-  model::ProcessSnapshot processes;
-  processes.ts = kBase;
-  model::ProcessInfo p;
-  p.pid = kTrainer;
-  p.ppid = 1;
-  p.comm = "trainer";
-  p.cmdline = {"/usr/bin/trainer"};
-  processes.processes.push_back(p);
-  processes.threads.push_back({kTrainer, kTrainer, "trainer"});
-  perfetto::FillProcessTree(&packet, processes);
-  (void)add(packet);
-
+  WriteProcesses(add);
   std::vector<model::Event> events;
   events.push_back(Switch(kBase, 0, kTrainer, 0, "trainer"));
   for (uint64_t t = kBase; t < kBase + 500 * kMs; t += kMs) {
@@ -110,11 +138,7 @@ std::string WriteRecording() {
     events.push_back({t + 800 * kUs, 1, kTrainer, model::SoftirqExit{kNetRx}});
   }
   events.push_back(Switch(kBase + 500 * kMs, kTrainer, 0, 1, "swapper/1"));
-  perfetto::FtraceBundleEncoder encoder;
-  NoIrqNames irq_names;
-  packet.Clear();
-  encoder.Encode({1, false, 0}, events, irq_names, &packet);
-  (void)add(packet);
+  WriteScheduling(add, {{1, std::move(events)}});
 
   perfetto::TrackEventWriter writer(9, 0);
   perfetto::NetTrackWriter net(writer, add);
@@ -154,7 +178,7 @@ std::vector<Key> Findings(const std::string& path) {
 bool Has(const std::vector<Key>& findings, std::string_view detector, std::string_view kind,
          std::string_view culprit) {
   for (const auto& [d, k, c, cost] : findings)
-    if (d == detector && k == kind && c.find(culprit) != std::string::npos) return true;
+    if (d == detector && (kind.empty() || k == kind) && c.find(culprit) != std::string::npos) return true;
   return false;
 }
 
@@ -200,6 +224,143 @@ TEST(TrackIdentity, ATraceWithoutIdentitiesIsReadByItsOldNames) {
   std::vector<Key> lost = Findings(old_renamed);
   EXPECT_NE(lost, before);
   EXPECT_FALSE(Has(lost, "nic_trouble", "tx_timeout", "eth0")) << Describe(lost);
+}
+
+// The node collectors' tracks (export/perfetto/node_tracks.h), written
+// through the recorder's writer beside the scheduler data of `cpus`.
+std::string WriteNodeRecording(std::map<uint32_t, std::vector<model::Event>> cpus,
+                               const std::function<void(perfetto::NodeTrackWriter&)>& node) {
+  perfetto::Trace trace;
+  PacketOut add = [&](const perfetto::TracePacket& p) {
+    *trace.add_packet() = p;
+    return OkStatus();
+  };
+  WriteProcesses(add);
+  WriteScheduling(add, std::move(cpus));
+  perfetto::TrackEventWriter writer(9, 0);
+  perfetto::NodeTrackWriter writer_node(writer, add);
+  node(writer_node);
+  return trace.SerializeAsString();
+}
+
+// "trainer" alone on CPU 1 in a cgroup with a 20 ms per 100 ms quota: runs
+// 20 ms, is switched out runnable, back 80 ms later with no wakeup, ten
+// times, while cpu.stat counts a throttled period each time. The kernel's
+// rcu_stall_count rises halfway (warn_count stays at 3).
+std::string WriteThrottledRecording() {
+  std::map<uint32_t, std::vector<model::Event>> cpus;
+  auto& c1 = cpus[1];
+  c1.push_back(SwitchOn(1, kBase, 0, kTrainer, 0, "trainer"));
+  for (uint64_t i = 0; i < 10; ++i) {
+    uint64_t p = kBase + i * 100 * kMs;
+    c1.push_back(SwitchOn(1, p + 20 * kMs, kTrainer, 0, 256, "swapper/1"));
+    c1.push_back(SwitchOn(1, p + 100 * kMs, 0, kTrainer, 0, "trainer"));
+  }
+  c1.push_back(SwitchOn(1, kBase + 1020 * kMs, kTrainer, 0, 1, "swapper/1"));
+  auto& c0 = cpus[0];
+  for (uint64_t t = kBase; t + 10 * kMs <= kBase + 1000 * kMs; t += 10 * kMs) {
+    c0.push_back(SwitchOn(0, t, 0, kOther, 0, "other"));
+    c0.push_back(SwitchOn(0, t + kMs, kOther, 0, 1, "swapper/0"));
+  }
+  return WriteNodeRecording(std::move(cpus), [](perfetto::NodeTrackWriter& node) {
+    EXPECT_TRUE(node.WriteQuota(kBase, {"/job", 1, 20000, 100000}).ok());
+    EXPECT_TRUE(node.WriteQuotaProcess(kBase, "/job", kTrainer).ok());
+    auto at = [](uint64_t i) {
+      model::NodeSnapshot s;
+      s.ts = kBase + i * 100 * kMs;
+      s.cgroups["/job"] = {i, i, i * 60 * kMs};
+      s.kernel_health["rcu_stall_count"] = i >= 5 ? 1 : 0;
+      s.kernel_health["warn_count"] = 3;
+      return s;
+    };
+    for (uint64_t i = 1; i <= 11; ++i) EXPECT_TRUE(node.WriteSample(at(0), at(i - 1), at(i)).ok());
+    EXPECT_TRUE(node.Close(kBase + 1100 * kMs).ok());
+  });
+}
+
+// "trainer" runs on CPU 1 for 1 s while the hypervisor steals 20% of it.
+std::string WriteStolenRecording() {
+  std::map<uint32_t, std::vector<model::Event>> cpus;
+  cpus[1] = {SwitchOn(1, kBase, 0, kTrainer, 0, "trainer"),
+             SwitchOn(1, kBase + 1000 * kMs, kTrainer, 0, 1, "swapper/1")};
+  cpus[0] = {SwitchOn(0, kBase, 0, kOther, 0, "other"), SwitchOn(0, kBase + 1000 * kMs, kOther, 0, 1, "swapper/0")};
+  return WriteNodeRecording(std::move(cpus), [](perfetto::NodeTrackWriter& node) {
+    auto at = [](uint64_t i) {
+      model::NodeSnapshot s;
+      s.ts = kBase + i * 100 * kMs;
+      s.steal_ns[0] = 0;
+      s.steal_ns[1] = i * 20 * kMs;
+      return s;
+    };
+    for (uint64_t i = 1; i <= 10; ++i) EXPECT_TRUE(node.WriteSample(at(0), at(i - 1), at(i)).ok());
+    EXPECT_TRUE(node.Close(kBase + 1000 * kMs).ok());
+  });
+}
+
+// "trainer" on CPU 1, 200 times: runs 200 us and sleeps; CPU 1 idles in C6
+// (85 us exit latency) from 5 us later; the wakeup at 900 us waits 80 us
+// for the idle exit.
+std::string WriteIdleExitRecording() {
+  std::map<uint32_t, std::vector<model::Event>> cpus;
+  std::vector<model::CpuStateEvent> idle;
+  for (uint64_t i = 0; i < 200; ++i) {
+    uint64_t t0 = kBase + i * kMs;
+    cpus[1].push_back(SwitchOn(1, t0, 0, kTrainer, 0, "trainer"));
+    cpus[1].push_back(SwitchOn(1, t0 + 200 * kUs, kTrainer, 0, 1, "swapper/1"));
+    model::SchedWaking w;
+    w.tid = kTrainer;
+    w.target_cpu = 1;
+    cpus[0].push_back({t0 + 900 * kUs, 0, 0, w});
+    idle.push_back({t0 + 205 * kUs, t0 + 980 * kUs, 2, 1, model::CpuStateKind::kIdle});
+  }
+  cpus[1].push_back(SwitchOn(1, kBase + 200 * kMs, 0, kTrainer, 0, "trainer"));
+  cpus[1].push_back(SwitchOn(1, kBase + 201 * kMs, kTrainer, 0, 1, "swapper/1"));
+  return WriteNodeRecording(std::move(cpus), [&](perfetto::NodeTrackWriter& node) {
+    EXPECT_TRUE(node.WriteNodeInstant(kBase, perfetto::kCpuStateInfoEventName,
+                                      {{"cpu_idle", 1}, {"cpu_frequency", 1}, {"cpufreq_sysfs", 1},
+                                       {"numa_tracepoints", 1}, {"mm_migrate_pages", 1}, {"numa_nodes", 2},
+                                       {"numa_balancing", 1}, {"smi", 1}})
+                    .ok());
+    EXPECT_TRUE(node.WriteNodeInstant(kBase, perfetto::kIdleStateEventName,
+                                      {{"cpu", 1}, {"state", 2}, {"name", 0, "C6"}, {"exit_latency_us", 85}})
+                    .ok());
+    for (const model::CpuStateEvent& e : idle) EXPECT_TRUE(node.WriteIdle(e).ok());
+    EXPECT_TRUE(node.WriteFrequency(kBase, 1, 2'400'000).ok());
+  });
+}
+
+// Writes `bytes`, renames every track in the file, and checks that the
+// findings stay, that a trace without identities (an old one) gives them
+// by its names, and that one without identities or names loses them.
+void ExpectRenamingKeepsFindings(const std::string& bytes, std::string_view detector, std::string_view kind,
+                                 std::string_view culprit) {
+  testing::ScopedTempDir dir;
+  const std::string original = WriteFile(dir.path(), "node.pftrace", bytes);
+  testing::RenameResult rewritten = testing::RenameTracks(bytes, true, false);
+  EXPECT_GT(rewritten.renamed, 2);
+  std::vector<Key> before = Findings(original);
+  EXPECT_TRUE(Has(before, detector, kind, culprit)) << Describe(before);
+  std::vector<Key> after = Findings(WriteFile(dir.path(), "renamed.pftrace", rewritten.bytes));
+  EXPECT_EQ(after, before) << "before:\n" << Describe(before) << "after:\n" << Describe(after);
+  std::vector<Key> old = Findings(WriteFile(dir.path(), "old.pftrace", testing::RenameTracks(bytes, false, true).bytes));
+  EXPECT_EQ(old, before) << "old:\n" << Describe(old);
+  std::vector<Key> lost =
+      Findings(WriteFile(dir.path(), "old-renamed.pftrace", testing::RenameTracks(bytes, true, true).bytes));
+  EXPECT_FALSE(Has(lost, detector, kind, culprit)) << Describe(lost);
+}
+
+TEST(TrackIdentity, RenamingTheCgroupAndKernelCountersKeepsThrottlingAndKernelHealth) {
+  const std::string bytes = WriteThrottledRecording();
+  ExpectRenamingKeepsFindings(bytes, "cpu_throttling", "", "/job");
+  ExpectRenamingKeepsFindings(bytes, "nic_trouble", "kernel_health", "kernel");
+}
+
+TEST(TrackIdentity, RenamingTheStealCountersKeepsTheStealFinding) {
+  ExpectRenamingKeepsFindings(WriteStolenRecording(), "steal", "", "");
+}
+
+TEST(TrackIdentity, RenamingTheIdleStateCountersKeepsTheIdleExitFinding) {
+  ExpectRenamingKeepsFindings(WriteIdleExitRecording(), "idle_exit", "", "C6");
 }
 
 }  // namespace

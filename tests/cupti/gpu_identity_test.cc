@@ -4,13 +4,33 @@
 // (tests/gpu/nvml_sampler_test.cc).
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "cupti/activity_converter.h"
 #include "cupti/converter_test_records.h"
 #include "export/perfetto/trace_view.h"
 #include "model/gpu_tracks.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::cupti {
 namespace {
+
+// The args of the identity instant the chunk gives track `uuid`, as text.
+std::map<std::string, std::string> IdentityArgs(const TraceView& v, uint64_t uuid) {
+  for (const auto& p : v.trace().packet()) {
+    if (!p.has_track_event() || p.track_event().categories_size() == 0 ||
+        p.track_event().categories(0) != model::kTrackIdentityCategory)
+      continue;
+    std::map<std::string, std::string> args;
+    for (const auto& a : p.track_event().debug_annotations())
+      args[a.name()] = a.has_string_value() ? a.string_value()
+                       : a.has_uint_value() ? std::to_string(a.uint_value())
+                                            : std::to_string(a.int_value());
+    if (args["track_uuid"] == std::to_string(uuid)) return args;
+  }
+  return {};
+}
 
 TEST(ActivityConverter, DeviceRecordArrivingLateRenamesTheTracks) {
   ActivityConverter c(Options());
@@ -101,6 +121,37 @@ TEST(ActivityConverter, GpuIsNamedByUuidWhenOrdinalsDisagree) {
             std::string::npos);
   // The other GPU of process a is a group of its own, unused so far.
   EXPECT_NE(model::GpuGroupTrackUuidByUuid(kNode, "GPU-40414243-4445-4647-4849-4a4b4c4d4e4f"), shared);
+}
+
+// The report names a GPU and finds its NUMA node by the group's identity,
+// not its name: the UUID for the UUID's group, the physical index for the
+// index's group (work before the device record), the model for both.
+TEST(ActivityConverter, GpuGroupIdentityCarriesItsUuidIndexAndModel) {
+  ConverterOptions o = Options();
+  o.visible_devices = {3};
+  ActivityConverter c(o);
+  auto k = Kernel(100, 300, 7, 1);
+  c.Convert(AsRecord(&k));
+  auto dev = Device(0, "NVIDIA H200");
+  c.Convert(AsRecord(&dev));
+  auto k2 = Kernel(1100, 1300, 7, 2);
+  c.Convert(AsRecord(&k2));
+  TraceView v(c.TakeChunk(Now(2000), false));
+  auto by_index = IdentityArgs(v, model::GpuGroupTrackUuid(kNode, 3));
+  EXPECT_EQ(by_index["kind"], model::kTrackKindGpuDevice);
+  EXPECT_EQ(by_index["gpu_index"], "3");
+  EXPECT_EQ(by_index["gpu_model"], "H200");
+  EXPECT_EQ(by_index.count("gpu_uuid"), 0u);
+  auto by_uuid = IdentityArgs(v, model::GpuGroupTrackUuidByUuid(kNode, kDeviceUuid));
+  EXPECT_EQ(by_uuid["kind"], model::kTrackKindGpuDevice);
+  EXPECT_EQ(by_uuid["gpu_uuid"], kDeviceUuid);
+  EXPECT_EQ(by_uuid["gpu_model"], "H200");
+  EXPECT_EQ(by_uuid.count("gpu_index"), 0u);
+  // What findings call them: the names the writer gave the groups.
+  model::TrackIdentity id;
+  id.gpu_uuid = kDeviceUuid;
+  id.gpu_model = "H200";
+  EXPECT_EQ(model::GpuDisplayName(id), v.Track(model::GpuGroupTrackUuidByUuid(kNode, kDeviceUuid))->name());
 }
 
 }  // namespace

@@ -113,17 +113,19 @@ void Print(const analyze::Finding& f) {
   for (const auto& e : f.evidence) std::printf("      - %s\n", e.c_str());
 }
 
-uint64_t CounterTrack(const analyze::Timeline& t, const std::string& name) {
-  for (const auto& [uuid, info] : t.tracks.tracks)
-    if (info.name == name && info.is_counter) return uuid;
+// The node counter track of `metric` for `cpu`, found by its identity.
+uint64_t CounterTrack(const analyze::Timeline& t, model::NodeMetric metric, uint32_t cpu) {
+  for (const auto& [uuid, id] : t.tracks.identities)
+    if (id.kind == model::TrackKind::kNodeCounter && id.node_metric == metric && id.cpu == static_cast<int32_t>(cpu))
+      return uuid;
   return 0;
 }
 
-// The counter track `name` under the trace's Node root, made (with the
-// root) where the recording has none: a CPU that never idled has no idle
-// track.
-uint64_t EnsureCounterTrack(analyze::Timeline* t, const std::string& name) {
-  if (uint64_t uuid = CounterTrack(*t, name)) return uuid;
+// That track under the trace's Node root, made (with the root and its
+// identity) where the recording has none: a CPU that never idled has no
+// idle track.
+uint64_t EnsureCounterTrack(analyze::Timeline* t, model::NodeMetric metric, uint32_t cpu, const std::string& name) {
+  if (uint64_t uuid = CounterTrack(*t, metric, cpu)) return uuid;
   uint64_t root = 0;
   for (const auto& [uuid, info] : t->tracks.tracks)
     if (info.name == "Node" && !info.parent_uuid) root = uuid;
@@ -133,6 +135,10 @@ uint64_t EnsureCounterTrack(analyze::Timeline* t, const std::string& name) {
   }
   uint64_t uuid = 0xf7e9000 + t->tracks.tracks.size();
   t->tracks.tracks[uuid] = {uuid, root, name, 0, 0, true};
+  model::TrackIdentity& id = t->tracks.identities[uuid];
+  id.kind = model::TrackKind::kNodeCounter;
+  id.node_metric = metric;
+  id.cpu = static_cast<int32_t>(cpu);
   return uuid;
 }
 
@@ -206,7 +212,8 @@ uint64_t InjectIdleExits(analyze::Timeline* t, pid_t focus, double portion) {
     // Every wakeup, whether or not the CPU idled (on this shared VM other
     // builds keep both CPUs busy most of the time): the detector goes by
     // power:cpu_idle alone.
-    uint64_t uuid = EnsureCounterTrack(t, "cpu" + std::to_string(w.cpu) + " idle state");
+    uint64_t uuid =
+        EnsureCounterTrack(t, model::NodeMetric::kCpuIdleState, w.cpu, "cpu" + std::to_string(w.cpu) + " idle state");
     auto& samples = t->tracks.counters[uuid];
     const uint64_t exit = static_cast<uint64_t>(portion * static_cast<double>(w.end - w.start));
     std::erase_if(samples, [&](const analyze::CounterSample& c) { return c.ts + 2000 >= w.start && c.ts <= w.end; });
@@ -249,7 +256,8 @@ TEST(Cpustate, AReplayedRecordingWithInjectedDeepIdleExitsNamesThemAndANearMissD
 // over the whole recording, on every CPU.
 void InjectFrequency(analyze::Timeline* t, double ratio) {
   for (uint32_t cpu = 0; cpu < t->cpus.size(); ++cpu) {
-    uint64_t uuid = EnsureCounterTrack(t, "cpu" + std::to_string(cpu) + " frequency");
+    uint64_t uuid =
+        EnsureCounterTrack(t, model::NodeMetric::kCpuFrequency, cpu, "cpu" + std::to_string(cpu) + " frequency");
     t->tracks.counters[uuid] = {{t->start_ts, 2e6 * ratio}};
     model::TrackArg c, mx;
     c.name = "cpu";

@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "integration/support/privileges.h"
+#include "integration/support/run_in_child.h"
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
 
@@ -90,27 +91,13 @@ std::string RecordWhile(const std::string& dir, const char* name, const std::fun
 }
 
 // Runs `body` in a child process (its own session) and returns what it
-// wrote into the POD it was given.
+// wrote into the POD it was given (support/run_in_child.h).
 template <typename T>
 T InChild(const std::function<void(T*)>& body) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {};
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(fds[0]);
-    ::setsid();
-    T r{};
+  return RunInChild<T>([&](T& r) {
     body(&r);
-    ssize_t n = ::write(fds[1], &r, sizeof(r));
-    ::_exit(n == sizeof(r) ? 0 : 1);
-  }
-  ::close(fds[1]);
-  T r{};
-  ssize_t n = ::read(fds[0], &r, sizeof(r));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return n == sizeof(r) ? r : T{};
+    return true;
+  }).value_or(T{});
 }
 
 analyze::Analysis ReportOn(const std::string& trace, pid_t focus, std::string* text,

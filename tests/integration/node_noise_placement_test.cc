@@ -32,6 +32,7 @@
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "integration/support/privileges.h"
+#include "integration/support/run_in_child.h"
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
 #include "integration/support/node_noise.h"
@@ -76,15 +77,9 @@ struct PlacementRun {
 // or cpuset first.
 PlacementRun RunBesideHog(bool pinned, bool with_hog, std::chrono::milliseconds busy,
                           const std::function<bool(pid_t)>& join) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {};
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(fds[0]);
-    ::setsid();
-    if (!join(::getpid())) ::_exit(2);
+  return RunInChild<PlacementRun>([&](PlacementRun& r) {
+    if (!join(::getpid())) return false;
     std::ofstream("/proc/self/autogroup") << "-19";
-    PlacementRun r;
     std::atomic<bool> stop{false};
     std::atomic<pid_t> hog_tid{0};
     std::thread hog;
@@ -111,16 +106,8 @@ PlacementRun RunBesideHog(bool pinned, bool with_hog, std::chrono::milliseconds 
     stop = true;
     if (hog.joinable()) hog.join();
     r.hog = hog_tid;
-    ssize_t n = ::write(fds[1], &r, sizeof(r));
-    ::_exit(n == sizeof(r) ? 0 : 1);
-  }
-  ::close(fds[1]);
-  PlacementRun r;
-  ssize_t n = ::read(fds[0], &r, sizeof(r));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return n == sizeof(r) ? r : PlacementRun{};
+    return true;
+  }).value_or(PlacementRun{});
 }
 
 TEST(Placement, AnIdleAllowedCpuBesideAHogIsNamedWhenLoadBalancingIsOff) {

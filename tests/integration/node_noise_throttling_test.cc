@@ -32,6 +32,7 @@
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "integration/support/privileges.h"
+#include "integration/support/run_in_child.h"
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
 #include "integration/support/node_noise.h"
@@ -51,14 +52,8 @@ struct BusyRun {
 // `busy`; it reports the thread's schedstat run delay and the cgroup's
 // cpu.stat around it.
 BusyRun RunBusyIn(const CpuCgroup& cg, std::chrono::milliseconds busy) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {};
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(fds[0]);
-    ::setsid();
-    BusyRun r;
-    if (!cg.Join(::getpid())) ::_exit(2);
+  return RunInChild<BusyRun>([&](BusyRun& r) {
+    if (!cg.Join(::getpid())) return false;
     std::thread t([&] {
       pthread_setname_np(pthread_self(), "gn-throttled");
       r.tid = Gettid();
@@ -69,16 +64,8 @@ BusyRun RunBusyIn(const CpuCgroup& cg, std::chrono::milliseconds busy) {
       r.after = cg.Stat();
     });
     t.join();
-    ssize_t n = ::write(fds[1], &r, sizeof(r));
-    ::_exit(n == sizeof(r) ? 0 : 1);
-  }
-  ::close(fds[1]);
-  BusyRun r;
-  ssize_t n = ::read(fds[0], &r, sizeof(r));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return n == sizeof(r) ? r : BusyRun{};
+    return true;
+  }).value_or(BusyRun{});
 }
 
 TEST(CpuThrottling, AQuotaIsNamedWithTheThrottledTimeOfTheSchedDataAndCpuStat) {

@@ -32,6 +32,7 @@
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "integration/support/privileges.h"
+#include "integration/support/run_in_child.h"
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
 #include "integration/support/node_noise.h"
@@ -53,17 +54,11 @@ struct ChainRun {
 // at once. In a child of its own session (autogroup nice -19, so the
 // machine's other work weighs little against it).
 ChainRun RunChain(bool hog, int rounds) {
-  int result[2];
-  if (::pipe(result) != 0) return {};
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(result[0]);
-    ::setsid();
+  return RunInChild<ChainRun>([&](ChainRun& r) {
     std::ofstream("/proc/self/autogroup") << "-19";
-    ChainRun r;
     r.rounds = rounds;
     int ab[2], bf[2];
-    if (::pipe(ab) != 0 || ::pipe(bf) != 0) ::_exit(2);
+    if (::pipe(ab) != 0 || ::pipe(bf) != 0) return false;
     std::atomic<bool> stop{false};
     std::thread h;
     if (hog)
@@ -112,16 +107,8 @@ ChainRun RunChain(bool hog, int rounds) {
     focus.join();
     stop = true;
     if (h.joinable()) h.join();
-    ssize_t n = ::write(result[1], &r, sizeof(r));
-    ::_exit(n == sizeof(r) ? 0 : 1);
-  }
-  ::close(result[1]);
-  ChainRun r;
-  ssize_t n = ::read(result[0], &r, sizeof(r));
-  ::close(result[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return n == sizeof(r) ? r : ChainRun{};
+    return true;
+  }).value_or(ChainRun{});
 }
 
 TEST(WakeupChain, AHogDelayingTheMiddleThreadNamesTheLateLink) {

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "integration/support/privileges.h"
+#include "integration/support/run_in_child.h"
 #include "model/gpu_capture.h"
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
@@ -103,14 +104,8 @@ struct HogRun {
 // the weight of nice -19 so that what the focus thread waits for is the hog,
 // not someone else's build.
 HogRun RunFocusBesideHog() {
-  int fds[2];
-  if (::pipe(fds) != 0) return {};
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(fds[0]);
-    ::setsid();
+  return RunInChild<HogRun>([](HogRun& r) {
     std::ofstream("/proc/self/autogroup") << "-19";
-    HogRun r;
     std::atomic<bool> stop_hog{false};
     std::atomic<pid_t> hog_tid{0};
     std::thread hog([&] {
@@ -131,17 +126,35 @@ HogRun RunFocusBesideHog() {
     stop_hog = true;
     hog.join();
     r.hog_tid = hog_tid;
-    ssize_t n = ::write(fds[1], &r, sizeof(r));
-    ::_exit(n == sizeof(r) ? 0 : 1);
-  }
-  ::close(fds[1]);
-  HogRun r;
-  ssize_t n = ::read(fds[0], &r, sizeof(r));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  if (n != sizeof(r)) return {};
-  return r;
+    return true;
+  }).value_or(HogRun{});
+}
+
+// The helper the workloads above run in: the child's struct comes back;
+// a body that gives up, or one that hangs past the timeout (killed with its
+// session), gives nothing.
+TEST(RunInChild, GivesTheChildsStructAndNothingWhenItFailsOrHangs) {
+  struct Pids {
+    pid_t self = 0, session = 0;
+  };
+  auto got = RunInChild<Pids>([](Pids& p) {
+    p.self = ::getpid();
+    p.session = ::getsid(0);
+    return true;
+  });
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NE(got->self, ::getpid());
+  EXPECT_EQ(got->session, got->self) << "the child leads a session of its own";
+  EXPECT_FALSE(RunInChild<Pids>([](Pids&) { return false; }).has_value());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(RunInChild<Pids>(
+                   [](Pids&) {
+                     std::this_thread::sleep_for(30s);
+                     return true;
+                   },
+                   200ms)
+                   .has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
 }
 
 TEST(ReportIntegration, AHogOnTheFocusCpuIsNamedWithTheDelaySchedstatReports) {

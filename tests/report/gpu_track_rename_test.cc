@@ -21,7 +21,7 @@ namespace {
 
 struct Read {
   std::vector<std::tuple<std::string, std::string, std::string, uint64_t>> findings;  // detector, kind, culprit, cost
-  std::vector<std::tuple<int32_t, uint64_t, uint64_t>> gpus;  // rank, steps, host wait
+  std::vector<std::tuple<int32_t, uint64_t, uint64_t, std::string>> gpus;  // rank, steps, host wait, name
 };
 
 Read ReadTrace(const std::string& path) {
@@ -35,7 +35,7 @@ Read ReadTrace(const std::string& path) {
   Read r;
   if (!a.ok()) return r;
   for (const auto& f : a->findings) r.findings.emplace_back(f.detector, f.kind, f.culprit, f.cost_ns);
-  for (const auto& g : analyze::SummarizeNode(t, *a, {}).gpus) r.gpus.emplace_back(g.rank, g.steps, g.host_wait_ns);
+  for (const auto& g : analyze::SummarizeNode(t, *a, {}).gpus) r.gpus.emplace_back(g.rank, g.steps, g.host_wait_ns, g.gpu);
   return r;
 }
 
@@ -67,6 +67,8 @@ TEST(GpuTrackIdentity, RenamingEveryTrackOfAGpuTraceKeepsTheFindings) {
   // both GPUs split by rank.
   EXPECT_TRUE(HasGap(before));
   ASSERT_EQ(before.gpus.size(), 2u);
+  // Each GPU named from its identity (UUID or index, model), not its track.
+  for (const auto& g : before.gpus) EXPECT_TRUE(std::get<3>(g).starts_with("GPU")) << std::get<3>(g);
   Read after = ReadTrace(Write(dir, "renamed.pftrace", renamed.bytes));
   EXPECT_EQ(after.findings, before.findings);
   EXPECT_EQ(after.gpus, before.gpus);

@@ -2,27 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 namespace gpunoise::analyze {
 namespace {
-
-constexpr std::string_view kRootPrefix = "Node / ";  // export/perfetto/node_tracks.h kNodeRootTrackName
-
-// "cpu<N><suffix>" -> N.
-bool CpuOf(std::string_view name, std::string_view suffix, uint32_t* cpu) {
-  if (name.size() <= 3 + suffix.size() || name.substr(0, 3) != "cpu" ||
-      name.substr(name.size() - suffix.size()) != suffix)
-    return false;
-  std::string digits(name.substr(3, name.size() - 3 - suffix.size()));
-  char* end = nullptr;
-  unsigned long v = std::strtoul(digits.c_str(), &end, 10);
-  if (digits.empty() || !end || *end || v >= model::kMaxTraceCpus) return false;
-  *cpu = static_cast<uint32_t>(v);
-  return true;
-}
 
 int64_t IntArg(const MetaInstant& e, std::string_view name, int64_t fallback = 0) {
   int64_t v = 0;
@@ -92,11 +76,12 @@ CpuStateData ReadCpuStateData(const Timeline& t) {
   }
   std::stable_sort(d.numa.begin(), d.numa.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
   for (const auto& [uuid, samples] : t.tracks.counters) {
-    auto it = t.tracks.tracks.find(uuid);
-    if (it == t.tracks.tracks.end()) continue;
-    if (t.tracks.TrackPath(uuid).rfind(kRootPrefix, 0) != 0) continue;
-    uint32_t cpu = 0;
-    if (CpuOf(it->second.name, " idle state", &cpu)) {
+    const model::TrackIdentity* id = t.tracks.Identity(uuid);
+    if (!id || id->kind != model::TrackKind::kNodeCounter || id->cpu < 0 ||
+        static_cast<uint32_t>(id->cpu) >= model::kMaxTraceCpus)
+      continue;
+    const uint32_t cpu = static_cast<uint32_t>(id->cpu);
+    if (id->node_metric == model::NodeMetric::kCpuIdleState) {
       // The state from an entry's sample to the next sample (the exit's -1).
       // A damaged or hostile trace may hold any double: only state
       // indices cpuidle could have (CPUIDLE_STATE_MAX is 10) make a span.
@@ -104,9 +89,9 @@ CpuStateData ReadCpuStateData(const Timeline& t) {
       for (size_t i = 0; i + 1 < samples.size(); ++i)
         if (samples[i].value >= 0 && samples[i].value < 1024 && samples[i + 1].ts >= samples[i].ts)
           spans.push_back({samples[i].ts, samples[i + 1].ts, static_cast<int32_t>(samples[i].value)});
-      // Two tracks of one name (merged traces) interleave: keep them sorted.
+      // Two tracks of one CPU (merged traces) interleave: keep them sorted.
       std::sort(spans.begin(), spans.end(), [](const IdleSpan& a, const IdleSpan& b) { return a.start < b.start; });
-    } else if (CpuOf(it->second.name, " frequency", &cpu)) {
+    } else if (id->node_metric == model::NodeMetric::kCpuFrequency) {
       std::vector<CounterSample>& f = d.frequency[cpu];
       for (const CounterSample& c : samples)
         if (std::isfinite(c.value) && c.value > 0 && c.value < 1e9) f.push_back(c);  // kHz: under 1 THz

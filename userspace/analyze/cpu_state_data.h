@@ -1,6 +1,6 @@
 // What the cpustate part of a recording wrote (export/perfetto/node_tracks.h):
-// each CPU's idle periods (from its "cpu<N> idle state" counter), its
-// frequency samples and limits, its idle states' names, the NUMA balancing
+// each CPU's idle periods (from its idle state counter: identity
+// node_counter, cpu_idle_state), its frequency samples and limits, its idle states' names, the NUMA balancing
 // events, the SMI counters at both ends, and what could be measured at all.
 #pragma once
 

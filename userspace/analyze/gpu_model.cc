@@ -52,6 +52,16 @@ uint64_t GpuOf(const TrackData& data, uint64_t uuid) {
   return gpu;
 }
 
+// What findings call the GPU: from its identity (UUID or index, model), so
+// a renamed track is still "GPU-5f2a1c3e (H200)"; the track's name only
+// for a group whose writer said neither (a lone stream of another
+// producer, a process that never learned its GPU's index).
+std::string GpuName(const TrackData& data, uint64_t gpu) {
+  if (const model::TrackIdentity* id = data.Identity(gpu))
+    if (std::string name = model::GpuDisplayName(*id); !name.empty()) return name;
+  return data.tracks.at(gpu).name;
+}
+
 }  // namespace
 
 GpuModel BuildGpuModel(const Timeline& t) {
@@ -95,7 +105,7 @@ GpuModel BuildGpuModel(const Timeline& t) {
     w.name = s.name;
     w.pid = OwnerOf(data, s.track).pid;
     w.gpu = GpuOf(data, s.track);
-    if (w.gpu && !m.gpu_names.count(w.gpu)) m.gpu_names[w.gpu] = data.tracks.at(w.gpu).name;
+    if (w.gpu && !m.gpu_names.count(w.gpu)) m.gpu_names[w.gpu] = GpuName(data, w.gpu);
     auto link = launch_of.find(i);
     const TrackSlice* launch = nullptr;
     if (link != launch_of.end()) launch = &data.slices[link->second];

@@ -31,7 +31,7 @@ struct GpuModel {
   std::vector<GpuWork> work;       // sorted by start
   std::set<int32_t> launch_tids;   // threads that launch GPU work
   std::set<uint64_t> gpu_tracks;
-  std::map<uint64_t, std::string> gpu_names;  // GpuWork::gpu -> "GPU 3 (H200)"
+  std::map<uint64_t, std::string> gpu_names;  // GpuWork::gpu -> "GPU 3 (H200)", for people
   bool present() const { return !work.empty(); }
 };
 

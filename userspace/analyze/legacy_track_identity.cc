@@ -62,6 +62,71 @@ model::TrackIdentity OldNetCounter(std::string_view name) {
   return id;
 }
 
+constexpr std::string_view kOldNodeRoot = "Node / ";
+
+// "<prefix><N><suffix>" -> N.
+bool NumberBetween(std::string_view name, std::string_view prefix, std::string_view suffix, int32_t* n) {
+  if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
+    return false;
+  std::string_view digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *n);
+  return ec == std::errc() && p == digits.data() + digits.size() && *n >= 0;
+}
+
+// The node collectors' counters under "Node": "cpu3 steal", "cpu3 idle
+// state", "cpu3 frequency", "cgroup /kubepods/x nr_throttled" (and
+// "throttled ns", "nr_periods").
+std::optional<model::TrackIdentity> OldNodeCounter(std::string_view name) {
+  using N = model::NodeMetric;
+  model::TrackIdentity id;
+  id.kind = model::TrackKind::kNodeCounter;
+  constexpr std::array<std::pair<std::string_view, N>, 3> kPerCpu{{
+      {" steal", N::kCpuSteal}, {" idle state", N::kCpuIdleState}, {" frequency", N::kCpuFrequency}}};
+  constexpr std::array<std::pair<std::string_view, N>, 3> kPerCgroup{{
+      {" nr_throttled", N::kCgroupNrThrottled}, {" throttled ns", N::kCgroupThrottledNs},
+      {" nr_periods", N::kCgroupNrPeriods}}};
+  for (const auto& [suffix, metric] : kPerCpu)
+    if (int32_t cpu = -1; NumberBetween(name, "cpu", suffix, &cpu)) {
+      id.node_metric = metric;
+      id.cpu = cpu;
+      return id;
+    }
+  constexpr std::string_view kCgroupPrefix = "cgroup ";
+  if (!name.starts_with(kCgroupPrefix)) return std::nullopt;
+  std::string_view tail = name.substr(kCgroupPrefix.size());
+  for (const auto& [suffix, metric] : kPerCgroup)
+    if (tail.size() > suffix.size() && tail.ends_with(suffix)) {
+      id.node_metric = metric;
+      id.detail = std::string(tail.substr(0, tail.size() - suffix.size()));
+      return id;
+    }
+  return std::nullopt;
+}
+
+bool Contains(std::string_view haystack, std::string_view needle) {
+  std::string lower(haystack);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find(needle) != std::string::npos;
+}
+
+// A counter named like one of the kernel's trouble counters (other
+// producers: "softlockup_count", "node0 rcu stall count"): its file.
+std::optional<model::TrackIdentity> OldKernelHealthCounter(std::string_view name) {
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kOld{{
+      {"softlockup", "softlockup_count"}, {"hardlockup", "hardlockup_count"},
+      {"rcu_stall", "rcu_stall_count"},   {"rcu stall", "rcu_stall_count"},
+      {"warn_count", "warn_count"},       {"oops_count", "oops_count"},
+      {"warn count", "warn_count"},       {"oops count", "oops_count"}}};
+  for (const auto& [old, file] : kOld)
+    if (Contains(name, old)) {
+      model::TrackIdentity id;
+      id.kind = model::TrackKind::kKernelHealthCounter;
+      id.detail = std::string(file);
+      return id;
+    }
+  return std::nullopt;
+}
+
 // "GPU 0 (H200) / stream 7": any component of the path starting "GPU" (and
 // not "GPUx").
 bool IsOldGpuPath(std::string_view path) {
@@ -92,10 +157,26 @@ int32_t TrailingPid(std::string_view name) {
   return pid;
 }
 
-bool Contains(std::string_view haystack, std::string_view needle) {
-  std::string lower(haystack);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find(needle) != std::string::npos;
+
+// The GPU a group's name says (model/gpu_tracks.h): "GPU-5f2a1c3e (H200)"
+// (the UUID's first 12 characters) or "GPU 3 (H200)" (NVML's index).
+void OldGpuName(std::string_view name, model::TrackIdentity* id) {
+  std::string_view first = name.substr(0, name.find(' '));
+  std::string_view rest = name.substr(first.size());
+  if (first.starts_with("GPU-") && first.size() >= 12) {
+    id->gpu_uuid = std::string(first);
+  } else if (first == "GPU" && rest.size() > 1) {
+    rest.remove_prefix(1);
+    std::string_view digits = rest.substr(0, rest.find(' '));
+    int32_t index = -1;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (ec != std::errc() || p != digits.data() + digits.size() || index < 0) return;
+    id->gpu_index = index;
+    rest.remove_prefix(digits.size());
+  } else {
+    return;
+  }
+  if (rest.starts_with(" (") && rest.ends_with(")")) id->gpu_model = std::string(rest.substr(2, rest.size() - 3));
 }
 
 // GPU tracks as the CUPTI library (and docs/report.md for other producers)
@@ -115,6 +196,7 @@ std::optional<model::TrackIdentity> OldGpuTrack(const TrackData& tracks, const m
   // put it there without streams.
   if (work_capable && own_gpu) {
     id.kind = model::TrackKind::kGpuDevice;
+    OldGpuName(track.name, &id);
     return id;
   }
   auto parent = tracks.tracks.find(track.parent_uuid);
@@ -146,6 +228,10 @@ std::optional<model::TrackIdentity> LegacyTrackIdentity(const TrackData& tracks,
   if (track.is_counter && track.name.find(' ') != std::string::npos &&
       tracks.TrackPath(uuid).starts_with(kOldNetRoot))
     return OldNetCounter(track.name);
+  if (track.is_counter && tracks.TrackPath(uuid).starts_with(kOldNodeRoot))
+    if (auto node = OldNodeCounter(track.name)) return node;
+  if (track.is_counter)
+    if (auto health = OldKernelHealthCounter(track.name)) return health;
   return OldGpuTrack(tracks, track);
 }
 

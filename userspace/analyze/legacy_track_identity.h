@@ -1,8 +1,10 @@
 // The one place that reads track names: traces written before tracks
 // carried their identity (model/track_identity.h) named what they were, and
 // this recovers that identity from the names they used then (the metadata
-// tracks, "Network" / "<label> <metric>" counters, "GPU ..." groups and
-// their "stream" tracks, "<name> <pid>" process groups), so that old
+// tracks, "Network" / "<label> <metric>" counters, "Node" / "cpu<N> steal",
+// "cpu<N> idle state", "cpu<N> frequency" and "cgroup <path> nr_throttled"
+// counters, counters named like the kernel's "softlockup_count", "GPU ..."
+// groups and their "stream" tracks, "<name> <pid>" process groups), so that old
 // recordings, and other producers that name GPU tracks that way
 // (docs/report.md), give the same findings. A track that has a typed identity is
 // never looked up here.

@@ -48,16 +48,12 @@ Finding Base(std::string kind, std::string device) {
 
 }  // namespace
 
-std::string KernelHealthCounterKind(std::string_view track_name) {
-  std::string n = Lower(track_name);
-  for (std::string_view k : {"softlockup", "hardlockup", "rcu_stall", "rcu stall", "warn_count", "oops_count",
-                             "warn count", "oops count"})
-    if (n.find(k) != std::string::npos) {
-      std::string kind(k);
-      std::replace(kind.begin(), kind.end(), ' ', '_');
-      return kind;
-    }
-  return {};
+std::string KernelHealthKind(std::string_view counter) {
+  // "rcu_stall_count" -> "rcu_stall"; "warn_count" and "oops_count" keep
+  // their suffix (the kernel's own word for them, "a warn_count event").
+  if (counter == "warn_count" || counter == "oops_count") return std::string(counter);
+  if (counter.ends_with("_count")) counter.remove_suffix(6);
+  return std::string(counter);
 }
 
 std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
@@ -343,10 +339,9 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
 
   // Kernel health counters that rose during the recording.
   for (const auto& [uuid, samples] : t.tracks.counters) {
-    auto track = t.tracks.tracks.find(uuid);
-    if (track == t.tracks.tracks.end() || samples.empty()) continue;
-    std::string kind = KernelHealthCounterKind(track->second.name);
-    if (kind.empty()) continue;
+    const model::TrackIdentity* id = t.tracks.Identity(uuid);
+    if (!id || id->kind != model::TrackKind::kKernelHealthCounter || id->detail.empty() || samples.empty()) continue;
+    std::string kind = KernelHealthKind(id->detail);
     double rise = RiseOverBaseline(samples, ctx.from, ctx.to);
     if (rise <= 0) continue;
     Finding f = Base("kernel_health", "");
@@ -359,7 +354,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
         f.start = s2.ts;
         break;
       }
-    f.title = fmt::format("the kernel's {} counter rose by {:g} during the recording", track->second.name, rise);
+    f.title = fmt::format("the kernel's {} counter rose by {:g} during the recording", id->detail, rise);
     f.metrics = {{"increase", rise}};
     f.evidence.push_back("the kernel counted a " + kind + " event: its report is in the kernel log (dmesg)");
     out.push_back(std::move(f));

@@ -4,6 +4,8 @@
 // threads, and rising kernel lockup / RCU-stall / warn counters.
 #pragma once
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/analysis_context.h"
@@ -13,9 +15,10 @@ namespace gpunoise::analyze {
 
 std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx);
 
-// Counter tracks that count kernel trouble ("softlockup_count",
-// "rcu_stall_count", "warn_count", "oops_count", "hardlockup_count"):
-// the kind, or empty.
-std::string KernelHealthCounterKind(std::string_view track_name);
+// A kernel health counter (identity kind kernel_health_counter, its file
+// in `detail`: "softlockup_count", "rcu_stall_count", "warn_count",
+// "oops_count", "hardlockup_count"): the kind of trouble it counts,
+// "softlockup", "rcu_stall", "warn_count", ...
+std::string KernelHealthKind(std::string_view counter);
 
 }  // namespace gpunoise::analyze

@@ -1,24 +1,11 @@
 #include "analyze/node_metadata.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "analyze/net_metadata.h"
 #include "common/cpu_list.h"
 
 namespace gpunoise::analyze {
-namespace {
-
-constexpr std::string_view kCgroupPrefix = "cgroup ";
-constexpr std::string_view kRootName = "Node";
-
-bool CutSuffix(std::string_view name, std::string_view suffix, std::string* rest) {
-  if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) return false;
-  *rest = std::string(name.substr(0, name.size() - suffix.size()));
-  return true;
-}
-
-}  // namespace
 
 const QuotaCgroupData* NodeMetadata::QuotaOf(const Timeline& t, int32_t tid) const {
   int32_t tgid = t.TgidOf(tid);
@@ -66,24 +53,22 @@ NodeMetadata ReadNodeMetadata(const Timeline& t) {
     }
   }
   for (const auto& [uuid, samples] : t.tracks.counters) {
-    auto it = t.tracks.tracks.find(uuid);
-    if (it == t.tracks.tracks.end()) continue;
-    std::string path = t.tracks.TrackPath(uuid);
-    if (path.rfind(std::string(kRootName) + " / ", 0) != 0) continue;
+    const model::TrackIdentity* id = t.tracks.Identity(uuid);
+    if (!id || id->kind != model::TrackKind::kNodeCounter) continue;
     m.recorded = true;
-    const std::string& name = it->second.name;
-    std::string rest;
-    if (name.rfind(kCgroupPrefix, 0) == 0) {
-      std::string_view tail = std::string_view(name).substr(kCgroupPrefix.size());
-      if (CutSuffix(tail, " nr_throttled", &rest)) m.quotas[rest].nr_throttled = &samples;
-      else if (CutSuffix(tail, " throttled ns", &rest)) m.quotas[rest].throttled_ns = &samples;
-      else if (CutSuffix(tail, " nr_periods", &rest)) m.quotas[rest].nr_periods = &samples;
-      if (!rest.empty()) m.quotas[rest].path = rest;
-    } else if (name.rfind("cpu", 0) == 0 && CutSuffix(name, " steal", &rest)) {
-      char* end = nullptr;
-      unsigned long cpu = std::strtoul(rest.c_str() + 3, &end, 10);
-      if (end && *end == 0 && rest.size() > 3) m.steal[static_cast<uint32_t>(cpu)] = &samples;
+    using N = model::NodeMetric;
+    if (id->node_metric == N::kCpuSteal) {
+      if (id->cpu >= 0) m.steal[static_cast<uint32_t>(id->cpu)] = &samples;
+      continue;
     }
+    if (id->node_metric != N::kCgroupNrThrottled && id->node_metric != N::kCgroupThrottledNs &&
+        id->node_metric != N::kCgroupNrPeriods)
+      continue;
+    QuotaCgroupData& q = m.quotas[id->detail];
+    q.path = id->detail;
+    if (id->node_metric == N::kCgroupNrThrottled) q.nr_throttled = &samples;
+    else if (id->node_metric == N::kCgroupThrottledNs) q.throttled_ns = &samples;
+    else q.nr_periods = &samples;
   }
   return m;
 }

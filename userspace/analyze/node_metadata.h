@@ -1,6 +1,7 @@
 // What `gpunoise record` wrote about the node beside the scheduler data
 // (export/perfetto/node_tracks.h): the cgroups with a CPU quota, the
-// processes each applies to, their throttling counters, and per-CPU steal.
+// processes each applies to, their throttling counters, and per-CPU steal
+// (counter tracks found by their identity: node_counter).
 #pragma once
 
 #include <cstdint>

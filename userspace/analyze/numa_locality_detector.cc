@@ -21,20 +21,17 @@ struct Home {
   std::string kind;    // "gpu" or "nic"
 };
 
-// The NUMA node of a GPU track ("GPU-5f2a1c3e (H200)" by UUID, "GPU 3
-// (H200)" by NVML index: model/gpu_tracks.h), through NVML's PCI address and
-// sysfs; -1 when unknown.
-int32_t GpuNode(const NumaMetadata& numa, std::string_view track_name) {
-  for (const auto& [uuid, bus] : numa.gpu_bus_by_uuid)
-    if (!uuid.empty() && StartsWith(track_name, model::ShortGpuUuid(uuid)))
-      if (const auto* d = numa.DeviceByBus(bus)) return d->numa_node;
-  if (StartsWith(track_name, "GPU ")) {
-    std::string_view rest = track_name.substr(4);
-    rest = rest.substr(0, rest.find(' '));
-    if (auto index = ParseInt64(rest))
-      if (auto it = numa.gpu_bus_by_index.find(*index); it != numa.gpu_bus_by_index.end())
-        if (const auto* d = numa.DeviceByBus(it->second)) return d->numa_node;
-  }
+// The NUMA node of a GPU (its group's identity: the UUID, else NVML's
+// index; model/track_identity.h), through NVML's PCI address and sysfs; -1
+// when unknown.
+int32_t GpuNode(const NumaMetadata& numa, const model::TrackIdentity* gpu) {
+  if (gpu && !gpu->gpu_uuid.empty())
+    for (const auto& [uuid, bus] : numa.gpu_bus_by_uuid)
+      if (!uuid.empty() && model::ShortGpuUuid(uuid) == model::ShortGpuUuid(gpu->gpu_uuid))
+        if (const auto* d = numa.DeviceByBus(bus)) return d->numa_node;
+  if (gpu && gpu->gpu_index >= 0)
+    if (auto it = numa.gpu_bus_by_index.find(gpu->gpu_index); it != numa.gpu_bus_by_index.end())
+      if (const auto* d = numa.DeviceByBus(it->second)) return d->numa_node;
   // Without NVML's addresses: when every GPU of the node sits on one NUMA
   // node, that is this GPU's too.
   std::set<int32_t> nodes;
@@ -47,7 +44,8 @@ class Homes {
  public:
   Homes(const AnalysisContext& ctx, const NumaMetadata& numa) : ctx_(ctx) {
     std::map<uint64_t, int32_t> gpu_node;
-    for (const auto& [track, name] : ctx.gpu.gpu_names) gpu_node[track] = GpuNode(numa, name);
+    for (const auto& [track, name] : ctx.gpu.gpu_names)
+      gpu_node[track] = GpuNode(numa, ctx.t().tracks.Identity(track));
     for (const GpuWork& w : ctx.gpu.work) {
       if (!w.gpu) continue;
       if (w.launch_tid) by_tid_[w.launch_tid].insert(w.gpu);

@@ -549,6 +549,9 @@ std::string ActivityConverter::TakeChunk(const ClockReadings& now, bool final) {
                                      model::kTrackIdentityCategory);
     e.Arg("track_uuid", t.uuid).Arg("kind", t.identity_kind);
     if (t.identity_process_track) e.Arg("process_track", t.identity_process_track);
+    if (!t.identity_gpu_uuid.empty()) e.Arg("gpu_uuid", t.identity_gpu_uuid);
+    if (t.identity_gpu_index >= 0) e.Arg("gpu_index", t.identity_gpu_index);
+    if (!t.identity_gpu_model.empty()) e.Arg("gpu_model", t.identity_gpu_model);
   }
   builder_.set_out(&body_);
   chunk.append(body_);

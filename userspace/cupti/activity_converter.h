@@ -171,7 +171,9 @@ class ActivityConverter {
   std::string StreamName(std::string_view gpu, uint32_t stream, size_t lane) const;
   void Register(TrackSpec spec);
   uint64_t EnsureGpuGroup(uint32_t ordinal);
-  void EnsureGroupTrack(uint64_t uuid, std::string name, std::string description);
+  // `ordinal`'s GPU group `uuid` (its UUID's, or its index's when made
+  // before the device record), with the GPU's identity.
+  void EnsureGroupTrack(uint64_t uuid, uint32_t ordinal, std::string name, std::string description);
   uint64_t EnsureGpuProcessGroup(uint32_t ordinal);
   uint64_t EnsureStreamTrack(uint32_t device, uint32_t context, uint32_t stream, uint64_t start,
                              uint64_t end);

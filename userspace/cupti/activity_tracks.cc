@@ -129,7 +129,7 @@ uint64_t ActivityConverter::EnsureThreadTrack(uint32_t tid) {
   return uuid;
 }
 
-void ActivityConverter::EnsureGroupTrack(uint64_t uuid, std::string name,
+void ActivityConverter::EnsureGroupTrack(uint64_t uuid, uint32_t ordinal, std::string name,
                                          std::string description) {
   auto it = track_index_.find(uuid);
   if (it != track_index_.end() && tracks_[it->second].name == name &&
@@ -140,13 +140,21 @@ void ActivityConverter::EnsureGroupTrack(uint64_t uuid, std::string name,
   t.name = std::move(name);
   t.description = std::move(description);
   t.identity_kind = model::kTrackKindGpuDevice;
+  // What the report names the GPU after and finds its NUMA node by: the
+  // UUID of the UUID's group, the physical index of the index's group.
+  auto dev = devices_.find(ordinal);
+  if (dev != devices_.end()) t.identity_gpu_model = std::string(model::ShortGpuModel(dev->second.model));
+  if (dev != devices_.end() && !dev->second.uuid.empty() && uuid == GroupUuid(ordinal))
+    t.identity_gpu_uuid = dev->second.uuid;
+  else if (uint32_t physical = PhysicalIndex(ordinal); physical != kUnknownIndex && physical <= INT32_MAX)
+    t.identity_gpu_index = static_cast<int32_t>(physical);
   Register(std::move(t));
 }
 
 uint64_t ActivityConverter::EnsureGpuGroup(uint32_t ordinal) {
   uint64_t uuid = GroupUuid(ordinal);
   auto dev = devices_.find(ordinal);
-  EnsureGroupTrack(uuid, GpuName(ordinal), dev == devices_.end() ? "" : dev->second.description);
+  EnsureGroupTrack(uuid, ordinal, GpuName(ordinal), dev == devices_.end() ? "" : dev->second.description);
   return uuid;
 }
 
@@ -227,7 +235,7 @@ void ActivityConverter::RenameDeviceTracks(uint32_t ordinal, uint64_t old_group)
   }
   if (!used) return;
   auto dev = devices_.find(ordinal);
-  EnsureGroupTrack(old_group, name, dev == devices_.end() ? "" : dev->second.description);
+  EnsureGroupTrack(old_group, ordinal, name, dev == devices_.end() ? "" : dev->second.description);
 }
 
 }  // namespace gpunoise::cupti

@@ -30,6 +30,10 @@ struct TrackSpec {
   // identity instant beside the descriptor; empty: none.
   std::string_view identity_kind;
   uint64_t identity_process_track = 0;  // gpu_process: the process's own track
+  // gpu_device: the GPU's UUID, NVML index (-1: unknown) and short model.
+  std::string identity_gpu_uuid;
+  int32_t identity_gpu_index = -1;
+  std::string identity_gpu_model;
 };
 
 struct ClockReadings {

@@ -21,6 +21,9 @@ struct NodeSnapshot {
   uint64_t ts = 0;  // CLOCK_BOOTTIME
   std::map<uint32_t, uint64_t> steal_ns;             // per CPU, since boot
   std::map<std::string, CgroupCpuStat> cgroups;      // by cgroup path, since its creation
+  // The kernel's trouble counters by file ("softlockup_count"), since boot:
+  // those this kernel has (collect/kernel_health.h).
+  std::map<std::string, uint64_t> kernel_health;
 };
 
 }  // namespace gpunoise::model

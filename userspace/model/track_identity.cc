@@ -7,13 +7,24 @@ namespace gpunoise::model {
 namespace {
 
 // The keys are written into traces: never change one, only add.
-constexpr std::array<std::pair<TrackKind, std::string_view>, 6> kKinds{{
+constexpr std::array<std::pair<TrackKind, std::string_view>, 8> kKinds{{
     {TrackKind::kNetMetadata, kTrackKindNetMetadata},
     {TrackKind::kNodeMetadata, kTrackKindNodeMetadata},
     {TrackKind::kNetCounter, kTrackKindNetCounter},
     {TrackKind::kGpuDevice, kTrackKindGpuDevice},
     {TrackKind::kGpuProcess, kTrackKindGpuProcess},
     {TrackKind::kGpuStream, kTrackKindGpuStream},
+    {TrackKind::kNodeCounter, kTrackKindNodeCounter},
+    {TrackKind::kKernelHealthCounter, kTrackKindKernelHealth},
+}};
+
+constexpr std::array<std::pair<NodeMetric, std::string_view>, 6> kNodeMetrics{{
+    {NodeMetric::kCpuSteal, "cpu_steal_share"},
+    {NodeMetric::kCgroupNrThrottled, "cgroup_nr_throttled"},
+    {NodeMetric::kCgroupThrottledNs, "cgroup_throttled_ns"},
+    {NodeMetric::kCgroupNrPeriods, "cgroup_nr_periods"},
+    {NodeMetric::kCpuIdleState, "cpu_idle_state"},
+    {NodeMetric::kCpuFrequency, "cpu_frequency_khz"},
 }};
 
 constexpr std::array<std::pair<NetMetric, std::string_view>, 15> kMetrics{{
@@ -54,5 +65,7 @@ std::string_view TrackKindKey(TrackKind kind) { return KeyOf(kKinds, kind); }
 std::optional<TrackKind> TrackKindFromKey(std::string_view key) { return FromKey(kKinds, key); }
 std::string_view NetMetricKey(NetMetric metric) { return KeyOf(kMetrics, metric); }
 std::optional<NetMetric> NetMetricFromKey(std::string_view key) { return FromKey(kMetrics, key); }
+std::string_view NodeMetricKey(NodeMetric metric) { return KeyOf(kNodeMetrics, metric); }
+std::optional<NodeMetric> NodeMetricFromKey(std::string_view key) { return FromKey(kNodeMetrics, key); }
 
 }  // namespace gpunoise::model

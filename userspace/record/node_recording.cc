@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "collect/cpustate_collector.h"
 #include "collect/irq_scanner.h"
+#include "collect/kernel_health.h"
 #include "collect/kwork_collector.h"
 #include "collect/memstall_collector.h"
 #include "collect/numa_topology.h"
@@ -57,6 +58,7 @@ model::NodeSnapshot NodeRecording::Read() const {
     if (!text.ok()) continue;  // removed meanwhile
     if (auto st = collect::ParseCpuStat(*text)) s.cgroups[q.path] = *st;
   }
+  s.kernel_health = collect::ReadKernelHealth();  // five small sysfs reads
   return s;
 }
 

@@ -1,7 +1,8 @@
 // The node writer's cpustate records decoded with libprotobuf: an idle
 // period as its state at entry and -1 at exit on "cpu<N> idle state" under
 // the Node root, frequency samples in kHz, NUMA events and metadata
-// instants with typed args, and the size of a counter sample.
+// instants with typed args, each counter's identity, and the size of a
+// counter sample.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -9,6 +10,7 @@
 #include "export/perfetto/node_tracks.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -55,8 +57,22 @@ TEST(NodeCpustateTracks, AnIdlePeriodIsItsStateFromEntryToExitOnTheCpusCounterUn
       {"cpu3 idle state", 1000, 2}, {"cpu3 idle state", 5000, -1}, {"cpu3 idle state", 6000, 1},
       {"cpu3 idle state", 6500, -1}, {"cpu3 frequency", 7000, 2400000}};
   EXPECT_EQ(samples, want);
+  // Each counter track says what it counts in an identity instant on the
+  // node metadata track (model/track_identity.h), which the report reads.
+  std::map<std::string, std::pair<std::string, int64_t>> identities;  // track name -> metric, cpu
+  for (const auto& p : c.packets)
+    if (p.has_track_event() && p.track_event().categories_size() > 0 &&
+        p.track_event().categories(0) == model::kTrackIdentityCategory) {
+      std::string metric;
+      for (const auto& a : p.track_event().debug_annotations())
+        if (a.name() == "metric") metric = a.string_value();
+      auto args = IntArgs(p);
+      identities[tracks[static_cast<uint64_t>(args["track_uuid"])].name()] = {metric, args["cpu"]};
+    }
+  EXPECT_EQ(identities["cpu3 idle state"], std::make_pair(std::string("cpu_idle_state"), int64_t{3}));
+  EXPECT_EQ(identities["cpu3 frequency"], std::make_pair(std::string("cpu_frequency_khz"), int64_t{3}));
   for (const auto& [uuid, t] : tracks) {
-    if (t.name() == "Node") continue;
+    if (t.name() == "Node" || t.name() == kNodeMetadataTrackName) continue;
     EXPECT_TRUE(t.has_counter()) << t.name();
     EXPECT_EQ(tracks[t.parent_uuid()].name(), "Node") << t.name();
   }

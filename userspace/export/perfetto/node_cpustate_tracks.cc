@@ -7,6 +7,7 @@
 #include "export/perfetto/node_tracks.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "export/perfetto/track_identity_packets.h"
 
 namespace gpunoise::perfetto {
 
@@ -15,7 +16,8 @@ std::string CpuIdleState(uint32_t cpu) { return fmt::format("cpu{} idle state", 
 std::string CpuFrequency(uint32_t cpu) { return fmt::format("cpu{} frequency", cpu); }
 }  // namespace node_metric
 
-Status NodeTrackWriter::CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit) {
+Status NodeTrackWriter::CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit,
+                                        const model::TrackIdentity& id) {
   TracePacket packet;
   auto it = cpustate_tracks_.find(name);
   if (it == cpustate_tracks_.end()) {
@@ -28,20 +30,36 @@ Status NodeTrackWriter::CpuStateCounter(uint64_t ts, const std::string& name, do
     uint64_t uuid = writer_.TrackUuid("gpunoise node counter " + name);
     writer_.FillCounterTrackDescriptor(&packet, uuid, name, TrackEventWriter::CounterUnit::kNone, unit, root_track_);
     GN_RETURN_IF_ERROR(out_(packet));
+    FillTrackIdentity(writer_, &packet, ts, MetadataTrack(ts), uuid, id);
+    GN_RETURN_IF_ERROR(out_(packet));
     it = cpustate_tracks_.emplace(name, uuid).first;
   }
   writer_.FillCounter(&packet, ts, it->second, value);
   return out_(packet);
 }
 
+namespace {
+
+model::TrackIdentity CpuCounterId(model::NodeMetric metric, uint32_t cpu) {
+  model::TrackIdentity id;
+  id.kind = model::TrackKind::kNodeCounter;
+  id.node_metric = metric;
+  id.cpu = static_cast<int32_t>(cpu);
+  return id;
+}
+
+}  // namespace
+
 Status NodeTrackWriter::WriteIdle(const model::CpuStateEvent& idle) {
   const std::string name = node_metric::CpuIdleState(idle.cpu);
-  GN_RETURN_IF_ERROR(CpuStateCounter(idle.begin, name, static_cast<double>(idle.value), "state"));
-  return CpuStateCounter(std::max(idle.end, idle.begin), name, -1, "state");
+  const model::TrackIdentity id = CpuCounterId(model::NodeMetric::kCpuIdleState, idle.cpu);
+  GN_RETURN_IF_ERROR(CpuStateCounter(idle.begin, name, static_cast<double>(idle.value), "state", id));
+  return CpuStateCounter(std::max(idle.end, idle.begin), name, -1, "state", id);
 }
 
 Status NodeTrackWriter::WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz) {
-  return CpuStateCounter(ts, node_metric::CpuFrequency(cpu), static_cast<double>(khz), "kHz");
+  return CpuStateCounter(ts, node_metric::CpuFrequency(cpu), static_cast<double>(khz), "kHz",
+                         CpuCounterId(model::NodeMetric::kCpuFrequency, cpu));
 }
 
 Status NodeTrackWriter::WriteNuma(const model::NumaEvent& n) {

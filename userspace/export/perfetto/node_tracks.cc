@@ -15,6 +15,19 @@ namespace node_metric {
 std::string CpuSteal(uint32_t cpu) { return fmt::format("cpu{} steal", cpu); }
 }  // namespace node_metric
 
+namespace {
+
+model::TrackIdentity NodeCounterId(model::NodeMetric metric, int32_t cpu, std::string cgroup = {}) {
+  model::TrackIdentity id;
+  id.kind = model::TrackKind::kNodeCounter;
+  id.node_metric = metric;
+  id.cpu = cpu;
+  id.detail = std::move(cgroup);
+  return id;
+}
+
+}  // namespace
+
 NodeTrackWriter::NodeTrackWriter(TrackEventWriter& writer, PacketOut out)
     : writer_(writer), out_(std::move(out)) {}
 
@@ -33,7 +46,8 @@ uint64_t NodeTrackWriter::MetadataTrack(uint64_t ts) {
   return metadata_track_;
 }
 
-Status NodeTrackWriter::Counter(uint64_t ts, const std::string& name, double value, std::string_view unit) {
+Status NodeTrackWriter::Counter(uint64_t ts, const std::string& name, double value, std::string_view unit,
+                                const model::TrackIdentity& id) {
   TracePacket packet;
   auto it = counter_tracks_.find(name);
   if (it == counter_tracks_.end()) {
@@ -46,6 +60,8 @@ Status NodeTrackWriter::Counter(uint64_t ts, const std::string& name, double val
     uint64_t uuid = writer_.TrackUuid("gpunoise node counter " + name);
     writer_.FillCounterTrackDescriptor(&packet, uuid, name, TrackEventWriter::CounterUnit::kNone, unit,
                                        root_track_);
+    GN_RETURN_IF_ERROR(out_(packet));
+    FillTrackIdentity(writer_, &packet, ts, MetadataTrack(ts), uuid, id);
     GN_RETURN_IF_ERROR(out_(packet));
     it = counter_tracks_.emplace(name, uuid).first;
   }
@@ -120,7 +136,8 @@ Status NodeTrackWriter::WriteSample(const model::NodeSnapshot& baseline, const m
       double share = steal > before->second ? static_cast<double>(steal - before->second) / span : 0;
       // A track appears with its first stolen tick (most nodes have none).
       if (share == 0 && !counter_tracks_.count(m::CpuSteal(cpu))) continue;
-      GN_RETURN_IF_ERROR(Counter(earlier.ts, m::CpuSteal(cpu), std::min(share, 1.0), "share"));
+      GN_RETURN_IF_ERROR(Counter(earlier.ts, m::CpuSteal(cpu), std::min(share, 1.0), "share",
+                                 NodeCounterId(model::NodeMetric::kCpuSteal, static_cast<int32_t>(cpu))));
     }
   }
   for (const auto& [path, now] : later.cgroups) {
@@ -130,16 +147,39 @@ Status NodeTrackWriter::WriteSample(const model::NodeSnapshot& baseline, const m
     // A cgroup that appeared during the recording counts from zero.
     auto inc = [](uint64_t a, uint64_t z) { return static_cast<double>(a > z ? a - z : 0); };
     std::string prefix = std::string(m::kCgroupPrefix) + path;
-    GN_RETURN_IF_ERROR(Counter(later.ts, prefix + std::string(m::kNrThrottled), inc(now.nr_throttled, b.nr_throttled), "periods"));
-    GN_RETURN_IF_ERROR(Counter(later.ts, prefix + std::string(m::kThrottledNs), inc(now.throttled_ns, b.throttled_ns), "ns"));
-    GN_RETURN_IF_ERROR(Counter(later.ts, prefix + std::string(m::kNrPeriods), inc(now.nr_periods, b.nr_periods), "periods"));
+    using N = model::NodeMetric;
+    GN_RETURN_IF_ERROR(Counter(later.ts, prefix + std::string(m::kNrThrottled), inc(now.nr_throttled, b.nr_throttled),
+                               "periods", NodeCounterId(N::kCgroupNrThrottled, -1, path)));
+    GN_RETURN_IF_ERROR(Counter(later.ts, prefix + std::string(m::kThrottledNs), inc(now.throttled_ns, b.throttled_ns),
+                               "ns", NodeCounterId(N::kCgroupThrottledNs, -1, path)));
+    GN_RETURN_IF_ERROR(Counter(later.ts, prefix + std::string(m::kNrPeriods), inc(now.nr_periods, b.nr_periods),
+                               "periods", NodeCounterId(N::kCgroupNrPeriods, -1, path)));
+  }
+  for (const auto& [file, value] : later.kernel_health) {
+    model::TrackIdentity id;
+    id.kind = model::TrackKind::kKernelHealthCounter;
+    id.detail = file;
+    const std::string name = std::string(m::kKernelHealthPrefix) + file;
+    auto it = kernel_health_.find(file);
+    if (it == kernel_health_.end()) {
+      auto b = baseline.kernel_health.find(file);
+      const bool in_baseline = b != baseline.kernel_health.end();
+      const uint64_t first = in_baseline ? b->second : value;
+      GN_RETURN_IF_ERROR(Counter(in_baseline ? baseline.ts : later.ts, name, static_cast<double>(first), "events", id));
+      it = kernel_health_.emplace(file, first).first;
+    }
+    if (it->second == value) continue;
+    it->second = value;
+    GN_RETURN_IF_ERROR(Counter(later.ts, name, static_cast<double>(value), "events", id));
   }
   return OkStatus();
 }
 
 Status NodeTrackWriter::Close(uint64_t ts) {
   for (const auto& [name, uuid] : counter_tracks_) {
-    if (name.rfind(node_metric::kCgroupPrefix, 0) == 0) continue;  // cumulative: keeps its last value
+    // Cumulative counters keep their last value.
+    if (name.rfind(node_metric::kCgroupPrefix, 0) == 0 || name.rfind(node_metric::kKernelHealthPrefix, 0) == 0)
+      continue;
     TracePacket packet;
     writer_.FillCounter(&packet, ts, uuid, 0);
     GN_RETURN_IF_ERROR(out_(packet));

@@ -1,9 +1,10 @@
 // Node-wide counters as TrackEvent packets (record/node_recording.h): per-CPU
 // steal share and, per cgroup with a CPU quota, its throttling counters,
 // plus the metadata the report needs to join them to threads (the quota of
-// each cgroup and the processes it applies to). The names below are a
-// contract with `gpunoise report` and are listed in docs/report.md
-// ("Node counters in the trace").
+// each cgroup and the processes it applies to). Each counter track carries
+// its typed identity (model/track_identity.h: node_counter,
+// kernel_health_counter), which the report finds it by; the track names are
+// for people (docs/report.md). The instants' names below are record types.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
 #include "model/numa_topology.h"
+#include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
 
@@ -71,6 +73,9 @@ inline constexpr std::string_view kCgroupPrefix = "cgroup ";
 inline constexpr std::string_view kNrThrottled = " nr_throttled";
 inline constexpr std::string_view kThrottledNs = " throttled ns";
 inline constexpr std::string_view kNrPeriods = " nr_periods";
+// "kernel softlockup_count": the kernel's counter (since boot), sampled at
+// the start and at each change.
+inline constexpr std::string_view kKernelHealthPrefix = "kernel ";
 }  // namespace node_metric
 
 struct QuotaInfo {
@@ -114,8 +119,10 @@ class NodeTrackWriter {
     std::string_view text;  // used when not empty
   };
   Status WriteNodeInstant(uint64_t ts, std::string_view name, std::initializer_list<MetaArg> args);
-  // Steal shares over (earlier.ts, later.ts], written at earlier.ts, and the
-  // cgroups' counters at later.ts as increases over `baseline`.
+  // Steal shares over (earlier.ts, later.ts], written at earlier.ts, the
+  // cgroups' counters at later.ts as increases over `baseline`, and the
+  // kernel's trouble counters when they changed (the first time from
+  // `baseline`).
   Status WriteSample(const model::NodeSnapshot& baseline, const model::NodeSnapshot& earlier,
                      const model::NodeSnapshot& later);
   // Ends the steal tracks at `ts` (a final zero).
@@ -123,8 +130,12 @@ class NodeTrackWriter {
 
  private:
   uint64_t MetadataTrack(uint64_t ts);  // ts: of its identity instant, if new
-  Status CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit);
-  Status Counter(uint64_t ts, const std::string& name, double value, std::string_view unit);
+  // `id`: what the track counts, written as its identity with its
+  // descriptor (the report finds it by that, not by `name`).
+  Status CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit,
+                         const model::TrackIdentity& id);
+  Status Counter(uint64_t ts, const std::string& name, double value, std::string_view unit,
+                 const model::TrackIdentity& id);
 
   TrackEventWriter& writer_;
   PacketOut out_;
@@ -136,6 +147,7 @@ class NodeTrackWriter {
   std::map<std::pair<int32_t, int>, uint64_t> stall_tracks_;  // (tid, kind)
   std::map<std::pair<int32_t, int>, uint64_t> kwork_tracks_;
   std::map<std::string, uint64_t> cpustate_tracks_;  // not closed with a zero (0 is a state and a frequency)  // (tid, -1) for senders, (cpu, kind) for spans
+  std::map<std::string, uint64_t> kernel_health_;  // last value written, by counter file
 };
 
 }  // namespace gpunoise::perfetto

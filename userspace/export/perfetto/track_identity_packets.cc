@@ -13,8 +13,12 @@ void FillTrackIdentity(TrackEventWriter& writer, TracePacket* packet, uint64_t t
   AddArg(e, "kind", model::TrackKindKey(id.kind));
   if (!id.device.empty()) AddArg(e, "device", id.device);
   if (id.metric != model::NetMetric::kUnknown) AddArg(e, "metric", model::NetMetricKey(id.metric));
+  if (id.node_metric != model::NodeMetric::kUnknown) AddArg(e, "metric", model::NodeMetricKey(id.node_metric));
   if (id.cpu >= 0) AddArg(e, "cpu", id.cpu);
   if (!id.detail.empty()) AddArg(e, "detail", id.detail);
+  if (!id.gpu_uuid.empty()) AddArg(e, "gpu_uuid", id.gpu_uuid);
+  if (id.gpu_index >= 0) AddArg(e, "gpu_index", id.gpu_index);
+  if (!id.gpu_model.empty()) AddArg(e, "gpu_model", id.gpu_model);
 }
 
 }  // namespace gpunoise::perfetto
