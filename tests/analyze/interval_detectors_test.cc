@@ -125,6 +125,30 @@ TEST(IntervalInterference, NamesTheBiggestPartAndTheBusiestOtherTask) {
   EXPECT_NEAR(findings[0].cost_share, 220.0 / 820.0, 1e-9);
 }
 
+TEST(IntervalInterference, GpunoisesOwnThreadsAreLeftOutAsTheReportLeavesOutTheRecorder) {
+  Interval in;
+  model::FocusCpuCounters f;
+  f.cpu = 1;
+  f.oncpu_ns = 600'000'000;
+  f.wait_preempted_ns = 200'000'000;
+  in.delta.focus.push_back(f);
+  model::SampleCounter s;
+  s.cpu = 1;
+  s.task_class = model::TaskClass::kOther;
+  s.comm = model::TaskComm("gpunoise");
+  s.count = 12;
+  in.delta.samples.push_back(s);
+  EXPECT_TRUE(DetectIntervalInterference(in.Context()).empty());
+  // A quarter of the hits are another task's: a quarter of the waits.
+  s.comm = model::TaskComm("stress-ng");
+  s.count = 4;
+  in.delta.samples.push_back(s);
+  auto findings = DetectIntervalInterference(in.Context());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].culprit, "stress-ng");
+  EXPECT_EQ(findings[0].cost_ns, 50'000'000u);
+}
+
 TEST(IntervalInterference, InterruptsAsCulpritAndQuietBelowThresholds) {
   Interval in;
   model::FocusCpuCounters f;

@@ -46,8 +46,10 @@ std::vector<Finding> DetectIntervalSoftirqStorms(const IntervalContext& ctx);
 
 // One finding per culprit that cost the focus threads at least
 // interference.min_delay and interference.min_share of their time (running
-// plus waiting): the tasks they waited behind in run queues (named by the
-// sampler's busiest other task on their CPUs), hard irqs, softirqs.
+// plus waiting): the task they waited behind in run queues (the sampler's
+// busiest other task on their CPUs, charged its share of the hits there
+// with the waits; gpunoise itself never), the hard IRQ and the softirq
+// vector that took the most time there.
 std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx);
 
 // TX watchdog timeouts (per device), DQL stalls, NAPI polls that used their

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analyze/attribution.h"
+#include "analyze/interference_detector.h"
 #include "model/net_trace_event.h"
 
 namespace gpunoise::analyze {
@@ -81,7 +82,8 @@ class Builder {
         sc.cpu = cpu;
         sc.count = ns / kSampleNs;
         if (!sc.count) continue;
-        std::string name = tid > 0 ? t_.ThreadName(tid) : "swapper";
+        // The recorder's threads as the monitor's sampler sees its own.
+        std::string name = tid <= 0 ? "swapper" : IsRecorderThread(t_, tid) ? "gpunoise" : t_.ThreadName(tid);
         sc.context = tid > 0 ? model::SampleContext::kTask : model::SampleContext::kIdle;
         sc.task_class = tid <= 0                ? model::TaskClass::kIdle
                         : ctx_.focus.count(tid) ? model::TaskClass::kFocus
