@@ -9,11 +9,18 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
 #include "integration/support/veth_pair.h"
 #include "integration/support/workloads.h"
+#include "analyze/analysis_context.h"
+#include "analyze/interval_replay.h"
+#include "analyze/timeline_builder.h"
+#include "import/trace_reader.h"
+#include "monitor/interval_detection.h"
 #include "report/report_session.h"
 
 namespace gpunoise::testing {
@@ -40,6 +47,21 @@ class BoostedSession {
   int old_nice_ = 0;
 };
 
+// Records a UDP flood received on CPU `cpu` into `trace`.
+void RecordFlood(const VethPair& pair, int cpu, const std::string& trace) {
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "60", "-o", trace});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
+  BoostedSession boost;
+  UdpFloodOptions flood;
+  flood.duration = 2000ms;
+  flood.sender_cpu = cpu;
+  flood.receiver_cpu = 0;
+  UdpFloodResult r = RunUdpFlood(pair, flood);
+  EXPECT_GT(r.sent, 10000u);
+  rec.Signal(SIGINT);
+  ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+}
+
 TEST(ReportIntegration, UdpFloodReceivedOnOneCpuIsASoftirqStormNamingTheDevice) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
@@ -52,19 +74,8 @@ TEST(ReportIntegration, UdpFloodReceivedOnOneCpuIsASoftirqStormNamingTheDevice) 
   ASSERT_TRUE(pair) << error;
   std::string dir = MakeTempDir();
   std::string trace = dir + "/flood.pftrace";
-  {
-    ChildProcess rec({GpunoiseBinary(), "record", "-d", "60", "-o", trace});
-    ASSERT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
-    BoostedSession boost;
-    UdpFloodOptions flood;
-    flood.duration = 2000ms;
-    flood.sender_cpu = kCpu;
-    flood.receiver_cpu = 0;
-    UdpFloodResult r = RunUdpFlood(*pair, flood);
-    EXPECT_GT(r.sent, 10000u);
-    rec.Signal(SIGINT);
-    ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
-  }
+  RecordFlood(*pair, kCpu, trace);
+  if (::testing::Test::HasFatalFailure()) return;
   report::ReportOptions options;
   options.trace_path = trace;
   auto result = report::RunReport(options);
@@ -80,6 +91,94 @@ TEST(ReportIntegration, UdpFloodReceivedOnOneCpuIsASoftirqStormNamingTheDevice) 
   EXPECT_EQ(storm->device, label) << result->output;
   EXPECT_NE(storm->title.find(label), std::string::npos) << storm->title;
   std::printf("storm on CPU %d: %s\n", kCpu, storm->title.c_str());
+}
+
+using Key = std::tuple<std::string, std::string, std::string>;  // detector, kind, culprit
+
+std::string Describe(const std::set<Key>& keys) {
+  std::string out;
+  for (const auto& [d, k, c] : keys) out += "  " + d + " / " + k + " / " + c + "\n";
+  return out.empty() ? "  (none)\n" : out;
+}
+
+// The window each finding is judged over (docs/report.md, "Window
+// semantics"): the monitor is replayed with that interval for it.
+enum class Judged { kSoftirqWindow, kNicWindow, kWholeWindow, kNotReplayed };
+Judged JudgedOver(const std::string& detector, const std::string& kind) {
+  if (detector == "softirq_storm") return Judged::kSoftirqWindow;
+  if (detector == "interference") return Judged::kWholeWindow;
+  if (detector != "nic_trouble" || kind == "kernel_health") return Judged::kNotReplayed;
+  if (kind == "napi_full_budget" || kind == "drops") return Judged::kNicWindow;
+  return Judged::kWholeWindow;
+}
+
+TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  constexpr int kCpu = 1;
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  std::string dir = MakeTempDir();
+  std::string trace = dir + "/flood.pftrace";
+  RecordFlood(*pair, kCpu, trace);
+  if (::testing::Test::HasFatalFailure()) return;
+
+  analyze::TimelineBuilder builder;
+  import::TraceReader reader(builder, import::ReadOptions{});
+  auto read = reader.ReadFile(trace);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  const analyze::Timeline t = builder.Finish();
+  analyze::AnalysisOptions options;
+  auto report = analyze::Analyze(t, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  // The report's findings of the monitor's detectors. Task culprits are
+  // compared by kind only: the report names the task a focus thread waited
+  // behind, the monitor's aggregates only the sampler's busiest task on the
+  // focus CPUs (on a node shared with compilers, another task); its only
+  // task culprit is its run_queue_delay one.
+  std::map<Judged, std::set<Key>> want, got;
+  for (const analyze::Finding& f : report->findings) {
+    Judged j = JudgedOver(f.detector, f.kind);
+    if (j == Judged::kNotReplayed || (f.detector != "softirq_storm" && f.detector != "interference" &&
+                                      f.detector != "nic_trouble"))
+      continue;
+    want[j].insert({f.detector, f.kind, f.culprit_kind == "task" ? "(a task)" : f.culprit});
+  }
+  // The flood's storm is among them (the premise of the comparison).
+  const std::string storm = "softirq NET_RX from " + pair->device(Side::kReceiver) + "@" +
+                            std::to_string(pair->netns_inode(Side::kReceiver));
+  bool has_storm = false;
+  for (const auto& [d, k, c] : want[Judged::kSoftirqWindow]) has_storm |= c.rfind(storm, 0) == 0;
+  ASSERT_TRUE(has_storm) << storm << "\n" << Describe(want[Judged::kSoftirqWindow]);
+
+  // The same recording as the monitor's intervals, through its pipeline.
+  analyze::Thresholds th;
+  analyze::AnalysisContext ctx;
+  ASSERT_TRUE(analyze::BuildAnalysisContext(t, options, &th, report->from, report->to, &ctx).ok());
+  auto detection = monitor::IntervalDetection::Create({});
+  ASSERT_TRUE(detection.ok());
+  const std::map<Judged, uint64_t> intervals = {{Judged::kSoftirqWindow, th.GetNs("softirq.window")},
+                                                {Judged::kNicWindow, th.GetNs("nic.window")},
+                                                {Judged::kWholeWindow, report->to - report->from}};
+  for (const auto& [judged, interval_ns] : intervals) {
+    analyze::Replay replay = analyze::ReplayAsIntervals(ctx, interval_ns);
+    for (const analyze::ReplayedInterval& in : replay.intervals) {
+      monitor::IntervalInput input{&in.delta, in.start, in.end, &replay.irqs, &replay.names};
+      for (const monitor::Observation& o : (*detection)->Run(input))
+        if (JudgedOver(o.what.detector, o.what.kind) == judged)
+          got[judged].insert({o.what.detector, o.what.kind,
+                              o.what.detector == "interference" && o.what.kind == "run_queue_delay" ? "(a task)"
+                                                                                                    : o.what.culprit});
+    }
+  }
+  for (Judged j : {Judged::kSoftirqWindow, Judged::kNicWindow, Judged::kWholeWindow})
+    EXPECT_EQ(got[j], want[j]) << "judged over " << intervals.at(j) << " ns\nreport:\n"
+                               << Describe(want[j]) << "monitor:\n" << Describe(got[j]);
+  for (const auto& [j, keys] : want) std::printf("report and monitor: %s", Describe(keys).c_str());
 }
 
 }  // namespace

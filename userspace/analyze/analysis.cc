@@ -301,6 +301,25 @@ LossSummary Losses(const Timeline& t) {
 
 }  // namespace
 
+Result<FocusSelection> BuildAnalysisContext(const Timeline& t, const AnalysisOptions& options,
+                                            const Thresholds* thresholds, uint64_t from, uint64_t to,
+                                            AnalysisContext* ctx) {
+  ctx->timeline = &t;
+  ctx->thresholds = thresholds;
+  ctx->from = from;
+  ctx->to = to;
+  ctx->gpu = BuildGpuModel(t);
+  ctx->net = ReadNetMetadata(t);
+  ctx->nic_irqs = NicIrqs(t, ctx->net);
+  ctx->node = ReadNodeMetadata(t);
+  GN_ASSIGN_OR_RETURN(FocusSelection focus,
+                      SelectFocus(t, ctx->gpu, *thresholds, options.focus, options.cgroups, from, to));
+  ctx->focus = focus.tids;
+  ctx->activities = BuildActivities(t, ctx->focus, from, to);
+  for (const auto& [tid, act] : ctx->activities) ctx->focus_observed_ns += act.observed_ns();
+  return focus;
+}
+
 Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   Analysis a;
   a.thresholds = options.thresholds;
@@ -321,20 +340,9 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
 
 
   AnalysisContext ctx;
-  ctx.timeline = &t;
-  ctx.thresholds = &a.thresholds;
-  ctx.from = from;
-  ctx.to = to;
-  ctx.gpu = BuildGpuModel(t);
-  ctx.net = ReadNetMetadata(t);
-  ctx.nic_irqs = NicIrqs(t, ctx.net);
-  ctx.node = ReadNodeMetadata(t);
+  GN_ASSIGN_OR_RETURN(a.focus, BuildAnalysisContext(t, options, &a.thresholds, from, to, &ctx));
   a.has_network_data = !t.net.events.empty() || !ctx.net.empty();
   a.has_gpu_data = ctx.gpu.present();
-  GN_ASSIGN_OR_RETURN(a.focus, SelectFocus(t, ctx.gpu, a.thresholds, options.focus, options.cgroups, from, to));
-  ctx.focus = a.focus.tids;
-  ctx.activities = BuildActivities(t, ctx.focus, from, to);
-  for (const auto& [tid, act] : ctx.activities) ctx.focus_observed_ns += act.observed_ns();
 
   auto add = [&](std::vector<Finding> found) {
     for (auto& f : found) a.findings.push_back(std::move(f));

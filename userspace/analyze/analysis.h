@@ -159,4 +159,13 @@ struct Analysis {
 
 Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options);
 
+// The context every detector reads for [from, to) of `t`, as Analyze builds
+// it (the focus threads it selected returned); the monitor's replay of a
+// recording (interval_replay.h) starts from the same one. `thresholds` must
+// outlive `ctx`.
+struct AnalysisContext;
+Result<FocusSelection> BuildAnalysisContext(const Timeline& t, const AnalysisOptions& options,
+                                            const Thresholds* thresholds, uint64_t from, uint64_t to,
+                                            AnalysisContext* ctx);
+
 }  // namespace gpunoise::analyze

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analyze/interference_core.h"
 #include "model/events.h"
 
 namespace gpunoise::analyze {
@@ -23,8 +24,7 @@ std::string DescribeCulprit(const Timeline& t, const Culprit& c) {
   switch (c.kind) {
     case Culprit::Kind::kTask: return t.DescribeThread(c.id);
     case Culprit::Kind::kHardirq: return "hardirq " + t.IrqName(c.id);
-    case Culprit::Kind::kSoftirq:
-      return fmt::format("softirq {}", model::SoftirqName(static_cast<uint32_t>(c.id)));
+    case Culprit::Kind::kSoftirq: return SoftirqCulpritName(static_cast<uint32_t>(c.id));
     case Culprit::Kind::kIdle: return "idle CPU (wakeup latency)";
     case Culprit::Kind::kUnknown: return "no data (events lost or not recorded)";
   }

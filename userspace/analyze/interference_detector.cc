@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analyze/format_util.h"
+#include "analyze/interference_core.h"
 
 namespace gpunoise::analyze {
 
@@ -121,10 +122,8 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
   if (ctx.activities.empty()) return out;
   const Timeline& t = ctx.t();
   InterferenceTotals totals = MeasureInterference(ctx);
-  const uint64_t min_delay = ctx.th().GetNs("interference.min_delay");
-  const double min_share = ctx.th().Get("interference.min_share");
+  const InterferenceRule rule = InterferenceRule::From(ctx.th());
   const uint64_t window = std::max<uint64_t>(1, ctx.th().GetNs("interference.window"));
-  const double observed = static_cast<double>(std::max<uint64_t>(1, ctx.focus_observed_ns));
 
   for (const auto& [who, c] : totals.culprits) {
     // Idle CPUs and missing data explain a wait but name no culprit.
@@ -133,12 +132,12 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
     // not as the node's noise.
     if (who.kind == Culprit::Kind::kTask && IsRecorderThread(t, who.id)) continue;
     uint64_t cost = c.total();
-    double share = static_cast<double>(cost) / observed;
-    if (cost < min_delay || share < min_share) continue;
+    double share = InterferenceShare(cost, ctx.focus_observed_ns);
+    if (!rule.Reached(cost, ctx.focus_observed_ns)) continue;
 
     Finding f;
     f.detector = "interference";
-    f.kind = c.wait_ns >= c.interrupt_ns ? "run_queue_delay" : "interrupted";
+    f.kind = std::string(InterferenceKind(c.wait_ns, c.interrupt_ns));
     f.culprit = DescribeCulprit(t, who);
     f.culprit_kind = std::string(CulpritKindName(who.kind));
     if (who.kind == Culprit::Kind::kTask) f.culprit_tid = who.id;

@@ -1,13 +1,17 @@
 #include "analyze/interval_detectors.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "analyze/format_util.h"
+#include "analyze/interference_core.h"
+#include "analyze/nic_trouble_core.h"
+#include "analyze/storm_core.h"
 #include "model/events.h"
-#include "common/strings.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -77,51 +81,91 @@ std::map<uint32_t, CpuSamples> SamplesByCpu(const model::AggregateSnapshot& d) {
   return out;
 }
 
-// What drove a network softirq on `cpu`: the NAPI instance that did the
-// most work there, and the NIC IRQ that fired most there.
-void AttributeNetwork(const IntervalContext& ctx, uint32_t cpu, Finding* f) {
+// What drove softirq work on `cpu` this interval, asked as the report asks
+// it of a trace (softirq_storm_detector.cc): the device whose NAPI polls
+// did the most work there, its busiest queue there, and the NIC IRQ that
+// serves that NAPI instance, else the one that fired most there (the
+// device's own first).
+struct Drivers {
+  std::string device;
+  int32_t queue = -1;
+  int32_t irq = -1;
+  std::vector<std::string> evidence;
+};
+Drivers FindDrivers(const IntervalContext& ctx, uint32_t cpu) {
   const model::AggregateSnapshot& d = *ctx.delta;
   const double secs = Seconds(ctx.length_ns());
-  std::map<std::pair<model::NetDeviceKey, int32_t>, model::NapiCount> napi;
+  Drivers out;
+  struct Dev {
+    model::NapiCount total;
+    std::map<int32_t, std::pair<uint64_t, int32_t>> queues;  // queue -> work, irq
+  };
+  std::map<std::string, Dev> devices;
   for (const auto& n : d.net.napi) {
     if (n.cpu != cpu) continue;
-    auto& t = napi[{n.dev, n.queue}];
-    t.polls += n.polls;
-    t.work += n.work;
-    t.full_budget += n.full_budget;
+    Dev& dev = devices[model::DeviceLabel(n.dev, Names(ctx))];
+    dev.total.polls += n.polls;
+    dev.total.work += n.work;
+    dev.total.full_budget += n.full_budget;
+    auto& q = dev.queues.try_emplace(n.queue, 0, -1).first->second;
+    q.first += n.work;
+    if (n.irq >= 0) q.second = n.irq;
   }
-  auto top = std::max_element(napi.begin(), napi.end(),
-                              [](const auto& a, const auto& b) { return a.second.work < b.second.work; });
-  if (top != napi.end() && top->second.work) {
-    f->device = model::DeviceLabel(top->first.first, Names(ctx));
-    f->queue = top->first.second;
-    f->culprit = f->queue >= 0 ? fmt::format("{} queue {}", f->device, f->queue) : f->device;
-    f->culprit_kind = "device";
-    f->evidence.push_back(fmt::format("NAPI on CPU {}: {} {} packets in {} polls ({} used the whole budget)", cpu,
-                                      f->culprit, Rate(static_cast<double>(top->second.work) / secs),
-                                      Rate(static_cast<double>(top->second.polls) / secs),
-                                      Rate(static_cast<double>(top->second.full_budget) / secs)));
-    f->metrics.emplace_back("napi_packets_per_s", static_cast<double>(top->second.work) / secs);
+  const Dev* best = nullptr;
+  for (const auto& [label, dev] : devices)
+    if (dev.total.work && (!best || dev.total.work > best->total.work)) {
+      best = &dev;
+      out.device = label;
+    }
+  int32_t napi_irq = -1;
+  if (best) {
+    uint64_t top = 0;
+    for (const auto& [q, wi] : best->queues)
+      if (wi.first > top) {
+        top = wi.first;
+        out.queue = q;
+        napi_irq = wi.second;
+      }
+    out.evidence.push_back(fmt::format("NAPI on CPU {}: {} {} packets in {} polls ({} used the whole budget)", cpu,
+                                       out.device, Rate(static_cast<double>(best->total.work) / secs),
+                                       Rate(static_cast<double>(best->total.polls) / secs),
+                                       Rate(static_cast<double>(best->total.full_budget) / secs)));
   }
   const model::HardirqCounter* irq = nullptr;
+  auto score = [&](const model::HardirqCounter& h) {
+    const model::IrqInfo* info = Irq(ctx, h.irq);
+    bool matches = out.device.empty() || info->device == out.device;
+    return h.count * (matches ? 1000 : 1);
+  };
   for (const auto& h : d.hardirqs) {
     if (h.cpu != cpu || !h.count) continue;
     const model::IrqInfo* info = Irq(ctx, h.irq);
     if (!info || info->device.empty()) continue;
-    if (!irq || h.count > irq->count) irq = &h;
+    if (!irq || score(h) > score(*irq)) irq = &h;
   }
-  if (irq) {
-    const model::IrqInfo* info = Irq(ctx, irq->irq);
-    f->culprit_irq = irq->irq;
-    if (f->device.empty()) {
-      f->device = info->device;
-      f->queue = info->queue;
-      f->culprit = info->name;
-      f->culprit_kind = "hardirq";
-    }
-    f->evidence.push_back(fmt::format("IRQ {} ({}) on CPU {}: {} interrupts", irq->irq, info->name, cpu,
-                                      Rate(static_cast<double>(irq->count) / secs)));
+  if (irq) out.evidence.push_back(fmt::format("IRQ {} ({}) on CPU {}: {} interrupts", irq->irq, Irq(ctx, irq->irq)->name,
+                                              cpu, Rate(static_cast<double>(irq->count) / secs)));
+  out.irq = napi_irq >= 0 ? napi_irq : irq ? irq->irq : -1;
+  if (const model::IrqInfo* info = out.irq >= 0 ? Irq(ctx, out.irq) : nullptr; info && !info->device.empty()) {
+    if (out.device.empty()) out.device = info->device;
+    if (out.queue < 0 && info->device == out.device) out.queue = info->queue;
   }
+  return out;
+}
+
+// ksoftirqd's running time on each CPU, estimated from the sampler: its
+// share of the CPU's hits times the interval.
+std::map<uint32_t, std::pair<uint64_t, std::string>> KsoftirqdTime(const IntervalContext& ctx) {
+  std::map<uint32_t, std::pair<uint64_t, std::string>> out;
+  for (const auto& [cpu, s] : SamplesByCpu(*ctx.delta)) {
+    if (s.total < kMinSamples) continue;
+    auto it = s.tasks.find(fmt::format("ksoftirqd/{}", cpu));
+    if (it == s.tasks.end()) continue;
+    double share = static_cast<double>(it->second) / static_cast<double>(s.total);
+    out[cpu] = {static_cast<uint64_t>(share * static_cast<double>(ctx.length_ns())),
+                fmt::format("CPU {}: {} of {} sampler hits", cpu, it->second, s.total)};
+  }
+  return out;
 }
 
 }  // namespace
@@ -131,52 +175,60 @@ std::vector<Finding> DetectIntervalSoftirqStorms(const IntervalContext& ctx) {
   const uint64_t len = ctx.length_ns();
   if (!ctx.delta || !ctx.thresholds || !len) return out;
   const model::AggregateSnapshot& d = *ctx.delta;
-  const double share_limit = ctx.thresholds->Get("softirq.share");
+  // The report's rule on one window: this interval (storm_core.h says why
+  // a storm shorter than the interval is diluted here).
+  const StormRule rule = StormRule::From(*ctx.thresholds);
   const double secs = Seconds(len);
+  std::map<uint32_t, SoftirqWindow> windows;
+  std::map<uint32_t, std::array<uint64_t, model::kNumSoftirqVecs>> counts;
   for (const auto& c : d.softirqs) {
+    SoftirqWindow& w = windows[c.cpu];
+    auto& n = counts[c.cpu];
     for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec) {
-      double share = static_cast<double>(c.ns[vec]) / static_cast<double>(len);
-      if (share <= share_limit) continue;
-      std::string name(model::SoftirqName(vec));
-      Finding f = Base(ctx, "softirq_storm", Lower(name));
-      f.cpus = {c.cpu};
-      f.cost_ns = c.ns[vec];
-      f.cost_share = share;
-      f.culprit = name;
-      f.culprit_kind = "softirq";
-      f.metrics = {{"share", share}, {"softirqs_per_s", static_cast<double>(c.count[vec]) / secs}};
-      f.evidence.push_back(fmt::format("CPU {}: {} took {:.0f} ms of {:.0f} ms ({} softirqs)", c.cpu, name,
-                                       static_cast<double>(c.ns[vec]) / 1e6, static_cast<double>(len) / 1e6,
-                                       Rate(static_cast<double>(c.count[vec]) / secs)));
-      if (vec == kNetRx || vec == kNetTx) AttributeNetwork(ctx, c.cpu, &f);
-      f.title = fmt::format("{} softirqs took {} of CPU {} (threshold {}){}", name, Percent(share), c.cpu,
-                            ctx.thresholds->Format("softirq.share"),
-                            f.culprit_kind == "softirq" ? "" : ", driven by " + f.culprit);
-      out.push_back(std::move(f));
+      w.vec_ns[vec] += c.ns[vec];
+      n[vec] += c.count[vec];
     }
   }
-  // ksoftirqd: softirqs that kept coming and were handed to the kernel
-  // thread. Its share of the CPU comes from the sampler.
-  const double ksoftirqd_limit = ctx.thresholds->Get("softirq.ksoftirqd_share");
-  for (const auto& [cpu, s] : SamplesByCpu(d)) {
-    if (s.total < kMinSamples) continue;
-    auto it = s.tasks.find(fmt::format("ksoftirqd/{}", cpu));
-    if (it == s.tasks.end()) continue;
-    double share = static_cast<double>(it->second) / static_cast<double>(s.total);
-    if (share <= ksoftirqd_limit) continue;
-    Finding f = Base(ctx, "softirq_storm", "ksoftirqd");
-    f.cpus = {cpu};
-    f.cost_ns = static_cast<uint64_t>(share * static_cast<double>(len));
-    f.cost_share = share;
-    f.culprit = it->first;
-    f.culprit_kind = "task";
-    f.metrics = {{"share", share}};
-    f.evidence.push_back(fmt::format("CPU {}: {} of {} sampler hits", cpu, it->second, s.total));
-    AttributeNetwork(ctx, cpu, &f);
-    f.title = fmt::format("ksoftirqd/{} ran {} of CPU {} (threshold {}): softirqs keep coming{}", cpu,
-                          Percent(share), cpu, ctx.thresholds->Format("softirq.ksoftirqd_share"),
-                          f.device.empty() ? "" : ", driven by " + f.culprit);
-    out.push_back(std::move(f));
+  const auto ksoftirqd = KsoftirqdTime(ctx);
+  for (const auto& [cpu, k] : ksoftirqd) windows[cpu].ksoftirqd_ns = k.first;
+  for (auto& [cpu, w] : windows) {
+    w.cpu = cpu;
+    w.start = ctx.start;
+    w.length_ns = len;
+    for (const StormHit& hit : EvaluateStormWindow(w, rule, KsoftirqdVector(w.vec_ns))) {
+      Drivers drivers = FindDrivers(ctx, cpu);
+      Finding f = StormFinding(cpu, hit.vec, hit.by_ksoftirqd, drivers.device, drivers.queue);
+      f.start = ctx.start;
+      f.end = ctx.end;
+      f.culprit_irq = drivers.irq;
+      f.cost_ns = hit.by_ksoftirqd ? w.ksoftirqd_ns : w.vec_ns[hit.vec];
+      f.cost_share = hit.share;
+      const std::string name(model::SoftirqName(hit.vec));
+      const uint64_t count = counts.count(cpu) ? counts[cpu][hit.vec] : 0;
+      f.metrics = {{"vector", static_cast<double>(hit.vec)},
+                   {"share", hit.share},
+                   {"softirqs_per_s", static_cast<double>(count) / secs},
+                   {"window_ns", static_cast<double>(len)}};
+      f.evidence.push_back(fmt::format("CPU {}: {} took {:.0f} ms of {:.0f} ms ({} softirqs)", cpu, name,
+                                       static_cast<double>(w.vec_ns[hit.vec]) / 1e6, static_cast<double>(len) / 1e6,
+                                       Rate(static_cast<double>(count) / secs)));
+      if (hit.by_ksoftirqd) f.evidence.push_back(ksoftirqd.at(cpu).second);
+      for (auto& line : drivers.evidence) f.evidence.push_back(std::move(line));
+      const std::string driven = drivers.device.empty()           ? ""
+                                 : drivers.queue >= 0 ? fmt::format(", driven by {} queue {}", drivers.device,
+                                                                    drivers.queue)
+                                                      : ", driven by " + drivers.device;
+      if (hit.by_ksoftirqd)
+        f.title = fmt::format("ksoftirqd/{} ran {} of CPU {} in a {} interval (threshold {}): {} softirqs keep "
+                              "coming{}",
+                              cpu, Percent(hit.share), cpu, FormatNs(len),
+                              ctx.thresholds->Format("softirq.ksoftirqd_share"), name, driven);
+      else
+        f.title = fmt::format("{} softirqs took {} of CPU {} in a {} interval (threshold {}){}", name,
+                              Percent(hit.share), cpu, FormatNs(len),
+                              ctx.thresholds->Format("softirq.share"), driven);
+      out.push_back(std::move(f));
+    }
   }
   return out;
 }
@@ -199,66 +251,104 @@ std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx) {
   }
   // Interrupt time lies inside the focus threads' on-CPU time.
   const uint64_t observed = oncpu + wait_woken + wait_preempted;
-  const uint64_t lost = wait_woken + wait_preempted + hard + soft;
   if (!observed) return out;
-  const double share = static_cast<double>(lost) / static_cast<double>(observed);
-  if (lost < ctx.thresholds->GetNs("interference.min_delay") || share < ctx.thresholds->Get("interference.min_share"))
-    return out;
+  const InterferenceRule rule = InterferenceRule::From(*ctx.thresholds);
 
-  Finding f = Base(ctx, "interference", "");
-  f.cpus = cpus;
-  f.cost_ns = lost;
-  f.cost_share = share;
-  // The biggest part names the culprit.
+  // The culprits the aggregates tell apart, each judged by the report's
+  // rule on its own: the tasks the focus threads waited behind (named by
+  // the sampler's busiest non-focus task on their CPUs), hard irqs and
+  // softirqs (not told apart by IRQ or vector here).
   struct Part {
-    uint64_t ns;
-    const char* kind;
+    uint64_t wait_ns, interrupt_ns;
+    std::string culprit;
     const char* culprit_kind;
   };
-  Part parts[] = {{wait_preempted, "run_queue_delay", "task"},
-                  {wait_woken, "run_queue_delay", "task"},
-                  {hard, "interrupts", "hardirq"},
-                  {soft, "interrupts", "softirq"}};
-  const Part* top = &parts[0];
-  for (const Part& p : parts)
-    if (p.ns > top->ns) top = &p;
-  f.kind = top->kind;
-  f.culprit_kind = top->culprit_kind;
-  if (top == &parts[2]) {
-    f.culprit = "hard irqs";
-  } else if (top == &parts[3]) {
-    f.culprit = "softirqs";
-  } else {
-    // Tasks: the sampler's busiest non-focus task on the focus CPUs names
-    // one; the preemption counts say what kind.
+  // The report judges each task on its own; the aggregates do not split
+  // the waits by task, so the busiest task's part of them is estimated by
+  // its share of the sampler's hits of other tasks on the focus CPUs.
+  // gpunoise's own threads are never the culprit, as the report leaves out
+  // the recorder's.
+  std::string task = "other tasks";
+  uint64_t task_wait = wait_woken + wait_preempted;
+  {
     std::map<std::string, uint64_t> tasks;
     auto samples = SamplesByCpu(d);
     for (uint32_t cpu : cpus)
       if (auto it = samples.find(cpu); it != samples.end())
         for (const auto& [comm, n] : it->second.tasks) tasks[comm] += n;
+    uint64_t all = 0;
+    for (const auto& [comm, n] : tasks) all += n;
+    tasks.erase("gpunoise");
     auto busiest = std::max_element(tasks.begin(), tasks.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
-    f.culprit = busiest != tasks.end() ? busiest->first : "other tasks";
-    uint32_t by = 0;
-    for (uint32_t k = 1; k < model::kNumTaskClasses; ++k)
-      if (preempted_by[k] > preempted_by[by]) by = k;
-    if (preempted_by[by])
-      f.evidence.push_back(fmt::format("focus threads were preempted {} times, mostly by {} tasks",
-                                       preempted_by[0] + preempted_by[1] + preempted_by[2] + preempted_by[3],
-                                       model::TaskClassName(static_cast<model::TaskClass>(by))));
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (busiest != tasks.end()) task = busiest->first;
+    if (all)
+      task_wait = static_cast<uint64_t>(static_cast<double>(task_wait) *
+                                        static_cast<double>(busiest != tasks.end() ? busiest->second : 0) /
+                                        static_cast<double>(all));
   }
-  f.metrics = {{"lost_share", share},
-               {"wait_after_wakeup_s", Seconds(wait_woken)},
-               {"wait_after_preemption_s", Seconds(wait_preempted)},
-               {"hardirq_s", Seconds(hard)},
-               {"softirq_s", Seconds(soft)}};
-  f.evidence.insert(f.evidence.begin(),
-                    fmt::format("focus threads ran {:.0f} ms and waited {:.0f} ms after wakeups and {:.0f} ms after "
-                                "preemptions; interrupts took {:.1f} ms (hard) and {:.1f} ms (soft) of their time",
-                                oncpu / 1e6, wait_woken / 1e6, wait_preempted / 1e6, hard / 1e6, soft / 1e6));
-  f.title = fmt::format("focus threads lost {} of their time ({:.0f} ms) to {}; most to {}", Percent(share), lost / 1e6,
-                        top->kind == std::string("interrupts") ? "interrupts" : "waiting for a CPU", f.culprit);
-  out.push_back(std::move(f));
+  // Interrupts are named by what took the most time on the focus CPUs
+  // (the focus counters do not say which IRQ or vector hit them).
+  std::set<uint32_t> focus_cpus(cpus.begin(), cpus.end());
+  std::string hard_name = "hard irqs", soft_name = "softirqs";
+  {
+    std::map<int32_t, uint64_t> irq_ns;
+    for (const auto& h : d.hardirqs)
+      if (focus_cpus.count(h.cpu)) irq_ns[h.irq] += h.ns;
+    auto top = std::max_element(irq_ns.begin(), irq_ns.end(),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != irq_ns.end() && top->second) {
+      const model::IrqInfo* info = Irq(ctx, top->first);
+      hard_name = HardirqCulpritName(top->first, info ? std::string_view(info->name) : std::string_view());
+    }
+    uint64_t vec_ns[model::kNumSoftirqVecs] = {};
+    for (const auto& c : d.softirqs)
+      if (focus_cpus.count(c.cpu))
+        for (uint32_t v = 0; v < model::kNumSoftirqVecs; ++v) vec_ns[v] += c.ns[v];
+    uint32_t top_vec = 0;
+    for (uint32_t v = 1; v < model::kNumSoftirqVecs; ++v)
+      if (vec_ns[v] > vec_ns[top_vec]) top_vec = v;
+    if (vec_ns[top_vec]) soft_name = SoftirqCulpritName(top_vec);
+  }
+  const Part parts[] = {{task_wait, 0, task, "task"},
+                        {0, hard, hard_name, "hardirq"},
+                        {0, soft, soft_name, "softirq"}};
+  const std::string summary =
+      fmt::format("focus threads ran {:.0f} ms and waited {:.0f} ms after wakeups and {:.0f} ms after "
+                  "preemptions; interrupts took {:.1f} ms (hard) and {:.1f} ms (soft) of their time",
+                  oncpu / 1e6, wait_woken / 1e6, wait_preempted / 1e6, hard / 1e6, soft / 1e6);
+  for (const Part& p : parts) {
+    const uint64_t cost = p.wait_ns + p.interrupt_ns;
+    if (!cost || !rule.Reached(cost, observed)) continue;
+    const double share = InterferenceShare(cost, observed);
+    Finding f = Base(ctx, "interference", std::string(InterferenceKind(p.wait_ns, p.interrupt_ns)));
+    f.cpus = cpus;
+    f.cost_ns = cost;
+    f.cost_share = share;
+    f.culprit = p.culprit;
+    f.culprit_kind = p.culprit_kind;
+    f.evidence.push_back(summary);
+    if (p.wait_ns) {
+      uint32_t by = 0;
+      for (uint32_t k = 1; k < model::kNumTaskClasses; ++k)
+        if (preempted_by[k] > preempted_by[by]) by = k;
+      if (preempted_by[by])
+        f.evidence.push_back(fmt::format("focus threads were preempted {} times, mostly by {} tasks",
+                                         preempted_by[0] + preempted_by[1] + preempted_by[2] + preempted_by[3],
+                                         model::TaskClassName(static_cast<model::TaskClass>(by))));
+    }
+    f.metrics = {{"wait_ns", static_cast<double>(p.wait_ns)},
+                 {"interrupt_ns", static_cast<double>(p.interrupt_ns)},
+                 {"share", share},
+                 {"wait_after_wakeup_s", Seconds(wait_woken)},
+                 {"wait_after_preemption_s", Seconds(wait_preempted)}};
+    f.title = p.wait_ns
+                  ? fmt::format("{} kept focus threads waiting {:.0f} ms in a run queue ({} of their time)", p.culprit,
+                                p.wait_ns / 1e6, Percent(share))
+                  : fmt::format("{} interrupted focus threads for {:.0f} ms ({} of their time)", p.culprit,
+                                p.interrupt_ns / 1e6, Percent(share));
+    out.push_back(std::move(f));
+  }
   return out;
 }
 
@@ -268,74 +358,71 @@ std::vector<Finding> DetectIntervalNicTrouble(const IntervalContext& ctx) {
   if (!ctx.delta || !ctx.thresholds || !len) return out;
   const model::AggregateSnapshot& d = *ctx.delta;
   const model::NetNames& names = Names(ctx);
-  const double secs = Seconds(len);
+  const NicTroubleRule rule = NicTroubleRule::From(*ctx.thresholds);
+  // Every finding spans the interval (the aggregates do not say when in it).
+  auto at = [&](Finding f) {
+    f.start = ctx.start;
+    f.end = ctx.end;
+    return f;
+  };
 
-  // TX watchdog timeouts: each one matters.
-  std::map<std::pair<std::string, int32_t>, uint64_t> timeouts;
+  // TX watchdog timeouts, per device: each one matters.
+  std::map<std::string, std::pair<uint64_t, std::set<int32_t>>> timeouts;
   for (const auto& c : d.net.devices)
-    if (c.dir == model::NetDirection::kTxTimeout && c.packets) timeouts[{model::DeviceLabel(c.dev, names), c.queue}] += c.packets;
-  for (const auto& [key, n] : timeouts) {
-    Finding f = Base(ctx, "nic_trouble", "tx_timeout");
-    f.device = key.first;
-    f.queue = key.second;
-    f.culprit = key.first;
-    f.culprit_kind = "device";
-    f.metrics = {{"tx_timeouts", static_cast<double>(n)}};
-    f.title = fmt::format("TX watchdog timeout on {}{} ({} in the interval)", key.first,
-                          key.second >= 0 ? fmt::format(" queue {}", key.second) : "", n);
+    if (c.dir == model::NetDirection::kTxTimeout && c.packets) {
+      auto& t = timeouts[model::DeviceLabel(c.dev, names)];
+      t.first += c.packets;
+      if (c.queue >= 0) t.second.insert(c.queue);
+    }
+  for (const auto& [device, t] : timeouts) {
+    if (!NicTroubleRule::AnyEvent(t.first)) continue;
+    Finding f = at(NicTroubleFinding(nic_kind::kTxTimeout, device));
+    if (t.second.size() == 1) f.queue = *t.second.begin();
+    f.metrics = {{"count", static_cast<double>(t.first)}};
+    f.title = fmt::format("TX watchdog timeout on {}{} ({} in the interval)", device,
+                          f.queue >= 0 ? fmt::format(" queue {}", f.queue) : "", t.first);
     out.push_back(std::move(f));
   }
-  if (d.dql_stalls) {
-    Finding f = Base(ctx, "nic_trouble", "dql_stall");
-    f.culprit = "TX queue";
-    f.culprit_kind = "device";
-    f.metrics = {{"dql_stalls", static_cast<double>(d.dql_stalls)}};
+  if (NicTroubleRule::AnyEvent(d.dql_stalls)) {
+    Finding f = at(NicTroubleFinding(nic_kind::kDqlStall, ""));
+    f.metrics = {{"count", static_cast<double>(d.dql_stalls)}};
     f.title = fmt::format("{} TX byte-queue-limit stalls (napi:dql_stall_detected)", d.dql_stalls);
     out.push_back(std::move(f));
   }
 
   // NAPI polls that use their whole budget, per device and CPU.
-  const double full_limit = ctx.thresholds->Get("nic.full_budget_rate");
-  std::map<std::tuple<std::string, int32_t, uint32_t>, model::NapiCount> full;
+  std::map<std::pair<std::string, uint32_t>, model::NapiCount> full;
   for (const auto& n : d.net.napi) {
-    auto& t = full[{model::DeviceLabel(n.dev, names), n.queue, n.cpu}];
+    auto& t = full[{model::DeviceLabel(n.dev, names), n.cpu}];
     t.polls += n.polls;
     t.full_budget += n.full_budget;
   }
   for (const auto& [key, t] : full) {
-    double rate = static_cast<double>(t.full_budget) / secs;
-    if (rate <= full_limit) continue;
-    const auto& [device, queue, cpu] = key;
-    Finding f = Base(ctx, "nic_trouble", "napi_full_budget");
-    f.device = device;
-    f.queue = queue;
+    double rate = PerSecond(t.full_budget, len);
+    if (!t.full_budget || !rule.FullBudgetRateReached(rate)) continue;
+    const auto& [device, cpu] = key;
+    Finding f = at(NicTroubleFinding(nic_kind::kNapiFullBudget, device));
     f.cpus = {cpu};
-    f.culprit = device;
-    f.culprit_kind = "device";
-    f.metrics = {{"full_budget_polls_per_s", rate}, {"polls_per_s", static_cast<double>(t.polls) / secs}};
+    f.metrics = {{"full_budget_polls", static_cast<double>(t.full_budget)},
+                 {"polls", static_cast<double>(t.polls)},
+                 {"peak_rate", rate}};
     f.title = fmt::format("{} NAPI polls used their whole budget {} on CPU {} (threshold {}): RX work is left behind",
                           device, Rate(rate), cpu, ctx.thresholds->Format("nic.full_budget_rate"));
     out.push_back(std::move(f));
   }
 
-  // Drops of one reason (summed over devices; the busiest device named).
-  const double drop_limit = ctx.thresholds->Get("nic.drop_rate");
-  std::map<uint32_t, std::map<std::string, uint64_t>> drops;
-  for (const auto& c : d.net.drops) drops[c.reason][model::DeviceLabel(c.dev, names)] += c.packets;
-  for (const auto& [reason, by_dev] : drops) {
-    uint64_t total = 0;
-    for (const auto& [dev, n] : by_dev) total += n;
-    double rate = static_cast<double>(total) / secs;
-    if (rate <= drop_limit) continue;
-    auto top = std::max_element(by_dev.begin(), by_dev.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    std::string reason_name = model::DropReasonLabel(reason, names);
-    Finding f = Base(ctx, "nic_trouble", "drops");
-    f.device = top->first;
-    f.culprit = reason_name;
-    f.culprit_kind = "device";
-    f.metrics = {{"drops_per_s", rate}};
-    f.title = fmt::format("{} packets dropped {} (threshold {}), most on {}", reason_name, Rate(rate),
-                          ctx.thresholds->Format("nic.drop_rate"), top->first);
+  // Drops of one reason on one device.
+  std::map<std::pair<std::string, std::string>, uint64_t> drops;  // device, reason
+  for (const auto& c : d.net.drops)
+    drops[{model::DeviceLabel(c.dev, names), model::DropReasonLabel(c.reason, names)}] += c.packets;
+  for (const auto& [key, n] : drops) {
+    double rate = PerSecond(n, len);
+    if (!n || !rule.DropRateReached(rate)) continue;
+    const auto& [device, reason] = key;
+    Finding f = at(DropsFinding(device, reason));
+    f.metrics = {{"drops", static_cast<double>(n)}, {"peak_rate", rate}, {"drops_per_s", rate}};
+    f.title = fmt::format("{} packets dropped {} on {} (threshold {})", reason, Rate(rate), device,
+                          ctx.thresholds->Format("nic.drop_rate"));
     out.push_back(std::move(f));
   }
 
@@ -361,17 +448,12 @@ std::vector<Finding> DetectIntervalNicTrouble(const IntervalContext& ctx) {
       if (cpus.count(c.cpu)) net_softirq += c.ns[kNetRx] + c.ns[kNetTx];
     for (const auto& [device, t] : by_device) {
       double share = static_cast<double>(t.second + net_softirq) / static_cast<double>(focus_time);
-      if (static_cast<double>(t.first) < ctx.thresholds->Get("nic.irq_overlap_min") ||
-          share < ctx.thresholds->Get("nic.irq_overlap_share"))
-        continue;
-      Finding f = Base(ctx, "nic_trouble", "nic_irq_on_focus_cpu");
-      f.device = device;
+      if (!rule.IrqOverlapReached(t.first, share)) continue;
+      Finding f = at(NicTroubleFinding(nic_kind::kIrqAffinityOverlap, device));
       f.cpus.assign(cpus.begin(), cpus.end());
-      f.culprit = device;
-      f.culprit_kind = "hardirq";
       f.cost_ns = t.second + net_softirq;
       f.cost_share = share;
-      f.metrics = {{"interrupts", static_cast<double>(t.first)}, {"share", share}};
+      f.metrics = {{"irqs", static_cast<double>(t.first)}, {"irq_ns", static_cast<double>(t.second)}, {"share", share}};
       f.title = fmt::format("{} interrupts ({}) served on CPUs where focus threads run, costing {} of their time",
                             device, t.first, Percent(share));
       out.push_back(std::move(f));
@@ -380,14 +462,13 @@ std::vector<Finding> DetectIntervalNicTrouble(const IntervalContext& ctx) {
 
   // The kernel's own trouble counters.
   for (const auto& [name, n] : d.kernel) {
-    if (!n) continue;
+    if (!NicTroubleRule::AnyEvent(n)) continue;
     std::string kind = name;
     if (kind.size() > 6 && kind.compare(kind.size() - 6, 6, "_count") == 0) kind.resize(kind.size() - 6);
-    Finding f = Base(ctx, "nic_trouble", "kernel_" + kind);
-    f.culprit = "kernel";
-    f.culprit_kind = "kernel";
-    f.metrics = {{kind, static_cast<double>(n)}};
+    Finding f = at(KernelHealthFinding());
+    f.metrics = {{"increase", static_cast<double>(n)}};
     f.title = fmt::format("the kernel counted {} new {} event{} (/sys/kernel/{})", n, kind, n == 1 ? "" : "s", name);
+    f.evidence.push_back("the kernel counted a " + kind + " event: its report is in the kernel log (dmesg)");
     out.push_back(std::move(f));
   }
   return out;
@@ -400,6 +481,17 @@ std::vector<Finding> DetectIntervalFindings(const IntervalContext& ctx) {
     out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
   return out;
+}
+
+std::string IntervalWindowNote(const Thresholds& thresholds, uint64_t interval_ns) {
+  const StormRule rule = StormRule::From(thresholds);
+  if (!interval_ns || interval_ns <= rule.window_ns) return {};
+  const double diluted = static_cast<double>(rule.window_ns) / static_cast<double>(interval_ns);
+  return fmt::format("softirq_storm judges softirq.share over each {} interval, not a {} window (softirq.window): "
+                     "a {} storm at 100% shows as {:.0f}% of the interval (softirq.share {}); --interval {:g}ms judges as "
+                     "the report does",
+                     FormatNs(interval_ns), FormatNs(rule.window_ns), FormatNs(rule.window_ns), diluted * 100,
+                     thresholds.Format("softirq.share"), static_cast<double>(rule.window_ns) / 1e6);
 }
 
 }  // namespace gpunoise::analyze

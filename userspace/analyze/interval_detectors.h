@@ -1,17 +1,23 @@
-// The detectors for continuous mode (`gpunoise monitor`): the questions the
-// trace detectors ask (softirq storm, interference, NIC trouble), asked of
-// one interval's deltas of the kernel's aggregates (model/kernel_aggregates.h)
-// instead of a timeline of events. The interval takes the place of
-// softirq.window and nic.window; every other threshold keeps its name,
-// default and meaning (docs/report.md), so one `--threshold NAME=VALUE`
-// means the same in both modes.
+// The detectors for continuous mode (`gpunoise monitor`): the report's
+// softirq storm, interference and NIC trouble rules (storm_core.h,
+// interference_core.h, nic_trouble_core.h) applied to one interval's deltas
+// of the kernel's aggregates (model/kernel_aggregates.h) instead of a
+// timeline of events, with the same thresholds, kinds and culprits.
+//
+// The interval is the window: where the report's threshold has a shorter
+// one (softirq.window, 100 ms), the monitor judges the same share over the
+// whole interval, so a burst shorter than the interval is diluted (a 100 ms
+// storm at 100% is 10% of a 1 s interval); docs/report.md, "Window
+// semantics", lists each threshold's window in both.
 //
 // What an interval cannot tell: which task was on the CPU at each moment
-// (the sampler's counts stand in for it), and when inside the interval
-// something happened (a finding spans the whole interval).
+// (the sampler's counts stand in for it, also for ksoftirqd's running time),
+// which IRQ or vector interrupted a focus thread, and when inside the
+// interval something happened (a finding spans the whole interval).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analyze/finding.h"
@@ -32,27 +38,34 @@ struct IntervalContext {
   uint64_t length_ns() const { return end > start ? end - start : 0; }
 };
 
-// On one CPU, one softirq vector took more than softirq.share of the
-// interval, or ksoftirqd ran more than softirq.ksoftirqd_share of the
-// sampler's hits there. Names the device, queue and IRQ that drove a
-// network softirq (NAPI work and NIC interrupts on that CPU).
+// On one CPU, one softirq vector took at least softirq.share of the
+// interval, or ksoftirqd ran at least softirq.ksoftirqd_share of it (from
+// the sampler's hits there). Names the device, queue and IRQ that drove it
+// (NAPI work and NIC interrupts on that CPU), as the report does.
 std::vector<Finding> DetectIntervalSoftirqStorms(const IntervalContext& ctx);
 
-// Focus threads lost at least interference.min_delay and
-// interference.min_share of their time (running plus waiting) to run-queue
-// waits and interrupts. The culprit is the biggest share: tasks that
-// preempted them (by class, and the sampler's busiest other task on their
-// CPUs), CPU contention after wakeups, hard irqs or softirqs.
+// One finding per culprit that cost the focus threads at least
+// interference.min_delay and interference.min_share of their time (running
+// plus waiting): the task they waited behind in run queues (the sampler's
+// busiest other task on their CPUs, charged its share of the hits there
+// with the waits; gpunoise itself never), the hard IRQ and the softirq
+// vector that took the most time there.
 std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx);
 
-// TX watchdog timeouts, DQL stalls, NAPI polls that used their whole budget
-// above nic.full_budget_rate (per device and CPU), drops of one reason above
-// nic.drop_rate, NIC interrupts on CPUs where focus threads ran (at least
-// nic.irq_overlap_min, costing nic.irq_overlap_share), and rising kernel
-// lockup / RCU-stall / warn / oops counters.
+// TX watchdog timeouts (per device), DQL stalls, NAPI polls that used their
+// whole budget at nic.full_budget_rate or more (per device and CPU), drops
+// of one reason on one device at nic.drop_rate or more, NIC interrupts on
+// CPUs where focus threads ran (at least nic.irq_overlap_min, costing
+// nic.irq_overlap_share), and rising kernel lockup / RCU-stall / warn / oops
+// counters (kernel_health).
 std::vector<Finding> DetectIntervalNicTrouble(const IntervalContext& ctx);
 
 // All three, storms first.
 std::vector<Finding> DetectIntervalFindings(const IntervalContext& ctx);
+
+// One line for the monitor's log when its interval is longer than a
+// threshold's window (softirq.window): what a short burst looks like at the
+// interval's resolution. Empty when they agree.
+std::string IntervalWindowNote(const Thresholds& thresholds, uint64_t interval_ns);
 
 }  // namespace gpunoise::analyze

@@ -10,6 +10,7 @@
 #include "analyze/format_util.h"
 #include "analyze/kernel_log_findings.h"
 #include "analyze/net_metadata.h"
+#include "analyze/nic_trouble_core.h"
 #include "analyze/tx_timeout_log.h"
 #include "model/events.h"
 #include "model/kernel_log.h"
@@ -36,15 +37,7 @@ RateWindow WorstWindow(const std::vector<uint64_t>& times, uint64_t len) {
   return best;
 }
 
-Finding Base(std::string kind, std::string device) {
-  Finding f;
-  f.detector = "nic_trouble";
-  f.kind = std::move(kind);
-  f.device = std::move(device);
-  f.culprit = f.device.empty() ? "network stack" : f.device;
-  f.culprit_kind = "device";
-  return f;
-}
+Finding Base(std::string_view kind, const std::string& device) { return NicTroubleFinding(kind, device); }
 
 }  // namespace
 
@@ -60,7 +53,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   std::vector<Finding> out;
   const Timeline& t = ctx.t();
   const uint64_t window = std::max<uint64_t>(1000000, ctx.th().GetNs("nic.window"));
-  const double window_s = static_cast<double>(window) / 1e9;
+  const NicTroubleRule rule = NicTroubleRule::From(ctx.th());
 
   // Events of interest, grouped.
   std::map<std::pair<std::string, int32_t>, std::vector<uint64_t>> timeouts, stalls;  // device, queue
@@ -116,8 +109,8 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   const std::map<std::string, std::string> bus = NicBusAddresses(ctx);
   const uint64_t log_window = ctx.th().GetNs("nic.tx_timeout_log_window");
   for (const auto& [device, count] : timeout_count) {
-    if (!count) continue;
-    Finding f = Base("tx_timeout", device);
+    if (!NicTroubleRule::AnyEvent(count)) continue;
+    Finding f = Base(nic_kind::kTxTimeout, device);
     const auto& queues = timeout_queues[device];
     if (queues.size() == 1) f.queue = *queues.begin();
     auto span = timeout_span[device];
@@ -155,7 +148,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     out.push_back(std::move(f));
   }
   for (const auto& [key, times] : stalls) {
-    Finding f = Base("dql_stall", key.first);
+    Finding f = Base(nic_kind::kDqlStall, key.first);
     f.queue = key.second;
     f.start = times.front();
     f.end = times.back();
@@ -170,14 +163,13 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
 
   // Full-budget NAPI polls: the collectors' per-device rate counters, else
   // per-poll records.
-  const double full_rate = ctx.th().Get("nic.full_budget_rate");
   std::set<std::string> counted_full;
   for (const NetCounter& c : ctx.net.counters) {
     if (c.metric != model::NetMetric::kNapiFullBudget) continue;
     counted_full.insert(c.device);
     CounterPeak peak = PeakRate(*c.samples, ctx.from, ctx.to);
-    if (peak.value < full_rate) continue;
-    Finding f = Base("napi_full_budget", c.device);
+    if (!rule.FullBudgetRateReached(peak.value)) continue;
+    Finding f = Base(nic_kind::kNapiFullBudget, c.device);
     double total = IntegrateRate(*c.samples, ctx.from, ctx.to);
     f.start = c.samples->front().ts;
     f.end = c.samples->back().ts;
@@ -200,9 +192,9 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   for (const auto& [key, times] : full_polls) {
     if (counted_full.count(key.first)) continue;
     RateWindow w = WorstWindow(times, window);
-    double rate = static_cast<double>(w.count) / window_s;
-    if (rate < full_rate || w.count == 0) continue;
-    Finding f = Base("napi_full_budget", key.first);
+    double rate = PerSecond(w.count, window);
+    if (!rule.FullBudgetRateReached(rate) || w.count == 0) continue;
+    Finding f = Base(nic_kind::kNapiFullBudget, key.first);
     f.cpus = {key.second};
     f.start = times.front();
     f.end = times.back();
@@ -220,17 +212,15 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
 
   // Drops by reason: the collectors' drop counters (one per reason), else
   // per-drop records.
-  const double drop_rate = ctx.th().Get("nic.drop_rate");
   bool drop_counters = false;
   for (const NetCounter& c : ctx.net.counters) {
     if (c.metric != model::NetMetric::kDrops) continue;
     drop_counters = true;
     const std::string& reason = c.detail;
     CounterPeak peak = PeakRate(*c.samples, ctx.from, ctx.to);
-    if (peak.value < drop_rate) continue;
+    if (!rule.DropRateReached(peak.value)) continue;
     double total = IntegrateRate(*c.samples, ctx.from, ctx.to);
-    Finding f = Base("drops", c.device);
-    f.culprit = fmt::format("{} ({})", c.device, reason);
+    Finding f = DropsFinding(c.device, reason);
     f.start = c.samples->front().ts;
     f.end = c.samples->back().ts;
     f.title = fmt::format("{:.0f} packets dropped on {} for {} (peak {:.0f}/s)", total, c.device, reason, peak.value);
@@ -244,9 +234,9 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   for (const auto& [key, times] : drops) {
     if (drop_counters) break;
     RateWindow w = WorstWindow(times, window);
-    double rate = static_cast<double>(w.count) / window_s;
-    if (rate < drop_rate) continue;
-    Finding f = Base("drops", key.second);
+    double rate = PerSecond(w.count, window);
+    if (!rule.DropRateReached(rate)) continue;
+    Finding f = Base(nic_kind::kDrops, key.second);
     f.culprit = key.second.empty() ? fmt::format("drops ({})", key.first) : key.second;
     f.start = times.front();
     f.end = times.back();
@@ -262,7 +252,6 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
   std::set<uint32_t> focus_cpus;
   for (const auto& [tid, act] : ctx.activities)
     for (const ThreadRun& r : act.runs) focus_cpus.insert(r.cpu);
-  const uint64_t min_irqs = static_cast<uint64_t>(ctx.th().Get("nic.irq_overlap_min"));
   std::map<std::string, std::map<uint32_t, std::pair<uint64_t, uint64_t>>> by_device;  // device -> cpu -> count, ns
   std::map<std::string, std::set<int32_t>> device_irqs;
   for (uint32_t cpu : focus_cpus) {
@@ -283,8 +272,8 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
       count += cn.first;
       ns += cn.second;
     }
-    if (count < min_irqs) continue;
-    Finding f = Base("irq_affinity_overlap", device);
+    if (count < rule.irq_overlap_min) continue;
+    Finding f = Base(nic_kind::kIrqAffinityOverlap, device);
     for (const auto& [cpu, _] : per_cpu) f.cpus.push_back(cpu);
     // What those IRQs and the network softirqs they raise cost the focus
     // threads on those CPUs.
@@ -322,7 +311,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     f.cost_share = static_cast<double>(cost) / static_cast<double>(std::max<uint64_t>(1, ctx.focus_observed_ns));
     // A few hundred interrupts a second that cost nothing measurable are
     // how a NIC works, not trouble.
-    if (f.cost_share < ctx.th().Get("nic.irq_overlap_share")) continue;
+    if (!rule.IrqOverlapReached(count, f.cost_share)) continue;
     f.start = ctx.from;
     f.end = ctx.to;
     std::string irq_list;
@@ -344,9 +333,7 @@ std::vector<Finding> DetectNicTrouble(const AnalysisContext& ctx) {
     std::string kind = KernelHealthKind(id->detail);
     double rise = RiseOverBaseline(samples, ctx.from, ctx.to);
     if (rise <= 0) continue;
-    Finding f = Base("kernel_health", "");
-    f.culprit = "kernel";
-    f.culprit_kind = "kernel";
+    Finding f = KernelHealthFinding();
     f.start = samples.front().ts;
     f.end = samples.back().ts;
     for (const auto& s2 : samples)

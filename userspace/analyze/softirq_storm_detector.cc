@@ -9,6 +9,7 @@
 #include "analyze/format_util.h"
 #include "analyze/interval_index.h"
 #include "analyze/net_metadata.h"
+#include "analyze/storm_core.h"
 #include "common/strings.h"
 #include "model/events.h"
 #include "model/net_trace_event.h"
@@ -36,7 +37,7 @@ std::vector<Episode> FindEpisodes(const IntervalIndex& index, uint64_t from, uin
   if (starts.empty() || starts.back() + len < to) starts.push_back(to - len);
   for (uint64_t ws : starts) {
     double s = static_cast<double>(index.Busy(ws, ws + len)) / static_cast<double>(len);
-    if (s + 1e-9 < share) continue;
+    if (!StormRule::Reaches(s, share)) continue;
     if (!out.empty() && ws <= out.back().end) {
       Episode& e = out.back();
       e.end = ws + len;
@@ -206,10 +207,13 @@ Drivers FindDrivers(const AnalysisContext& ctx, uint32_t cpu, uint32_t vec, uint
 std::vector<Finding> DetectSoftirqStorms(const AnalysisContext& ctx) {
   std::vector<Finding> out;
   const Timeline& t = ctx.t();
-  const uint64_t len = std::max<uint64_t>(1000, ctx.th().GetNs("softirq.window"));
+  // The rule is storm_core's; the report's windows slide by a fifth of
+  // softirq.window over the trace's slices.
+  const StormRule rule = StormRule::From(ctx.th());
+  const uint64_t len = rule.window_ns;
   const uint64_t step = std::max<uint64_t>(1, len / 5);
-  const double share = ctx.th().Get("softirq.share");
-  const double ksoftirqd_share = ctx.th().Get("softirq.ksoftirqd_share");
+  const double share = rule.share;
+  const double ksoftirqd_share = rule.ksoftirqd_share;
 
   for (uint32_t cpu = 0; cpu < t.cpus.size(); ++cpu) {
     const CpuTimeline& c = t.cpus[cpu];
@@ -240,13 +244,10 @@ std::vector<Finding> DetectSoftirqStorms(const AnalysisContext& ctx) {
         if (s.tid > 0 && IsKsoftirqdOf(t, s.tid, cpu))
           ksoftirqd_vecs[static_cast<uint32_t>(s.id)] += Overlap(s.start, s.end, e.start, e.end);
       }
-      uint32_t vec = static_cast<uint32_t>(model::SoftirqVec::kNetRx);
-      uint64_t best = 0;
+      uint64_t inside[model::kNumSoftirqVecs] = {};
       for (const auto& [v, ns] : ksoftirqd_vecs)
-        if (ns > best) {
-          best = ns;
-          vec = v;
-        }
+        if (v < model::kNumSoftirqVecs) inside[v] = ns;
+      const uint32_t vec = KsoftirqdVector(inside);
       // Report it with the vector's own storm when they overlap.
       bool merged = false;
       for (auto& cand : candidates)
@@ -285,22 +286,11 @@ std::vector<Finding> DetectSoftirqStorms(const AnalysisContext& ctx) {
       uint64_t vec_ns = by_vec.count(vec) ? by_vec[vec].Busy(e.start, e.end) : 0;
       uint64_t ksoftirqd_ns = ksoftirqd.Busy(e.start, e.end);
 
-      Finding f;
-      f.detector = "softirq_storm";
-      f.kind = cand.by_ksoftirqd ? "ksoftirqd" : "softirq_share";
-      f.cpus = {cpu};
+      Drivers d = FindDrivers(ctx, cpu, vec, e.start, e.end);
+      Finding f = StormFinding(cpu, vec, cand.by_ksoftirqd, d.device, d.queue);
       f.start = e.start;
       f.end = e.end;
-      f.culprit = fmt::format("softirq {}", vec_name);
-      f.culprit_kind = "softirq";
-
-      Drivers d = FindDrivers(ctx, cpu, vec, e.start, e.end);
-      f.device = d.device;
-      f.queue = d.queue;
       f.culprit_irq = d.irq;
-      if (!d.device.empty())
-        f.culprit += d.queue >= 0 ? fmt::format(" from {} queue {}", d.device, d.queue)
-                                  : fmt::format(" from {}", d.device);
 
       // Focus threads it displaced: their waits on this CPU spent behind the
       // vector or ksoftirqd, and their runs here interrupted by it.

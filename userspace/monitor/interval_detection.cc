@@ -21,6 +21,10 @@ Result<std::unique_ptr<IntervalDetection>> IntervalDetection::Create(const std::
   return d;
 }
 
+std::string IntervalDetection::WindowNote(uint64_t interval_ns) const {
+  return analyze::IntervalWindowNote(impl_->thresholds, interval_ns);
+}
+
 std::vector<Observation> IntervalDetection::Run(const IntervalInput& in) const {
   analyze::IntervalContext ctx;
   ctx.delta = in.delta;

@@ -32,6 +32,9 @@ class IntervalDetection {
   ~IntervalDetection();
 
   std::vector<Observation> Run(const IntervalInput& in) const;
+  // What the interval does to thresholds with a shorter window (empty when
+  // nothing): analyze::IntervalWindowNote.
+  std::string WindowNote(uint64_t interval_ns) const;
 
  private:
   struct Impl;

@@ -195,6 +195,7 @@ Status Monitor::Start(MonitorOptions options) {
             recorder_ ? fmt::format(", flight recorder {:g} s into {}", static_cast<double>(options_.flight_recorder_ns) / 1e9,
                                     options_.dump_dir)
                       : "");
+  if (std::string note = detection_->WindowNote(options_.interval_ns); !note.empty()) log::Info("monitor: {}", note);
   // Everything is loaded and attached: keep only what a reload or a CPU
   // coming online needs (common/privilege_drop.h).
   if (options_.dump_gid >= 0) {
