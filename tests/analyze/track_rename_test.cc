@@ -18,6 +18,7 @@
 #include "import/test_trace.h"
 #include "import/trace_reader.h"
 #include "import/track_rename.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -90,7 +91,9 @@ std::string WriteRecording() {
     *trace.add_packet() = p;
     return OkStatus();
   };
+  auto add_built = [&](const perfetto::TracePacketBuilder& p) { return add(perfetto::Parsed(p)); };
   perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder built;
   model::ProcessSnapshot processes;
   processes.ts = kBase;
   model::ProcessInfo p;
@@ -100,8 +103,8 @@ std::string WriteRecording() {
   p.cmdline = {"/usr/bin/trainer"};
   processes.processes.push_back(p);
   processes.threads.push_back({kTrainer, kTrainer, "trainer"});
-  perfetto::FillProcessTree(&packet, processes);
-  (void)add(packet);
+  perfetto::FillProcessTree(&built, processes);
+  (void)add_built(built);
 
   std::vector<model::Event> events;
   events.push_back(Switch(kBase, 0, kTrainer, 0, "trainer"));
@@ -117,7 +120,7 @@ std::string WriteRecording() {
   (void)add(packet);
 
   perfetto::TrackEventWriter writer(9, 0);
-  perfetto::NetTrackWriter net(writer, add);
+  perfetto::NetTrackWriter net(writer, add_built);
   model::NetNames names;
   names.own_netns = kEth0.netns;
   names.devices[kEth0] = "eth0";

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "export/perfetto/trace_packet_builder.h"
 #include "model/cpu_state.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
@@ -24,7 +25,6 @@
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 class TrackEventWriter;
 
 inline constexpr std::string_view kNodeMetadataTrackName = "gpunoise node";
@@ -81,7 +81,7 @@ struct QuotaInfo {
 
 class NodeTrackWriter {
  public:
-  using PacketOut = std::function<Status(const TracePacket&)>;
+  using PacketOut = std::function<Status(const TracePacketBuilder&)>;
   NodeTrackWriter(TrackEventWriter& writer, PacketOut out);
 
   // Once per cgroup (later calls with a known path write nothing).
