@@ -20,7 +20,6 @@ struct Counters {
 
 perfetto::TracePacket CpuStats(perfetto::FtraceStats::Phase phase, const std::vector<Counters>& cpus) {
   perfetto::TracePacket packet;
-  perfetto::TracePacketBuilder built;
   auto* stats = packet.mutable_ftrace_stats();
   stats->set_phase(phase);
   for (size_t i = 0; i < cpus.size(); ++i) {
@@ -101,6 +100,7 @@ TEST(LossStatsReader, GpunoiseWritesARingFullLossAsDroppedEventsOnly) {
   session.cpus.push_back(cpu);
   TestTrace trace;
   perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder built;
   perfetto::FillFtraceStats(&built, perfetto::StatsPhase::kStart, session);
   packet = perfetto::Parsed(built);
   trace.Add(packet);
