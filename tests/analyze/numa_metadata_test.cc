@@ -7,6 +7,7 @@
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "import/trace_reader.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -16,8 +17,8 @@ namespace {
 TEST(NumaMetadata, TheRecordersTopologyIsReadBackAsTypedData) {
   perfetto::Trace trace;
   perfetto::TrackEventWriter writer(7, 0);
-  perfetto::NodeTrackWriter node(writer, [&](const perfetto::TracePacket& p) {
-    *trace.add_packet() = p;
+  perfetto::NodeTrackWriter node(writer, [&](const perfetto::TracePacketBuilder& p) {
+    *trace.add_packet() = perfetto::Parsed(p);
     return OkStatus();
   });
   model::NumaTopology topo;

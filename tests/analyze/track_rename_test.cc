@@ -21,6 +21,7 @@
 #include "import/test_trace.h"
 #include "import/trace_reader.h"
 #include "import/track_rename.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::analyze {
 namespace {
@@ -92,7 +93,7 @@ using PacketOut = std::function<Status(const perfetto::TracePacket&)>;
 
 // The process tree: "trainer" (the focus) and "other".
 void WriteProcesses(const PacketOut& add) {
-  perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder packet;
   model::ProcessSnapshot processes;
   processes.ts = kBase;
   for (auto [pid, comm] : {std::pair<int32_t, const char*>{kTrainer, "trainer"}, {kOther, "other"}}) {
@@ -105,7 +106,7 @@ void WriteProcesses(const PacketOut& add) {
     processes.threads.push_back({pid, pid, comm});
   }
   perfetto::FillProcessTree(&packet, processes);
-  (void)add(packet);
+  (void)add(perfetto::Parsed(packet));
 }
 
 // One bundle per CPU, each CPU's events in time order.
@@ -131,6 +132,7 @@ std::string WriteRecording() {
     return OkStatus();
   };
   WriteProcesses(add);
+  auto add_built = [&](const perfetto::TracePacketBuilder& p) { return add(perfetto::Parsed(p)); };
   std::vector<model::Event> events;
   events.push_back(Switch(kBase, 0, kTrainer, 0, "trainer"));
   for (uint64_t t = kBase; t < kBase + 500 * kMs; t += kMs) {
@@ -141,7 +143,7 @@ std::string WriteRecording() {
   WriteScheduling(add, {{1, std::move(events)}});
 
   perfetto::TrackEventWriter writer(9, 0);
-  perfetto::NetTrackWriter net(writer, add);
+  perfetto::NetTrackWriter net(writer, add_built);
   model::NetNames names;
   names.own_netns = kEth0.netns;
   names.devices[kEth0] = "eth0";
@@ -238,7 +240,7 @@ std::string WriteNodeRecording(std::map<uint32_t, std::vector<model::Event>> cpu
   WriteProcesses(add);
   WriteScheduling(add, std::move(cpus));
   perfetto::TrackEventWriter writer(9, 0);
-  perfetto::NodeTrackWriter writer_node(writer, add);
+  perfetto::NodeTrackWriter writer_node(writer, [&](const perfetto::TracePacketBuilder& p) { return add(perfetto::Parsed(p)); });
   node(writer_node);
   return trace.SerializeAsString();
 }

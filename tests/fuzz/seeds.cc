@@ -119,7 +119,7 @@ void WriteRecording(const std::string& name, perfetto::TraceCompression compress
     std::exit(1);
   }
   model::SessionInfo session = Session();
-  perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder packet;
   perfetto::FillClockSnapshot(&packet, {1000, 900, 1700000000000000000ull, 880});
   (void)writer->WritePacket(packet);
   packet.Clear();

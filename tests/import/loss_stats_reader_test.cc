@@ -6,6 +6,7 @@
 #include "export/perfetto/metadata_packets.h"
 #include "import/test_trace.h"
 #include "import/trace_reader.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::import {
 namespace {
@@ -99,9 +100,12 @@ TEST(LossStatsReader, GpunoiseWritesARingFullLossAsDroppedEventsOnly) {
   session.cpus.push_back(cpu);
   TestTrace trace;
   perfetto::TracePacket packet;
-  perfetto::FillFtraceStats(&packet, perfetto::StatsPhase::kStart, session);
+  perfetto::TracePacketBuilder built;
+  perfetto::FillFtraceStats(&built, perfetto::StatsPhase::kStart, session);
+  packet = perfetto::Parsed(built);
   trace.Add(packet);
-  perfetto::FillFtraceStats(&packet, perfetto::StatsPhase::kEnd, session);
+  perfetto::FillFtraceStats(&built, perfetto::StatsPhase::kEnd, session);
+  packet = perfetto::Parsed(built);
   const perfetto::FtraceCpuStats& end = packet.ftrace_stats().cpu_stats(0);
   // A failed reserve loses the new record: no-overwrite loss, never overrun.
   EXPECT_EQ(end.dropped_events(), 7u);

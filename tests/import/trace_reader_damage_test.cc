@@ -9,6 +9,7 @@
 #include "export/perfetto/trace_file_writer.h"
 #include "import/test_trace.h"
 #include "import/trace_reader_test_support.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::import {
 namespace {
@@ -169,9 +170,11 @@ TEST(TraceReader, ReadsTheWritersCompressedBlocksLikeThePlainFile) {
   perfetto::FtraceBundleEncoder encoder;
   FixedIrqNames names;
   perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder built;
   model::ProcessSnapshot processes;
   processes.threads.push_back({100, 100, "trainer"});
-  perfetto::FillProcessTree(&packet, processes);
+  perfetto::FillProcessTree(&built, processes);
+  packet = perfetto::Parsed(built);
   ASSERT_TRUE(plain->WritePacket(packet).ok() && zlib->WritePacket(packet).ok());
   uint64_t ts = 1000;
   for (int drain = 0; drain < 1000; ++drain) {

@@ -35,6 +35,7 @@
 #include "integration/support/workloads.h"
 #include "report/report_session.h"
 #include "integration/support/node_noise.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::testing {
 namespace {
@@ -50,8 +51,8 @@ std::string InjectSteal(const std::string& in, const std::string& out, uint32_t 
   std::filesystem::copy_file(in, out, std::filesystem::copy_options::overwrite_existing);
   std::string bytes;
   perfetto::TrackEventWriter writer(0x5713a1, 0x1234);
-  perfetto::NodeTrackWriter node(writer, [&](const perfetto::TracePacket& p) {
-    std::string body = p.SerializeAsString();
+  perfetto::NodeTrackWriter node(writer, [&](const perfetto::TracePacketBuilder& p) {
+    std::string body = perfetto::Parsed(p).SerializeAsString();
     bytes.push_back(0x0a);  // Trace.packet, length-delimited
     for (uint64_t n = body.size(); ; n >>= 7) {
       bytes.push_back(static_cast<char>((n & 0x7f) | (n >= 0x80 ? 0x80 : 0)));

@@ -15,6 +15,7 @@
 #include "import/test_trace.h"
 #include "import/trace_reader.h"
 #include "model/process_snapshot.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::testing {
 namespace {
@@ -185,8 +186,10 @@ std::string WriteMachine(const std::string& dir, const std::string& name, Kernel
                          const std::vector<std::string>& gpu_chunks, uint64_t boottime, int64_t rt_minus_bt) {
   TestTrace trace;
   perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder built;
   perfetto::ClockReadings clocks{boottime, boottime, boottime + static_cast<uint64_t>(rt_minus_bt), boottime};
-  perfetto::FillClockSnapshot(&packet, clocks);
+  perfetto::FillClockSnapshot(&built, clocks);
+  packet = perfetto::Parsed(built);
   trace.Add(packet);
   packet.Clear();
   model::HostInfo host;
@@ -194,7 +197,8 @@ std::string WriteMachine(const std::string& dir, const std::string& name, Kernel
   host.machine_name = name;
   host.sysname = "Linux";
   host.num_cpus = 3;
-  perfetto::FillSystemInfo(&packet, host, "gpunoise test");
+  perfetto::FillSystemInfo(&built, host, "gpunoise test");
+  packet = perfetto::Parsed(built);
   trace.Add(packet);
   packet.Clear();
   model::ProcessSnapshot processes;
@@ -209,7 +213,8 @@ std::string WriteMachine(const std::string& dir, const std::string& name, Kernel
     processes.threads.push_back({pid, pid, pname});
     if (pid != 900) processes.threads.push_back({pid + 1, pid, "pt_main_thread"});
   }
-  perfetto::FillProcessTree(&packet, processes);
+  perfetto::FillProcessTree(&built, processes);
+  packet = perfetto::Parsed(built);
   trace.Add(packet);
   perfetto::FtraceBundleEncoder encoder;
   NoIrqNames names;

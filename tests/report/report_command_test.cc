@@ -15,6 +15,7 @@
 #include "import/test_trace.h"
 #include "integration/support/trace_reader.h"
 #include "integration/support/workloads.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::testing {
 namespace {
@@ -55,6 +56,7 @@ std::string WriteTrace(const std::string& dir, bool hog) {
   }
   TestTrace trace;
   perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder built;
   model::ProcessSnapshot processes;
   processes.ts = kBase;
   for (auto [pid, name] : std::vector<std::pair<int32_t, std::string>>{{100, "trainer"}, {200, "hog"}, {300, "cron"}}) {
@@ -66,7 +68,8 @@ std::string WriteTrace(const std::string& dir, bool hog) {
     processes.processes.push_back(p);
     processes.threads.push_back({pid, pid, name});
   }
-  perfetto::FillProcessTree(&packet, processes);
+  perfetto::FillProcessTree(&built, processes);
+  packet = perfetto::Parsed(built);
   trace.Add(packet);
   perfetto::FtraceBundleEncoder encoder;
   NoIrqNames names;

@@ -77,7 +77,7 @@ std::string WriteGpunoiseTrace(const std::string& dir, const model::SessionInfo&
   auto out = perfetto::TraceFileWriter::Create(path, 0);
   EXPECT_TRUE(out.ok());
   for (const auto& p : Switches(chain_break)) EXPECT_TRUE(out->WritePacket(p).ok());
-  perfetto::TracePacket stats;
+  perfetto::TracePacketBuilder stats;
   perfetto::FillFtraceStats(&stats, perfetto::StatsPhase::kStart, session);
   EXPECT_TRUE(out->WritePacket(stats).ok());
   perfetto::FillFtraceStats(&stats, perfetto::StatsPhase::kEnd, session);

@@ -3,10 +3,11 @@
 // libgpunoise_cupti.so writes its Perfetto packets with it because it is
 // injected into programs that often carry their own libprotobuf (PyTorch,
 // TensorFlow, ONNX runtime) of another version; two copies in one process
-// clash on symbols and on the global descriptor pool. The recorder writes its
-// per-event ftrace bundles with it because the generated classes allocate a
-// message per event, which was most of the recorder's own CPU under a
-// NET_RX storm. Field numbers come from the table generated from the subset
+// clash on symbols and on the global descriptor pool. The recorder writes
+// every packet with it (export/perfetto/trace_packet_builder.h), so no
+// product binary links libprotobuf; for its per-event ftrace bundles the
+// generated classes, which allocate a message per event, were most of the
+// recorder's own CPU under a NET_RX storm. Field numbers come from the table generated from the subset
 // .proto (export/perfetto/protos/perfetto_fields.h); the tests decode what is
 // written with libprotobuf's classes of the same subset, an independent
 // reading, and tools/check_proto_subset.sh checks the subset against upstream.

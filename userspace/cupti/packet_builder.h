@@ -1,7 +1,7 @@
 // Perfetto TracePackets for the GPU timeline, encoded with ProtoWriter: track
 // descriptors, slices, instants, counters, args and flows on one trusted
 // packet sequence. The shape follows export/perfetto/track_event_writer.h,
-// which does the same with libprotobuf for the recorder itself.
+// which does the same for the recorder itself.
 #pragma once
 
 #include <cstdint>

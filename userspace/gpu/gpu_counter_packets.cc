@@ -5,7 +5,6 @@
 #include <map>
 
 #include "export/perfetto/node_tracks.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "model/gpu_tracks.h"
@@ -37,7 +36,7 @@ constexpr CounterSpec kCounters[] = {
 Status WriteGpuCounters(const std::vector<GpuInfo>& gpus, const std::vector<GpuSample>& samples,
                         std::string_view node_id, TrackEventWriter& writer,
                         perfetto::TraceFileWriter& out) {
-  perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder packet;
   auto write = [&]() { return out.WritePacket(packet); };
   std::map<uint32_t, const GpuInfo*> by_index;
   for (const auto& g : gpus) by_index[g.index] = &g;
@@ -53,7 +52,7 @@ Status WriteGpuCounters(const std::vector<GpuInfo>& gpus, const std::vector<GpuS
                                    "NVML's PCI address of each GPU (docs/report.md)");
         GN_RETURN_IF_ERROR(write());
       }
-      auto* e = writer.FillInstant(&packet, samples.front().ts, node_track, perfetto::kGpuBusIdEventName, "gpunoise");
+      auto e = writer.FillInstant(&packet, samples.front().ts, node_track, perfetto::kGpuBusIdEventName, "gpunoise");
       perfetto::AddArg(e, "uuid", g.uuid);
       perfetto::AddArg(e, "index", g.index);
       perfetto::AddArg(e, "bus_id", g.pci_bus_id);
@@ -119,7 +118,7 @@ Status WriteGpuCounters(const std::vector<GpuInfo>& gpus, const std::vector<GpuS
       open_reasons.erase(s.gpu);
     }
     if (limits) {
-      auto* e = writer.FillSliceBegin(&packet, s.ts, track, ThrottleReasonNames(limits), "gpu.throttle");
+      auto e = writer.FillSliceBegin(&packet, s.ts, track, ThrottleReasonNames(limits), "gpu.throttle");
       perfetto::AddArg(e, "reasons", limits);
       GN_RETURN_IF_ERROR(write());
       open_reasons[s.gpu] = limits;
@@ -134,12 +133,12 @@ Status WriteGpuCounters(const std::vector<GpuInfo>& gpus, const std::vector<GpuS
 
 Status WriteNvmlUnavailable(uint64_t ts, std::string_view reason, TrackEventWriter& writer,
                             perfetto::TraceFileWriter& out) {
-  perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder packet;
   uint64_t track = writer.TrackUuid(kGpuCountersTrackName);
   writer.FillTrackDescriptor(&packet, track, kGpuCountersTrackName, 0,
                              "GPU clocks, utilization, memory, temperature, power from NVML");
   GN_RETURN_IF_ERROR(out.WritePacket(packet));
-  auto* e = writer.FillInstant(&packet, ts, track, "NVML unavailable", "gpunoise");
+  auto e = writer.FillInstant(&packet, ts, track, "NVML unavailable", "gpunoise");
   perfetto::AddArg(e, "reason", reason);
   return out.WritePacket(packet);
 }

@@ -1,6 +1,5 @@
 #include "gpu/gpu_loss_packets.h"
 
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 
@@ -8,12 +7,12 @@ namespace gpunoise::gpu {
 
 Status WriteGpuLoss(uint64_t ts, const model::GpuLoss& loss, perfetto::TrackEventWriter& writer,
                     perfetto::TraceFileWriter& out) {
-  perfetto::TracePacket packet;
+  perfetto::TracePacketBuilder packet;
   uint64_t track = writer.TrackUuid(model::kGpuLossTrackName);
   writer.FillTrackDescriptor(&packet, track, model::kGpuLossTrackName, 0,
                              "what gpunoise collected of the GPU side, and what it lost");
   GN_RETURN_IF_ERROR(out.WritePacket(packet));
-  auto* e = writer.FillInstant(&packet, ts, track, model::kGpuLossEventName, "gpunoise");
+  auto e = writer.FillInstant(&packet, ts, track, model::kGpuLossEventName, "gpunoise");
   perfetto::AddArg(e, "gpu.processes", loss.processes);
   perfetto::AddArg(e, "gpu.fragments", loss.fragments);
   perfetto::AddArg(e, "gpu.cupti_dropped_records", loss.cupti_dropped_records);

@@ -21,7 +21,6 @@
 #include "common/strings.h"
 #include "export/perfetto/kernel_log_packets.h"
 #include "export/perfetto/metadata_packets.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "monitor/dump_store.h"
 #include "export/perfetto/trace_sink.h"
@@ -324,13 +323,13 @@ void FlightRecorder::WriteDump(RecordRing snapshot, std::optional<KernelLogRing>
   // The finding itself, as a slice on its own track: what fired, when.
   if (st.ok()) {
     perfetto::TrackEventWriter te(kFindingSequenceId, static_cast<uint64_t>(UnixNowNs()));
-    perfetto::TracePacket packet;
+    perfetto::TracePacketBuilder packet;
     uint64_t track = te.TrackUuid("gpunoise monitor findings");
     te.FillTrackDescriptor(&packet, track, "gpunoise monitor findings", 0,
                            "the finding that made the flight recorder write this trace");
     st = sink->writer().WritePacket(packet);
     uint64_t start = std::max(request.finding_start, data_start);
-    auto* ev = te.FillSliceBegin(&packet, start, track, request.title, request.detector);
+    auto ev = te.FillSliceBegin(&packet, start, track, request.title, request.detector);
     perfetto::AddArg(ev, "detector", request.detector);
     for (size_t i = 0; i < request.evidence.size(); ++i)
       perfetto::AddArg(ev, fmt::format("evidence_{}", i), request.evidence[i]);

@@ -7,6 +7,7 @@
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "model/track_identity.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -16,8 +17,8 @@ constexpr model::NetDeviceKey kEth0{100, 2};
 struct Capture {
   std::vector<TracePacket> packets;
   NetTrackWriter::PacketOut out() {
-    return [this](const TracePacket& p) {
-      packets.push_back(p);
+    return [this](const TracePacketBuilder& p) {
+      packets.push_back(Parsed(p));
       return OkStatus();
     };
   }

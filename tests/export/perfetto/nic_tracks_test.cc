@@ -11,6 +11,7 @@
 #include "export/perfetto/net_tracks.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "export/perfetto/parsed_packet.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -18,8 +19,8 @@ namespace {
 struct Capture {
   std::vector<TracePacket> packets;
   NicTrackWriter::PacketOut out() {
-    return [this](const TracePacket& p) {
-      packets.push_back(p);
+    return [this](const TracePacketBuilder& p) {
+      packets.push_back(Parsed(p));
       return OkStatus();
     };
   }

@@ -10,6 +10,7 @@
 #include "export/perfetto/node_tracks.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
+#include "export/perfetto/parsed_packet.h"
 #include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
@@ -19,9 +20,9 @@ struct Capture {
   std::vector<TracePacket> packets;
   std::vector<size_t> sizes;
   NodeTrackWriter::PacketOut out() {
-    return [this](const TracePacket& p) {
-      packets.push_back(p);
-      sizes.push_back(p.SerializeAsString().size());
+    return [this](const TracePacketBuilder& p) {
+      packets.push_back(Parsed(p));
+      sizes.push_back(p.bytes().size());
       return OkStatus();
     };
   }

@@ -5,7 +5,6 @@
 
 #include "common/proto_wire.h"
 #include "export/perfetto/protos/perfetto_fields.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"  // Encode into a TracePacket
 
 namespace gpunoise::perfetto {
 namespace {
@@ -292,13 +291,6 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
   if (!compact_.empty())
     Message(w, pf::FtraceEventBundle::kCompactSched, [&] { compact_.FlushTo(w); });
   w.EndMessage(bundle_token);
-}
-
-void FtraceBundleEncoder::Encode(const BundleInfo& info, std::span<const model::Event> events,
-                                 IrqNameSource& irq_names, TracePacket* packet) {
-  std::string bytes;
-  EncodePacket(info, events, irq_names, &bytes);
-  packet->MergeFromString(bytes);
 }
 
 }  // namespace gpunoise::perfetto

@@ -15,7 +15,6 @@
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 
 class IrqNameSource {
  public:
@@ -50,10 +49,16 @@ class FtraceBundleEncoder {
   // field (no message objects: this runs for every event recorded).
   void EncodePacket(const BundleInfo& info, std::span<const model::Event> events,
                     IrqNameSource& irq_names, std::string* packet);
-  // The same, parsed into `packet` (merged into what it holds): for tests
-  // and tools that inspect the bundle.
-  void Encode(const BundleInfo& info, std::span<const model::Event> events,
-              IrqNameSource& irq_names, TracePacket* packet);
+  // The same, parsed into `packet` (merged into what it holds) by
+  // libprotobuf's classes: for tests, which read the bundle with that
+  // independent decoder. A template, so that no product code links it.
+  template <typename ProtobufPacket>
+  void Encode(const BundleInfo& info, std::span<const model::Event> events, IrqNameSource& irq_names,
+              ProtobufPacket* packet) {
+    std::string bytes;
+    EncodePacket(info, events, irq_names, &bytes);
+    packet->MergeFromString(bytes);
+  }
 
   // "category/event" of the nic collector's events, by the index NicEvent
   // carries.

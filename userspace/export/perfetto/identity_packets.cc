@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 
@@ -28,7 +28,7 @@ std::vector<std::string> IdentityLabels(const model::ProcessIdentity& id) {
 Status WriteProcessIdentities(uint64_t ts, const std::vector<model::ProcessIdentity>& identities,
                               TrackEventWriter& writer, TraceFileWriter& out) {
   if (identities.empty()) return OkStatus();
-  TracePacket packet;
+  TracePacketBuilder packet;
   uint64_t track = writer.TrackUuid(model::kIdentityTrackName);
   writer.FillTrackDescriptor(&packet, track, model::kIdentityTrackName, 0,
                              "each process's pid namespace, container, pod, rank and job");
@@ -37,10 +37,10 @@ Status WriteProcessIdentities(uint64_t ts, const std::vector<model::ProcessIdent
     // The UI's view: labels on the process itself.
     writer.FillProcessTrackDescriptor(&packet, writer.TrackUuid(fmt::format("identity {}", id.pid)), id.pid, {});
     for (const std::string& label : IdentityLabels(id))
-      packet.mutable_track_descriptor()->mutable_process()->add_process_labels(label);
+      packet.In(pf::TrackDescriptor::kProcess).Bytes(pf::ProcessDescriptor::kProcessLabels, label);
     GN_RETURN_IF_ERROR(out.WritePacket(packet));
 
-    TrackEvent* e = writer.FillInstant(&packet, ts, track, model::kIdentityEventName, "gpunoise");
+    EventRef e = writer.FillInstant(&packet, ts, track, model::kIdentityEventName, "gpunoise");
     AddArg(e, "pid", id.pid);
     if (id.pid_ns) AddArg(e, "pid_ns", id.pid_ns);
     if (id.nspid.size() > 1) {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 
@@ -22,95 +22,105 @@ ClockReadings ReadClocks() {
   return c;
 }
 
-void FillClockSnapshot(TracePacket* packet, const ClockReadings& clocks) {
+void FillClockSnapshot(TracePacketBuilder* packet, const ClockReadings& clocks) {
   packet->Clear();
-  packet->set_timestamp(clocks.boottime);
-  auto* snap = packet->mutable_clock_snapshot();
-  auto add = [&](BuiltinClock id, uint64_t ts) {
-    auto* c = snap->add_clocks();
-    c->set_clock_id(id);
-    c->set_timestamp(ts);
+  packet->w().Varint(pf::TracePacket::kTimestamp, clocks.boottime);
+  packet->Open(pf::TracePacket::kClockSnapshot);
+  ProtoWriter w = packet->w();
+  auto add = [&](uint32_t id, uint64_t ts) {
+    size_t c = w.BeginMessage(pf::ClockSnapshot::kClocks);
+    w.Varint(pf::ClockSnapshot::Clock::kClockId, id);
+    w.Varint(pf::ClockSnapshot::Clock::kTimestamp, ts);
+    w.EndMessage(c);
   };
-  add(BUILTIN_CLOCK_BOOTTIME, clocks.boottime);
-  add(BUILTIN_CLOCK_MONOTONIC, clocks.monotonic);
-  add(BUILTIN_CLOCK_REALTIME, clocks.realtime);
-  add(BUILTIN_CLOCK_MONOTONIC_RAW, clocks.monotonic_raw);
-  snap->set_primary_trace_clock(BUILTIN_CLOCK_BOOTTIME);
+  add(pf::BUILTIN_CLOCK_BOOTTIME, clocks.boottime);
+  add(pf::BUILTIN_CLOCK_MONOTONIC, clocks.monotonic);
+  add(pf::BUILTIN_CLOCK_REALTIME, clocks.realtime);
+  add(pf::BUILTIN_CLOCK_MONOTONIC_RAW, clocks.monotonic_raw);
+  w.Varint(pf::ClockSnapshot::kPrimaryTraceClock, pf::BUILTIN_CLOCK_BOOTTIME);
 }
 
-void FillSystemInfo(TracePacket* packet, const model::HostInfo& host,
+void FillSystemInfo(TracePacketBuilder* packet, const model::HostInfo& host,
                     std::string_view tool_version) {
   packet->Clear();
-  auto* info = packet->mutable_system_info();
-  auto* uts = info->mutable_utsname();
-  uts->set_sysname(host.sysname);
-  uts->set_release(host.release);
-  uts->set_version(host.version);
-  uts->set_machine(host.machine);
-  info->set_tracing_service_version(std::string(tool_version));
+  packet->Open(pf::TracePacket::kSystemInfo);
+  ProtoWriter info = packet->w();
+  size_t uts = info.BeginMessage(pf::SystemInfo::kUtsname);
+  info.Bytes(pf::Utsname::kSysname, host.sysname);
+  info.Bytes(pf::Utsname::kRelease, host.release);
+  info.Bytes(pf::Utsname::kVersion, host.version);
+  info.Bytes(pf::Utsname::kMachine, host.machine);
+  info.EndMessage(uts);
+  info.Bytes(pf::SystemInfo::kTracingServiceVersion, tool_version);
   // Perfetto (v57 on) labels a machine with it; the merger tells machines
   // apart by it when a trace has no boot_id.
-  if (!host.machine_name.empty()) info->set_machine_name(host.machine_name);
-  if (host.page_size) info->set_page_size(host.page_size);
-  if (host.num_cpus) info->set_num_cpus(host.num_cpus);
-  if (host.hz) info->set_hz(host.hz);
-  if (host.ram_bytes) info->set_system_ram_bytes(host.ram_bytes);
-  info->set_timezone_off_mins(host.timezone_off_mins);
+  if (!host.machine_name.empty()) info.Bytes(pf::SystemInfo::kMachineName, host.machine_name);
+  if (host.page_size) info.Varint(pf::SystemInfo::kPageSize, host.page_size);
+  if (host.num_cpus) info.Varint(pf::SystemInfo::kNumCpus, host.num_cpus);
+  if (host.hz) info.Int(pf::SystemInfo::kHz, host.hz);
+  if (host.ram_bytes) info.Varint(pf::SystemInfo::kSystemRamBytes, host.ram_bytes);
+  info.Int(pf::SystemInfo::kTimezoneOffMins, host.timezone_off_mins);
 }
 
-void FillProcessTree(TracePacket* packet, const model::ProcessSnapshot& snapshot) {
+void FillProcessTree(TracePacketBuilder* packet, const model::ProcessSnapshot& snapshot) {
   packet->Clear();
-  packet->set_timestamp(snapshot.ts);
-  auto* tree = packet->mutable_process_tree();
+  packet->w().Varint(pf::TracePacket::kTimestamp, snapshot.ts);
+  packet->Open(pf::TracePacket::kProcessTree);
+  ProtoWriter w = packet->w();
   for (const auto& p : snapshot.processes) {
-    auto* out = tree->add_processes();
-    out->set_pid(p.pid);
-    out->set_ppid(p.ppid);
-    if (p.uid >= 0) out->set_uid(p.uid);
-    if (p.is_kthread) out->set_is_kthread(true);
+    size_t out = w.BeginMessage(pf::ProcessTree::kProcesses);
+    w.Int(pf::ProcessTree::Process::kPid, p.pid);
+    w.Int(pf::ProcessTree::Process::kPpid, p.ppid);
+    if (p.uid >= 0) w.Int(pf::ProcessTree::Process::kUid, p.uid);
+    if (p.is_kthread) w.Bool(pf::ProcessTree::Process::kIsKthread, true);
     if (p.cmdline.empty()) {
-      out->add_cmdline(p.comm);
-      out->set_cmdline_is_comm(true);
+      w.Bytes(pf::ProcessTree::Process::kCmdline, p.comm);
+      w.Bool(pf::ProcessTree::Process::kCmdlineIsComm, true);
     } else {
-      for (const auto& arg : p.cmdline) out->add_cmdline(arg);
+      for (const auto& arg : p.cmdline) w.Bytes(pf::ProcessTree::Process::kCmdline, arg);
     }
-    if (p.start_from_boot_ns) out->set_process_start_from_boot(p.start_from_boot_ns);
+    if (p.start_from_boot_ns) w.Varint(pf::ProcessTree::Process::kProcessStartFromBoot, p.start_from_boot_ns);
     // The pid in each pid namespace, the host's first (what a container's
     // GPU fragments name it by), as Perfetto's own recorder writes it.
     if (p.identity.nspid.size() > 1)
-      for (int32_t id : p.identity.nspid) out->add_nspid(id);
+      for (int32_t id : p.identity.nspid) w.Int(pf::ProcessTree::Process::kNspid, id);
+    w.EndMessage(out);
   }
   for (const auto& t : snapshot.threads) {
-    auto* out = tree->add_threads();
-    out->set_tid(t.tid);
-    out->set_tgid(t.tgid);
-    out->set_name(t.name);
+    size_t out = w.BeginMessage(pf::ProcessTree::kThreads);
+    w.Int(pf::ProcessTree::Thread::kTid, t.tid);
+    w.Int(pf::ProcessTree::Thread::kTgid, t.tgid);
+    w.Bytes(pf::ProcessTree::Thread::kName, t.name);
     if (t.nstid.size() > 1)
-      for (int32_t id : t.nstid) out->add_nstid(id);
+      for (int32_t id : t.nstid) w.Int(pf::ProcessTree::Thread::kNstid, id);
+    w.EndMessage(out);
   }
-  tree->set_collection_end_timestamp(snapshot.ts);
+  w.Varint(pf::ProcessTree::kCollectionEndTimestamp, snapshot.ts);
 }
 
-void FillInterruptInfo(TracePacket* packet, const model::IrqTable& irqs) {
+void FillInterruptInfo(TracePacketBuilder* packet, const model::IrqTable& irqs) {
   packet->Clear();
-  auto* info = packet->mutable_interrupt_info();
+  packet->Open(pf::TracePacket::kInterruptInfo);
+  ProtoWriter w = packet->w();
   for (const auto& [irq, desc] : irqs) {
     if (irq < 0 || desc.name.empty()) continue;
-    auto* m = info->add_irq_mapping();
-    m->set_irq_id(static_cast<uint32_t>(irq));
-    m->set_name(desc.name);
+    size_t m = w.BeginMessage(pf::InterruptInfo::kIrqMapping);
+    w.Varint(pf::InterruptInfo::InterruptMapping::kIrqId, static_cast<uint32_t>(irq));
+    w.Bytes(pf::InterruptInfo::InterruptMapping::kName, desc.name);
+    w.EndMessage(m);
   }
 }
 
-void FillFtraceStats(TracePacket* packet, StatsPhase phase, const model::SessionInfo& session) {
+void FillFtraceStats(TracePacketBuilder* packet, StatsPhase phase, const model::SessionInfo& session) {
   packet->Clear();
-  packet->set_timestamp(phase == StatsPhase::kStart ? session.start_ts : session.end_ts);
-  auto* stats = packet->mutable_ftrace_stats();
-  stats->set_phase(phase == StatsPhase::kStart ? FtraceStats::START_OF_TRACE
-                                               : FtraceStats::END_OF_TRACE);
+  packet->w().Varint(pf::TracePacket::kTimestamp, phase == StatsPhase::kStart ? session.start_ts : session.end_ts);
+  packet->Open(pf::TracePacket::kFtraceStats);
+  ProtoWriter w = packet->w();
+  w.Varint(pf::FtraceStats::kPhase,
+           phase == StatsPhase::kStart ? pf::FtraceStats::START_OF_TRACE : pf::FtraceStats::END_OF_TRACE);
   for (const auto& cpu : session.cpus) {
-    auto* c = stats->add_cpu_stats();
-    c->set_cpu(cpu.cpu);
+    size_t c = w.BeginMessage(pf::FtraceStats::kCpuStats);
+    w.Varint(pf::FtraceCpuStats::kCpu, cpu.cpu);
     bool end = phase == StatsPhase::kEnd;
     // Perfetto's meaning, field by field (ftrace_stats.proto): the BPF ring
     // never overwrites, a failed reserve loses the new record, so a full
@@ -120,23 +130,24 @@ void FillFtraceStats(TracePacket* packet, StatsPhase phase, const model::Session
     // counts each loss once. entries and bytes_read are what is left in the
     // ring: the final drain empties it. Losses without a Perfetto field (user
     // space, maps, programs, GPU) are gpunoise metadata, never here.
-    c->set_entries(0);
-    c->set_overrun(0);
-    c->set_commit_overrun(0);
-    c->set_bytes_read(0);
-    c->set_read_events(end ? cpu.events : 0);
-    c->set_dropped_events(end ? cpu.lost : 0);
-    c->set_now_ts(static_cast<double>(end ? session.end_ts : session.start_ts) / 1e9);
+    w.Varint(pf::FtraceCpuStats::kEntries, 0);
+    w.Varint(pf::FtraceCpuStats::kOverrun, 0);
+    w.Varint(pf::FtraceCpuStats::kCommitOverrun, 0);
+    w.Varint(pf::FtraceCpuStats::kBytesRead, 0);
+    w.Varint(pf::FtraceCpuStats::kReadEvents, end ? cpu.events : 0);
+    w.Varint(pf::FtraceCpuStats::kDroppedEvents, end ? cpu.lost : 0);
+    w.Double(pf::FtraceCpuStats::kNowTs, static_cast<double>(end ? session.end_ts : session.start_ts) / 1e9);
+    w.EndMessage(c);
   }
   for (const auto& collector : session.collectors)
-    for (const auto& missing : collector.missing_events) stats->add_failed_ftrace_events(missing);
+    for (const auto& missing : collector.missing_events) w.Bytes(pf::FtraceStats::kFailedFtraceEvents, missing);
 }
 
 namespace {
 
 // Upstream has no field for the clock discipline; the session summary is
 // where a reader of this project's traces finds it.
-void AddClockDisciplineArgs(TrackEvent* e, const std::string& prefix, const model::ClockDiscipline& c) {
+void AddClockDisciplineArgs(EventRef e, const std::string& prefix, const model::ClockDiscipline& c) {
   if (!c.read) return;
   AddArg(e, prefix + "synced", c.synced);
   AddArg(e, prefix + "maxerror_us", c.maxerror_us);
@@ -153,13 +164,13 @@ void AddClockDisciplineArgs(TrackEvent* e, const std::string& prefix, const mode
 
 Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& session,
                            TraceFileWriter& out) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   uint64_t track = writer.TrackUuid(kSessionTrackName);
   writer.FillTrackDescriptor(&packet, track, kSessionTrackName, 0,
                              "what gpunoise recorded, and what it lost");
   GN_RETURN_IF_ERROR(out.WritePacket(packet));
 
-  TrackEvent* e = writer.FillInstant(&packet, session.end_ts ? session.end_ts : session.start_ts,
+  EventRef e = writer.FillInstant(&packet, session.end_ts ? session.end_ts : session.start_ts,
                                      track, kSessionEventName, "gpunoise");
   AddArg(e, "tool_version", session.tool_version);
   AddArg(e, "hostname", session.hostname);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "common/result.h"
+#include "export/perfetto/trace_packet_builder.h"
 #include "model/host_info.h"
 #include "model/irq_info.h"
 #include "model/process_snapshot.h"
@@ -12,7 +13,6 @@
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 class TrackEventWriter;
 class TraceFileWriter;
 
@@ -23,16 +23,16 @@ ClockReadings ReadClocks();
 
 // BOOTTIME is the primary trace clock (DESIGN.md decision 1); MONOTONIC and
 // REALTIME let traces of several nodes be aligned.
-void FillClockSnapshot(TracePacket* packet, const ClockReadings& clocks);
-void FillSystemInfo(TracePacket* packet, const model::HostInfo& host, std::string_view tool_version);
-void FillProcessTree(TracePacket* packet, const model::ProcessSnapshot& snapshot);
-void FillInterruptInfo(TracePacket* packet, const model::IrqTable& irqs);
+void FillClockSnapshot(TracePacketBuilder* packet, const ClockReadings& clocks);
+void FillSystemInfo(TracePacketBuilder* packet, const model::HostInfo& host, std::string_view tool_version);
+void FillProcessTree(TracePacketBuilder* packet, const model::ProcessSnapshot& snapshot);
+void FillInterruptInfo(TracePacketBuilder* packet, const model::IrqTable& irqs);
 
 enum class StatsPhase { kStart, kEnd };
 // Per-CPU events read, records lost and bytes read go where Perfetto's own
 // recorder puts its ftrace ring statistics, so the trace processor's stats
 // table and the UI's data-loss warning show them.
-void FillFtraceStats(TracePacket* packet, StatsPhase phase, const model::SessionInfo& session);
+void FillFtraceStats(TracePacketBuilder* packet, StatsPhase phase, const model::SessionInfo& session);
 
 // gpunoise's own session summary: an instant on a "gpunoise" track whose args
 // name the host, the command, each collector's state and counts, and every

@@ -5,7 +5,6 @@
 #include <tuple>
 
 #include "common/cpu_list.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/track_identity_packets.h"
 
@@ -36,7 +35,7 @@ NetTrackWriter::NetTrackWriter(TrackEventWriter& writer, PacketOut out)
 
 uint64_t NetTrackWriter::MetadataTrack(uint64_t ts) {
   if (metadata_identity_written_) return metadata_track_;
-  TracePacket packet;
+  TracePacketBuilder packet;
   if (!metadata_track_) {
     metadata_track_ = writer_.TrackUuid(kNetMetadataTrackName);
     writer_.FillTrackDescriptor(&packet, metadata_track_, kNetMetadataTrackName, 0,
@@ -54,7 +53,7 @@ uint64_t NetTrackWriter::MetadataTrack(uint64_t ts) {
 
 uint64_t NetTrackWriter::DeviceTrack(const std::string& label) {
   if (auto it = device_tracks_.find(label); it != device_tracks_.end()) return it->second;
-  TracePacket packet;
+  TracePacketBuilder packet;
   if (!root_track_) {
     root_track_ = writer_.TrackUuid("gpunoise net root");
     writer_.FillTrackDescriptor(&packet, root_track_, kNetRootTrackName, 0,
@@ -72,7 +71,7 @@ Status NetTrackWriter::Sample(uint64_t ts, const std::string& label, std::string
                               double value, std::string_view unit, model::TrackIdentity id) {
   std::string name = label + " " + std::string(metric);
   auto it = counter_tracks_.find(name);
-  TracePacket packet;
+  TracePacketBuilder packet;
   if (it == counter_tracks_.end()) {
     if (value == 0) return OkStatus();  // no track until there is something to show
     uint64_t parent = DeviceTrack(label);
@@ -141,7 +140,7 @@ Status NetTrackWriter::WriteRates(const model::NetSnapshot& earlier, const model
 }
 
 Status NetTrackWriter::CloseRates(uint64_t ts) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   for (const auto& [name, uuid] : counter_tracks_) {
     if (name.size() >= net_metric::kTxTimeouts.size() &&
         name.compare(name.size() - net_metric::kTxTimeouts.size(), std::string::npos,
@@ -154,11 +153,11 @@ Status NetTrackWriter::CloseRates(uint64_t ts) {
 }
 
 Status NetTrackWriter::WriteIrqMap(uint64_t ts, const model::IrqTable& irqs) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   for (const auto& [irq, info] : irqs) {
     if (info.device.empty()) continue;
     uint64_t track = MetadataTrack(ts);
-    TrackEvent* e = writer_.FillInstant(&packet, ts, track, kNetIrqEventName, "gpunoise");
+    EventRef e = writer_.FillInstant(&packet, ts, track, kNetIrqEventName, "gpunoise");
     AddArg(e, "irq", info.irq);
     AddArg(e, "name", info.name);
     AddArg(e, "device", info.device);
@@ -173,8 +172,8 @@ Status NetTrackWriter::WriteIrqMap(uint64_t ts, const model::IrqTable& irqs) {
 }
 
 Status NetTrackWriter::WriteNicStatus(uint64_t ts, const model::CollectorReport& nic) {
-  TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNicStatusEventName, "gpunoise");
+  TracePacketBuilder packet;
+  EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNicStatusEventName, "gpunoise");
   AddArg(e, "state", model::CollectorStateName(nic.state));
   if (!nic.reason.empty()) AddArg(e, "reason", nic.reason);
   std::string attached;
@@ -187,8 +186,8 @@ Status NetTrackWriter::WriteNicStatus(uint64_t ts, const model::CollectorReport&
 
 Status NetTrackWriter::WriteRdmaPorts(uint64_t ts, const std::vector<model::RdmaPort>& deltas) {
   for (const model::RdmaPort& port : deltas) {
-    TracePacket packet;
-    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), model::kRdmaPortEventName, "gpunoise");
+    TracePacketBuilder packet;
+    EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), model::kRdmaPortEventName, "gpunoise");
     AddArg(e, "device", port.device);
     AddArg(e, "port", port.port);
     for (const auto& [name, v] : port.counters) AddArg(e, name, v);
@@ -201,13 +200,13 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
                                    const model::NetSnapshot& final, const model::NetNames& names) {
   const model::NetSnapshot delta = model::Delta(baseline, final);
   const uint64_t ts = final.ts;
-  TracePacket packet;
+  TracePacketBuilder packet;
   auto instant = [&](std::string_view name) {
     return writer_.FillInstant(&packet, ts, MetadataTrack(ts), name, "gpunoise");
   };
 
   for (const auto& [dev, t] : model::TotalsByDevice(delta)) {
-    TrackEvent* e = instant(kNetDeviceEventName);
+    EventRef e = instant(kNetDeviceEventName);
     auto it = names.devices.find(dev);
     AddArg(e, "device", model::DeviceLabel(dev, names));
     AddArg(e, "name", it == names.devices.end() ? std::string() : it->second);
@@ -236,7 +235,7 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
 
   for (const auto& q : delta.devices) {
     if (!q.packets && !q.bytes && !q.errors) continue;
-    TrackEvent* e = instant(kNetQueueEventName);
+    EventRef e = instant(kNetQueueEventName);
     AddArg(e, "device", model::DeviceLabel(q.dev, names));
     AddArg(e, "direction", model::NetDirectionName(q.dir));
     AddArg(e, "queue", q.queue);
@@ -249,7 +248,7 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
 
   for (const auto& n : delta.napi) {
     if (!n.polls) continue;
-    TrackEvent* e = instant(kNapiEventName);
+    EventRef e = instant(kNapiEventName);
     AddArg(e, "device", model::DeviceLabel(n.dev, names));
     AddArg(e, "napi_id", n.napi_id);
     AddArg(e, "queue", n.queue);
@@ -271,7 +270,7 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
   for (const auto& [key, counts] : drops) {
     if (!counts.first) continue;
     const auto& [dev, reason, location] = key;
-    TrackEvent* e = instant(kNetDropEventName);
+    EventRef e = instant(kNetDropEventName);
     AddArg(e, "device", model::DeviceLabel(dev, names));
     AddArg(e, "reason", reason);
     AddArg(e, "reason_name", model::DropReasonLabel(reason, names));
@@ -285,7 +284,7 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
 
   for (const auto& n : delta.nic) {
     if (!n.count) continue;
-    TrackEvent* e = instant(kNicEventEventName);
+    EventRef e = instant(kNicEventEventName);
     AddArg(e, "event", n.event < names.nic_events.size() ? names.nic_events[n.event]
                                                          : fmt::format("#{}", n.event));
     AddArg(e, "device", n.device);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "export/perfetto/trace_packet_builder.h"
 #include "model/irq_info.h"
 #include "model/net_counters.h"
 #include "model/rdma_counters.h"
@@ -22,7 +23,6 @@
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 class TrackEventWriter;
 
 // The track that carries network metadata instants.
@@ -60,7 +60,7 @@ std::string CpuRxPackets(uint32_t cpu);
 
 class NetTrackWriter {
  public:
-  using PacketOut = std::function<Status(const TracePacket&)>;
+  using PacketOut = std::function<Status(const TracePacketBuilder&)>;
 
   NetTrackWriter(TrackEventWriter& writer, PacketOut out);
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "export/perfetto/net_tracks.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/track_identity_packets.h"
 
@@ -14,7 +13,7 @@ NicTrackWriter::NicTrackWriter(TrackEventWriter& writer, NetTrackWriter& net, Pa
 
 Status NicTrackWriter::Counter(uint64_t ts, uint64_t parent, const std::string& name, double value,
                                std::string_view unit, const model::TrackIdentity* id) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   auto it = tracks_.find(name);
   if (it == tracks_.end()) {
     uint64_t uuid = writer_.TrackUuid("gpunoise nic counter " + name);
@@ -54,9 +53,9 @@ Status NicTrackWriter::WriteUpdate(const model::NicTrackerUpdate& u) {
 }
 
 Status NicTrackWriter::WriteLinkEvent(const model::LinkEvent& e) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   uint64_t track = net_.DeviceTrackUuid(e.device.empty() ? std::string("(nic)") : e.device);
-  TrackEvent* ev = writer_.FillInstant(&packet, e.ts, track, model::LinkEventKindName(e.kind), kLinkEventCategory);
+  EventRef ev = writer_.FillInstant(&packet, e.ts, track, model::LinkEventKindName(e.kind), kLinkEventCategory);
   AddArg(ev, "device", e.device);
   AddArg(ev, "ifindex", e.ifindex);
   AddArg(ev, "kind", model::LinkEventKindName(e.kind));
@@ -78,9 +77,9 @@ Status NicTrackWriter::WriteLinkEvent(const model::LinkEvent& e) {
 }
 
 Status NicTrackWriter::WriteLinkKernelLog(const model::LinkEvent& e, const model::KernelLogEntry& line) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   uint64_t track = net_.DeviceTrackUuid(e.device.empty() ? std::string("(nic)") : e.device);
-  TrackEvent* ev = writer_.FillInstant(&packet, line.ts, track, kLinkKernelLogEventName, kLinkEventCategory);
+  EventRef ev = writer_.FillInstant(&packet, line.ts, track, kLinkKernelLogEventName, kLinkEventCategory);
   AddArg(ev, "device", e.device);
   AddArg(ev, "text", line.text);
   AddArg(ev, "seq", line.seq);
@@ -99,7 +98,7 @@ Status NicTrackWriter::CloseRates(uint64_t ts) {
 uint64_t NicTrackWriter::PcieRoot() {
   if (pcie_root_) return pcie_root_;
   pcie_root_ = writer_.TrackUuid("gpunoise pcie root");
-  TracePacket packet;
+  TracePacketBuilder packet;
   writer_.FillTrackDescriptor(&packet, pcie_root_, kPcieRootTrackName, 0,
                               "PCIe link width, speed and AER errors of NICs and GPUs (docs/network.md)");
   (void)out_(packet);
@@ -121,8 +120,8 @@ Status NicTrackWriter::WritePcie(uint64_t ts, const std::vector<model::PcieLinkS
     if (s.aer_correctable && (first || aer != prev_aer))
       GN_RETURN_IF_ERROR(Counter(ts, PcieRoot(), s.address + " aer errors", static_cast<double>(aer), "errors"));
     if (!first && (prev->second.width != s.width || prev->second.speed_gts != s.speed_gts)) {
-      TracePacket packet;
-      TrackEvent* ev = writer_.FillInstant(&packet, ts, PcieRoot(), kPcieRetrainEventName, kLinkEventCategory);
+      TracePacketBuilder packet;
+      EventRef ev = writer_.FillInstant(&packet, ts, PcieRoot(), kPcieRetrainEventName, kLinkEventCategory);
       AddArg(ev, "address", s.address);
       AddArg(ev, "role", s.role);
       AddArg(ev, "device", s.device);
@@ -142,9 +141,9 @@ Status NicTrackWriter::WriteTotals(uint64_t ts, const std::vector<model::NicCoun
                                    const std::vector<model::PcieLinkState>& first,
                                    const std::vector<model::PcieLinkState>& last) {
   const uint64_t meta = net_.MetadataTrackUuid(ts);
-  TracePacket packet;
+  TracePacketBuilder packet;
   for (const auto& [device, info] : devices) {
-    TrackEvent* e = writer_.FillInstant(&packet, ts, meta, kNicCountersEventName, "gpunoise");
+    EventRef e = writer_.FillInstant(&packet, ts, meta, kNicCountersEventName, "gpunoise");
     AddArg(e, "device", device);
     AddArg(e, "driver", info.driver);
     AddArg(e, "bus_info", info.bus_info);
@@ -158,7 +157,7 @@ Status NicTrackWriter::WriteTotals(uint64_t ts, const std::vector<model::NicCoun
   std::map<std::string, const model::PcieLinkState*> at_start;
   for (const auto& s : first) at_start[s.address] = &s;
   for (const auto& s : last) {
-    TrackEvent* e = writer_.FillInstant(&packet, ts, meta, kPcieLinkEventName, "gpunoise");
+    EventRef e = writer_.FillInstant(&packet, ts, meta, kPcieLinkEventName, "gpunoise");
     AddArg(e, "address", s.address);
     AddArg(e, "role", s.role);
     AddArg(e, "device", s.device);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "export/perfetto/trace_packet_builder.h"
 #include "model/kernel_log.h"
 #include "model/nic_counter_tracker.h"
 #include "model/nic_health.h"
@@ -32,7 +33,6 @@
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 class TrackEventWriter;
 class NetTrackWriter;
 
@@ -47,7 +47,7 @@ inline constexpr std::string_view kNicCounterMetricPrefix = "nic ";
 
 class NicTrackWriter {
  public:
-  using PacketOut = std::function<Status(const TracePacket&)>;
+  using PacketOut = std::function<Status(const TracePacketBuilder&)>;
   NicTrackWriter(TrackEventWriter& writer, NetTrackWriter& net, PacketOut out);
 
   // Rates of the counters that rose in (update.from, update.to], written at

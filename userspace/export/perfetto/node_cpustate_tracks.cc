@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "export/perfetto/node_tracks.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/track_identity_packets.h"
 
@@ -18,7 +17,7 @@ std::string CpuFrequency(uint32_t cpu) { return fmt::format("cpu{} frequency", c
 
 Status NodeTrackWriter::CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit,
                                         const model::TrackIdentity& id) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   auto it = cpustate_tracks_.find(name);
   if (it == cpustate_tracks_.end()) {
     if (!root_track_) {
@@ -63,8 +62,8 @@ Status NodeTrackWriter::WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz) 
 }
 
 Status NodeTrackWriter::WriteNuma(const model::NumaEvent& n) {
-  TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, n.ts, MetadataTrack(n.ts), model::NumaEventName(n.kind), "gpunoise");
+  TracePacketBuilder packet;
+  EventRef e = writer_.FillInstant(&packet, n.ts, MetadataTrack(n.ts), model::NumaEventName(n.kind), "gpunoise");
   AddArg(e, "tid", n.tid);
   AddArg(e, "cpu", n.cpu);
   if (n.kind == model::NumaEventKind::kMigrate) {
@@ -82,8 +81,8 @@ Status NodeTrackWriter::WriteNuma(const model::NumaEvent& n) {
 }
 
 Status NodeTrackWriter::WriteNodeInstant(uint64_t ts, std::string_view name, std::initializer_list<MetaArg> args) {
-  TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), name, "gpunoise");
+  TracePacketBuilder packet;
+  EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), name, "gpunoise");
   for (const MetaArg& a : args) {
     if (!a.text.empty()) AddArg(e, a.name, a.text);
     else AddArg(e, a.name, a.number);

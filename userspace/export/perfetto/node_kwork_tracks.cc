@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include "export/perfetto/node_tracks.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 
 namespace gpunoise::perfetto {
 
 Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::string_view function,
                                         std::string_view callsite, int32_t pid, std::string_view thread_name) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   const bool send = work.kind == model::KernelWorkKind::kIpiSend;
   // A send from the idle task (an interrupt on an idle CPU) has no thread
   // to go on, and one whose process is unknown (a thread that exited before
@@ -44,7 +43,7 @@ Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::stri
       it = kwork_tracks_.emplace(key, uuid).first;
     }
   }
-  TrackEvent* e = send ? writer_.FillInstant(&packet, work.begin, it->second, model::KernelWorkName(work.kind),
+  EventRef e = send ? writer_.FillInstant(&packet, work.begin, it->second, model::KernelWorkName(work.kind),
                                              kKernelWorkCategory)
                        : writer_.FillSliceBegin(&packet, work.begin, it->second, function, kKernelWorkCategory);
   AddArg(e, "kind", model::KernelWorkName(work.kind));

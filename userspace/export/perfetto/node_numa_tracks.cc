@@ -2,21 +2,20 @@
 // analyze/numa_metadata.h reads back (typed args, no text to parse).
 #include "common/cpu_list.h"
 #include "export/perfetto/node_tracks.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 
 namespace gpunoise::perfetto {
 
 Status NodeTrackWriter::WriteNumaTopology(uint64_t ts, const model::NumaTopology& topology) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   for (const model::NumaNodeCpus& n : topology.nodes) {
-    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNumaNodeEventName, "gpunoise");
+    EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNumaNodeEventName, "gpunoise");
     AddArg(e, "node", n.node);
     AddArg(e, "cpus", FormatCpuList(n.cpus));
     GN_RETURN_IF_ERROR(out_(packet));
   }
   for (const model::NumaDevice& d : topology.devices) {
-    TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNumaDeviceEventName, "gpunoise");
+    EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNumaDeviceEventName, "gpunoise");
     AddArg(e, "kind", d.kind);
     AddArg(e, "name", d.name);
     AddArg(e, "bus_id", d.bus_id);
@@ -27,8 +26,8 @@ Status NodeTrackWriter::WriteNumaTopology(uint64_t ts, const model::NumaTopology
 }
 
 Status NodeTrackWriter::WriteNicIrqCpus(uint64_t ts, const model::NicIrqAffinity& irq, std::string_view phase) {
-  TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNicIrqCpusEventName, "gpunoise");
+  TracePacketBuilder packet;
+  EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kNicIrqCpusEventName, "gpunoise");
   AddArg(e, "irq", irq.irq);
   AddArg(e, "device", irq.device);
   AddArg(e, "cpus", FormatCpuList(irq.cpus));

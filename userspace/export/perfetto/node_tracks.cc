@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "common/cpu_list.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/track_identity_packets.h"
 
@@ -34,7 +33,7 @@ NodeTrackWriter::NodeTrackWriter(TrackEventWriter& writer, PacketOut out)
 uint64_t NodeTrackWriter::MetadataTrack(uint64_t ts) {
   if (metadata_track_) return metadata_track_;
   metadata_track_ = writer_.TrackUuid(kNodeMetadataTrackName);
-  TracePacket packet;
+  TracePacketBuilder packet;
   writer_.FillTrackDescriptor(&packet, metadata_track_, kNodeMetadataTrackName, 0,
                               "CPU quotas and the processes they apply to (docs/report.md)");
   (void)out_(packet);  // a failure shows again on the next write
@@ -48,7 +47,7 @@ uint64_t NodeTrackWriter::MetadataTrack(uint64_t ts) {
 
 Status NodeTrackWriter::Counter(uint64_t ts, const std::string& name, double value, std::string_view unit,
                                 const model::TrackIdentity& id) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   auto it = counter_tracks_.find(name);
   if (it == counter_tracks_.end()) {
     if (!root_track_) {
@@ -71,8 +70,8 @@ Status NodeTrackWriter::Counter(uint64_t ts, const std::string& name, double val
 
 Status NodeTrackWriter::WriteQuota(uint64_t ts, const QuotaInfo& q) {
   if (!quotas_.insert(q.path).second) return OkStatus();
-  TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kCpuQuotaEventName, "gpunoise");
+  TracePacketBuilder packet;
+  EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kCpuQuotaEventName, "gpunoise");
   AddArg(e, "path", q.path);
   AddArg(e, "version", static_cast<int64_t>(q.version));
   AddArg(e, "quota_us", q.quota_us);
@@ -82,8 +81,8 @@ Status NodeTrackWriter::WriteQuota(uint64_t ts, const QuotaInfo& q) {
 
 Status NodeTrackWriter::WriteQuotaProcess(uint64_t ts, const std::string& cgroup, int32_t pid) {
   if (!processes_.insert({cgroup, pid}).second) return OkStatus();
-  TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kQuotaProcessEventName, "gpunoise");
+  TracePacketBuilder packet;
+  EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kQuotaProcessEventName, "gpunoise");
   AddArg(e, "cgroup", cgroup);
   AddArg(e, "pid", pid);
   return out_(packet);
@@ -93,15 +92,15 @@ Status NodeTrackWriter::WriteAffinity(uint64_t ts, int32_t tid, const std::vecto
   auto it = affinity_.find(tid);
   if (it != affinity_.end() && it->second == cpus) return OkStatus();
   affinity_[tid] = cpus;
-  TracePacket packet;
-  TrackEvent* e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kAffinityEventName, "gpunoise");
+  TracePacketBuilder packet;
+  EventRef e = writer_.FillInstant(&packet, ts, MetadataTrack(ts), kAffinityEventName, "gpunoise");
   AddArg(e, "tid", tid);
   AddArg(e, "cpus", FormatCpuList(cpus));
   return out_(packet);
 }
 
 Status NodeTrackWriter::WriteStall(const model::MemStall& stall, int32_t pid, std::string_view thread_name) {
-  TracePacket packet;
+  TracePacketBuilder packet;
   // One track per thread and kind: a throttle inside a reclaim need not
   // nest exactly (its begin is its end minus the delay it reports), and
   // slices on one track must.
@@ -113,7 +112,7 @@ Status NodeTrackWriter::WriteStall(const model::MemStall& stall, int32_t pid, st
     GN_RETURN_IF_ERROR(out_(packet));
     it = stall_tracks_.emplace(key, uuid).first;
   }
-  TrackEvent* e = writer_.FillSliceBegin(&packet, stall.begin, it->second, model::MemStallName(stall.kind),
+  EventRef e = writer_.FillSliceBegin(&packet, stall.begin, it->second, model::MemStallName(stall.kind),
                                          kMemStallCategory);
   AddArg(e, "cpu", stall.cpu);
   AddArg(e, stall.kind == model::MemStallKind::kCompaction ? "status"
@@ -180,7 +179,7 @@ Status NodeTrackWriter::Close(uint64_t ts) {
     // Cumulative counters keep their last value.
     if (name.rfind(node_metric::kCgroupPrefix, 0) == 0 || name.rfind(node_metric::kKernelHealthPrefix, 0) == 0)
       continue;
-    TracePacket packet;
+    TracePacketBuilder packet;
     writer_.FillCounter(&packet, ts, uuid, 0);
     GN_RETURN_IF_ERROR(out_(packet));
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "export/perfetto/trace_packet_builder.h"
 #include "model/cpu_state.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
@@ -26,7 +27,6 @@
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 class TrackEventWriter;
 
 inline constexpr std::string_view kNodeMetadataTrackName = "gpunoise node";
@@ -86,7 +86,7 @@ struct QuotaInfo {
 
 class NodeTrackWriter {
  public:
-  using PacketOut = std::function<Status(const TracePacket&)>;
+  using PacketOut = std::function<Status(const TracePacketBuilder&)>;
   NodeTrackWriter(TrackEventWriter& writer, PacketOut out);
 
   // Once per cgroup (later calls with a known path write nothing).

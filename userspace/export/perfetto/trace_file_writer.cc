@@ -9,7 +9,6 @@
 
 #include "common/private_file.h"
 #include "export/perfetto/protos/perfetto_fields.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -87,7 +86,6 @@ TraceFileWriter& TraceFileWriter::operator=(TraceFileWriter&& o) noexcept {
   fd_ = std::move(o.fd_);
   buffer_ = std::move(o.buffer_);
   packet_ends_ = std::move(o.packet_ends_);
-  scratch_ = std::move(o.scratch_);
   deflater_ = std::move(o.deflater_);
   block_ = std::move(o.block_);
   deflated_ = std::move(o.deflated_);
@@ -115,10 +113,8 @@ void TraceFileWriter::ReleaseReserve() {
   reserve_fd_.Reset();
 }
 
-Status TraceFileWriter::WritePacket(const TracePacket& packet) {
-  scratch_.clear();
-  if (!packet.AppendToString(&scratch_)) return MakeError("failed to encode a trace packet");
-  return WriteSerializedPacket(scratch_);
+Status TraceFileWriter::WritePacket(const TracePacketBuilder& packet) {
+  return WriteSerializedPacket(packet.bytes());
 }
 
 Status TraceFileWriter::WriteSerializedPacket(std::string_view serialized) {

@@ -30,10 +30,10 @@
 #include "common/unique_fd.h"
 #include "compression/zlib_deflater.h"
 #include "export/perfetto/trace_compression.h"
+#include "export/perfetto/trace_packet_builder.h"
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 
 class TraceFileWriter {
  public:
@@ -65,7 +65,14 @@ class TraceFileWriter {
   // Appends one packet. After a disk-full error the writer keeps what was
   // written, switches to the reserve, and reports the error once; callers
   // should then stop recording and only write closing metadata.
-  Status WritePacket(const TracePacket& packet);
+  Status WritePacket(const TracePacketBuilder& packet);
+  // A packet built with libprotobuf's classes: for tests, which craft input
+  // traces with them (an encoder independent of this project's). A template,
+  // so that no product code links libprotobuf.
+  template <typename ProtobufMessage>
+  Status WritePacket(const ProtobufMessage& packet) {
+    return WriteSerializedPacket(packet.SerializeAsString());
+  }
   // `serialized` is a TracePacket already encoded.
   Status WriteSerializedPacket(std::string_view serialized);
   // Writes every packet handed in so far to the file (sealing the current
@@ -117,7 +124,6 @@ class TraceFileWriter {
   uint64_t accepted_ = 0;        // packets handed to Write*Packet
   uint64_t durable_ = 0;         // of those, the ones now in the file
   uint64_t block_accepted_ = 0;  // accepted_ when the current block's last packet came
-  std::string scratch_;
   // Compression: framed packets of the block being gathered, the block's
   // zlib stream, and the packet that carries it.
   std::optional<::gpunoise::compression::ZlibDeflater> deflater_;

@@ -7,7 +7,6 @@
 
 #include "export/perfetto/identity_packets.h"
 #include "export/perfetto/metadata_packets.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -34,14 +33,14 @@ Result<std::unique_ptr<TraceSink>> TraceSink::Create(
 TraceSink::TraceSink(perfetto::TraceFileWriter writer)
     : writer_(std::move(writer)),
       track_events_(kTrackEventSequenceId, RandomSalt()),
-      net_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
-      nic_tracks_(track_events_, net_tracks_, [this](const perfetto::TracePacket& p) { return Write(p); }),
-      node_tracks_(track_events_, [this](const perfetto::TracePacket& p) { return Write(p); }),
-      packet_(std::make_unique<perfetto::TracePacket>()) {}
+      net_tracks_(track_events_, [this](const perfetto::TracePacketBuilder& p) { return Write(p); }),
+      nic_tracks_(track_events_, net_tracks_, [this](const perfetto::TracePacketBuilder& p) { return Write(p); }),
+      node_tracks_(track_events_, [this](const perfetto::TracePacketBuilder& p) { return Write(p); }),
+      packet_(std::make_unique<perfetto::TracePacketBuilder>()) {}
 
 TraceSink::~TraceSink() = default;
 
-Status TraceSink::Write(const perfetto::TracePacket& packet) {
+Status TraceSink::Write(const perfetto::TracePacketBuilder& packet) {
   Status st = writer_.WritePacket(packet);
   if (!st.ok() && first_error_.ok()) first_error_ = st;
   return st;
@@ -139,7 +138,7 @@ Status TraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model::Event> 
       track_it = vector_tracks_.emplace(cpu, uuid).first;
     }
     if (auto* v = std::get_if<model::VectorEntry>(&ev.payload)) {
-      auto* e = track_events_.FillSliceBegin(packet_.get(), ev.ts, track_it->second,
+      auto e = track_events_.FillSliceBegin(packet_.get(), ev.ts, track_it->second,
                                              model::VectorName(v->kind), "irq_vectors");
       perfetto::AddArg(e, "vector", v->vector);
     } else {

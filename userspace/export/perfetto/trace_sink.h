@@ -28,7 +28,6 @@
 #include "model/session_info.h"
 
 namespace gpunoise::perfetto {
-class TracePacket;
 }
 
 namespace gpunoise::perfetto {
@@ -106,7 +105,7 @@ class TraceSink : public perfetto::IrqNameSource {
  private:
   explicit TraceSink(perfetto::TraceFileWriter writer);
   Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events);
-  Status Write(const perfetto::TracePacket& packet);
+  Status Write(const TracePacketBuilder& packet);
   Status WriteSerialized(std::string_view packet);
   void RememberIdentities(const model::ProcessSnapshot& processes);
 
@@ -116,7 +115,7 @@ class TraceSink : public perfetto::IrqNameSource {
   perfetto::NetTrackWriter net_tracks_;
   perfetto::NicTrackWriter nic_tracks_;
   perfetto::NodeTrackWriter node_tracks_;
-  std::unique_ptr<perfetto::TracePacket> packet_;
+  std::unique_ptr<TracePacketBuilder> packet_;
   std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU
   uint64_t data_start_ = 0;

@@ -1,6 +1,6 @@
 #include "export/perfetto/track_event_writer.h"
 
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::perfetto {
 
@@ -21,131 +21,138 @@ uint64_t TrackEventWriter::TrackUuid(std::string_view key) const {
   return uuid ? uuid : 1;
 }
 
-void TrackEventWriter::Stamp(TracePacket* packet, uint64_t ts) {
+void TrackEventWriter::Stamp(TracePacketBuilder* packet, uint64_t ts) {
   packet->Clear();
-  if (ts) packet->set_timestamp(ts);
-  packet->set_trusted_packet_sequence_id(sequence_id_);
+  ProtoWriter w = packet->w();
+  if (ts) w.Varint(pf::TracePacket::kTimestamp, ts);
+  w.Varint(pf::TracePacket::kTrustedPacketSequenceId, sequence_id_);
   if (first_packet_) {
-    packet->set_first_packet_on_sequence(true);
-    packet->set_sequence_flags(TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    w.Bool(pf::TracePacket::kFirstPacketOnSequence, true);
+    w.Varint(pf::TracePacket::kSequenceFlags, pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
     first_packet_ = false;
   }
 }
 
-void TrackEventWriter::FillTrackDescriptor(TracePacket* packet, uint64_t uuid,
+void TrackEventWriter::FillTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid,
                                            std::string_view name, uint64_t parent_uuid,
                                            std::string_view description) {
   Stamp(packet, 0);
-  auto* d = packet->mutable_track_descriptor();
-  d->set_uuid(uuid);
-  if (parent_uuid) d->set_parent_uuid(parent_uuid);
-  d->set_name(name.data(), name.size());
-  if (!description.empty()) d->set_description(description.data(), description.size());
+  packet->Open(pf::TracePacket::kTrackDescriptor);
+  ProtoWriter d = packet->w();
+  d.Varint(pf::TrackDescriptor::kUuid, uuid);
+  if (parent_uuid) d.Varint(pf::TrackDescriptor::kParentUuid, parent_uuid);
+  d.Bytes(pf::TrackDescriptor::kName, name);
+  if (!description.empty()) d.Bytes(pf::TrackDescriptor::kDescription, description);
 }
 
-void TrackEventWriter::FillThreadTrackDescriptor(TracePacket* packet, uint64_t uuid, int32_t pid,
+void TrackEventWriter::FillThreadTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, int32_t pid,
                                                  int32_t tid, std::string_view thread_name) {
   Stamp(packet, 0);
-  auto* d = packet->mutable_track_descriptor();
-  d->set_uuid(uuid);
-  auto* t = d->mutable_thread();
-  t->set_pid(pid);
-  t->set_tid(tid);
-  if (!thread_name.empty()) t->set_thread_name(thread_name.data(), thread_name.size());
+  packet->Open(pf::TracePacket::kTrackDescriptor);
+  packet->w().Varint(pf::TrackDescriptor::kUuid, uuid);
+  packet->Open(pf::TrackDescriptor::kThread);
+  ProtoWriter t = packet->w();
+  t.Int(pf::ThreadDescriptor::kPid, pid);
+  t.Int(pf::ThreadDescriptor::kTid, tid);
+  if (!thread_name.empty()) t.Bytes(pf::ThreadDescriptor::kThreadName, thread_name);
 }
 
-void TrackEventWriter::FillProcessTrackDescriptor(TracePacket* packet, uint64_t uuid, int32_t pid,
+void TrackEventWriter::FillProcessTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, int32_t pid,
                                                   std::string_view process_name) {
   Stamp(packet, 0);
-  auto* d = packet->mutable_track_descriptor();
-  d->set_uuid(uuid);
-  auto* p = d->mutable_process();
-  p->set_pid(pid);
-  if (!process_name.empty()) p->set_process_name(process_name.data(), process_name.size());
+  packet->Open(pf::TracePacket::kTrackDescriptor);
+  packet->w().Varint(pf::TrackDescriptor::kUuid, uuid);
+  packet->Open(pf::TrackDescriptor::kProcess);
+  ProtoWriter p = packet->w();
+  p.Int(pf::ProcessDescriptor::kPid, pid);
+  if (!process_name.empty()) p.Bytes(pf::ProcessDescriptor::kProcessName, process_name);
 }
 
-void TrackEventWriter::FillCounterTrackDescriptor(TracePacket* packet, uint64_t uuid,
+void TrackEventWriter::FillCounterTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid,
                                                   std::string_view name, CounterUnit unit,
                                                   std::string_view unit_name,
                                                   uint64_t parent_uuid) {
   FillTrackDescriptor(packet, uuid, name, parent_uuid);
-  auto* c = packet->mutable_track_descriptor()->mutable_counter();
+  packet->Open(pf::TrackDescriptor::kCounter);
+  ProtoWriter c = packet->w();
   switch (unit) {
     case CounterUnit::kNone: break;
-    case CounterUnit::kCount: c->set_unit(CounterDescriptor::UNIT_COUNT); break;
-    case CounterUnit::kBytes: c->set_unit(CounterDescriptor::UNIT_SIZE_BYTES); break;
-    case CounterUnit::kTimeNs: c->set_unit(CounterDescriptor::UNIT_TIME_NS); break;
+    case CounterUnit::kCount: c.Varint(pf::CounterDescriptor::kUnit, pf::CounterDescriptor::UNIT_COUNT); break;
+    case CounterUnit::kBytes: c.Varint(pf::CounterDescriptor::kUnit, pf::CounterDescriptor::UNIT_SIZE_BYTES); break;
+    case CounterUnit::kTimeNs: c.Varint(pf::CounterDescriptor::kUnit, pf::CounterDescriptor::UNIT_TIME_NS); break;
   }
-  if (!unit_name.empty()) c->set_unit_name(unit_name.data(), unit_name.size());
+  if (!unit_name.empty()) c.Bytes(pf::CounterDescriptor::kUnitName, unit_name);
 }
 
 namespace {
-TrackEvent* NewEvent(TracePacket* packet, uint64_t track, TrackEvent::Type type,
-                     std::string_view name, std::string_view category) {
-  auto* e = packet->mutable_track_event();
-  e->set_type(type);
-  e->set_track_uuid(track);
-  if (!name.empty()) e->set_name(name.data(), name.size());
-  if (!category.empty()) e->add_categories(category.data(), category.size());
-  return e;
+EventRef NewEvent(TracePacketBuilder* packet, uint64_t track, uint32_t type, std::string_view name,
+                  std::string_view category) {
+  packet->Open(pf::TracePacket::kTrackEvent);
+  ProtoWriter e = packet->w();
+  e.Varint(pf::TrackEvent::kType, type);
+  e.Varint(pf::TrackEvent::kTrackUuid, track);
+  if (!name.empty()) e.Bytes(pf::TrackEvent::kName, name);
+  if (!category.empty()) e.Bytes(pf::TrackEvent::kCategories, category);
+  return EventRef(packet);
 }
 }  // namespace
 
-TrackEvent* TrackEventWriter::FillSliceBegin(TracePacket* packet, uint64_t ts, uint64_t track,
-                                             std::string_view name, std::string_view category) {
-  Stamp(packet, ts);
-  return NewEvent(packet, track, TrackEvent::TYPE_SLICE_BEGIN, name, category);
-}
-
-TrackEvent* TrackEventWriter::FillSliceEnd(TracePacket* packet, uint64_t ts, uint64_t track) {
-  Stamp(packet, ts);
-  return NewEvent(packet, track, TrackEvent::TYPE_SLICE_END, {}, {});
-}
-
-TrackEvent* TrackEventWriter::FillInstant(TracePacket* packet, uint64_t ts, uint64_t track,
+EventRef TrackEventWriter::FillSliceBegin(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
                                           std::string_view name, std::string_view category) {
   Stamp(packet, ts);
-  return NewEvent(packet, track, TrackEvent::TYPE_INSTANT, name, category);
+  return NewEvent(packet, track, pf::TrackEvent::TYPE_SLICE_BEGIN, name, category);
 }
 
-void TrackEventWriter::FillCounter(TracePacket* packet, uint64_t ts, uint64_t track,
+EventRef TrackEventWriter::FillSliceEnd(TracePacketBuilder* packet, uint64_t ts, uint64_t track) {
+  Stamp(packet, ts);
+  return NewEvent(packet, track, pf::TrackEvent::TYPE_SLICE_END, {}, {});
+}
+
+EventRef TrackEventWriter::FillInstant(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
+                                       std::string_view name, std::string_view category) {
+  Stamp(packet, ts);
+  return NewEvent(packet, track, pf::TrackEvent::TYPE_INSTANT, name, category);
+}
+
+void TrackEventWriter::FillCounter(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
                                    double value) {
   Stamp(packet, ts);
-  auto* e = NewEvent(packet, track, TrackEvent::TYPE_COUNTER, {}, {});
-  e->set_double_counter_value(value);
+  NewEvent(packet, track, pf::TrackEvent::TYPE_COUNTER, {}, {});
+  packet->w().Double(pf::TrackEvent::kDoubleCounterValue, value);
 }
 
 namespace {
-DebugAnnotation* NewArg(TrackEvent* event, std::string_view name) {
-  auto* a = event->add_debug_annotations();
-  a->set_name(name.data(), name.size());
-  return a;
+// One debug annotation: its name, then `write` puts the value in.
+template <typename WriteValue>
+void Arg(EventRef e, std::string_view name, WriteValue write) {
+  TracePacketBuilder* packet = e.packet();
+  ProtoWriter w = packet->In(pf::TracePacket::kTrackEvent);
+  size_t token = w.BeginMessage(pf::TrackEvent::kDebugAnnotations);
+  w.Bytes(pf::DebugAnnotation::kName, name);
+  write(w);
+  w.EndMessage(token);
 }
 }  // namespace
 
-void AddArg(TrackEvent* e, std::string_view name, std::string_view value) {
-  NewArg(e, name)->set_string_value(value.data(), value.size());
+void AddArg(EventRef e, std::string_view name, std::string_view value) {
+  Arg(e, name, [&](ProtoWriter& w) { w.Bytes(pf::DebugAnnotation::kStringValue, value); });
 }
-void AddArg(TrackEvent* e, std::string_view name, const char* value) {
+void AddArg(EventRef e, std::string_view name, const char* value) {
   AddArg(e, name, std::string_view(value));
 }
-void AddArg(TrackEvent* e, std::string_view name, int64_t value) {
-  NewArg(e, name)->set_int_value(value);
+void AddArg(EventRef e, std::string_view name, int64_t value) {
+  Arg(e, name, [&](ProtoWriter& w) { w.Int(pf::DebugAnnotation::kIntValue, value); });
 }
-void AddArg(TrackEvent* e, std::string_view name, uint64_t value) {
-  NewArg(e, name)->set_uint_value(value);
+void AddArg(EventRef e, std::string_view name, uint64_t value) {
+  Arg(e, name, [&](ProtoWriter& w) { w.Varint(pf::DebugAnnotation::kUintValue, value); });
 }
-void AddArg(TrackEvent* e, std::string_view name, int32_t value) {
-  NewArg(e, name)->set_int_value(value);
+void AddArg(EventRef e, std::string_view name, int32_t value) { AddArg(e, name, int64_t{value}); }
+void AddArg(EventRef e, std::string_view name, uint32_t value) { AddArg(e, name, uint64_t{value}); }
+void AddArg(EventRef e, std::string_view name, double value) {
+  Arg(e, name, [&](ProtoWriter& w) { w.Double(pf::DebugAnnotation::kDoubleValue, value); });
 }
-void AddArg(TrackEvent* e, std::string_view name, uint32_t value) {
-  NewArg(e, name)->set_uint_value(value);
-}
-void AddArg(TrackEvent* e, std::string_view name, double value) {
-  NewArg(e, name)->set_double_value(value);
-}
-void AddArg(TrackEvent* e, std::string_view name, bool value) {
-  NewArg(e, name)->set_bool_value(value);
+void AddArg(EventRef e, std::string_view name, bool value) {
+  Arg(e, name, [&](ProtoWriter& w) { w.Bool(pf::DebugAnnotation::kBoolValue, value); });
 }
 
 }  // namespace gpunoise::perfetto

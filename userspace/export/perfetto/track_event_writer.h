@@ -6,10 +6,19 @@
 #include <cstdint>
 #include <string_view>
 
+#include "export/perfetto/trace_packet_builder.h"
+
 namespace gpunoise::perfetto {
 
-class TracePacket;
-class TrackEvent;
+// The track event of a packet being filled: what args are added to.
+class EventRef {
+ public:
+  explicit EventRef(TracePacketBuilder* packet) : packet_(packet) {}
+  TracePacketBuilder* packet() const { return packet_; }
+
+ private:
+  TracePacketBuilder* packet_;
+};
 
 class TrackEventWriter {
  public:
@@ -21,28 +30,28 @@ class TrackEventWriter {
   uint64_t TrackUuid(std::string_view key) const;
 
   // Each Fill* clears `packet` first.
-  void FillTrackDescriptor(TracePacket* packet, uint64_t uuid, std::string_view name,
+  void FillTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, std::string_view name,
                            uint64_t parent_uuid = 0, std::string_view description = {});
   // A track attached to a Linux thread, so its slices appear in that thread's
   // group beside the kernel's scheduling data for it.
-  void FillThreadTrackDescriptor(TracePacket* packet, uint64_t uuid, int32_t pid, int32_t tid,
+  void FillThreadTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, int32_t pid, int32_t tid,
                                  std::string_view thread_name);
-  void FillProcessTrackDescriptor(TracePacket* packet, uint64_t uuid, int32_t pid,
+  void FillProcessTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, int32_t pid,
                                   std::string_view process_name);
   enum class CounterUnit { kNone, kCount, kBytes, kTimeNs };
-  void FillCounterTrackDescriptor(TracePacket* packet, uint64_t uuid, std::string_view name,
+  void FillCounterTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, std::string_view name,
                                   CounterUnit unit, std::string_view unit_name = {},
                                   uint64_t parent_uuid = 0);
 
-  TrackEvent* FillSliceBegin(TracePacket* packet, uint64_t ts, uint64_t track,
+  EventRef FillSliceBegin(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
                              std::string_view name, std::string_view category = {});
-  TrackEvent* FillSliceEnd(TracePacket* packet, uint64_t ts, uint64_t track);
-  TrackEvent* FillInstant(TracePacket* packet, uint64_t ts, uint64_t track, std::string_view name,
+  EventRef FillSliceEnd(TracePacketBuilder* packet, uint64_t ts, uint64_t track);
+  EventRef FillInstant(TracePacketBuilder* packet, uint64_t ts, uint64_t track, std::string_view name,
                           std::string_view category = {});
-  void FillCounter(TracePacket* packet, uint64_t ts, uint64_t track, double value);
+  void FillCounter(TracePacketBuilder* packet, uint64_t ts, uint64_t track, double value);
 
  private:
-  void Stamp(TracePacket* packet, uint64_t ts);
+  void Stamp(TracePacketBuilder* packet, uint64_t ts);
 
   uint32_t sequence_id_;
   uint64_t salt_;
@@ -50,14 +59,14 @@ class TrackEventWriter {
 };
 
 // Debug annotations ("args" in the UI).
-void AddArg(TrackEvent* event, std::string_view name, std::string_view value);
-void AddArg(TrackEvent* event, std::string_view name, const char* value);
-void AddArg(TrackEvent* event, std::string_view name, int64_t value);
-void AddArg(TrackEvent* event, std::string_view name, uint64_t value);
-void AddArg(TrackEvent* event, std::string_view name, int32_t value);
-void AddArg(TrackEvent* event, std::string_view name, uint32_t value);
-void AddArg(TrackEvent* event, std::string_view name, double value);
-void AddArg(TrackEvent* event, std::string_view name, bool value);
+void AddArg(EventRef event, std::string_view name, std::string_view value);
+void AddArg(EventRef event, std::string_view name, const char* value);
+void AddArg(EventRef event, std::string_view name, int64_t value);
+void AddArg(EventRef event, std::string_view name, uint64_t value);
+void AddArg(EventRef event, std::string_view name, int32_t value);
+void AddArg(EventRef event, std::string_view name, uint32_t value);
+void AddArg(EventRef event, std::string_view name, double value);
+void AddArg(EventRef event, std::string_view name, bool value);
 
 // 64-bit FNV-1a.
 uint64_t Fnv1a64(std::string_view data, uint64_t seed = 0xcbf29ce484222325ull);

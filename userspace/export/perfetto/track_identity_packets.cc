@@ -1,13 +1,12 @@
 #include "export/perfetto/track_identity_packets.h"
 
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 
 namespace gpunoise::perfetto {
 
-void FillTrackIdentity(TrackEventWriter& writer, TracePacket* packet, uint64_t ts, uint64_t on_track,
+void FillTrackIdentity(TrackEventWriter& writer, TracePacketBuilder* packet, uint64_t ts, uint64_t on_track,
                        uint64_t track, const model::TrackIdentity& id) {
-  TrackEvent* e =
+  EventRef e =
       writer.FillInstant(packet, ts, on_track, model::kTrackIdentityEventName, model::kTrackIdentityCategory);
   AddArg(e, "track_uuid", track);
   AddArg(e, "kind", model::TrackKindKey(id.kind));

@@ -5,16 +5,16 @@
 
 #include <cstdint>
 
+#include "export/perfetto/trace_packet_builder.h"
 #include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
 
-class TracePacket;
 class TrackEventWriter;
 
 // Fills `packet` with the identity of `track`, an instant at `ts` on
 // `on_track` (a slice track: a counter track cannot hold instants).
-void FillTrackIdentity(TrackEventWriter& writer, TracePacket* packet, uint64_t ts, uint64_t on_track,
+void FillTrackIdentity(TrackEventWriter& writer, TracePacketBuilder* packet, uint64_t ts, uint64_t on_track,
                        uint64_t track, const model::TrackIdentity& id);
 
 }  // namespace gpunoise::perfetto

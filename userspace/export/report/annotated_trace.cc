@@ -12,7 +12,7 @@
 
 #include "common/private_file.h"
 #include "common/unique_fd.h"
-#include "export/perfetto/protos/perfetto_trace_subset.pb.h"
+#include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 
@@ -38,8 +38,8 @@ std::vector<std::string> FindingsPackets(const std::vector<analyze::Finding>& fi
                                          uint64_t salt) {
   std::vector<std::string> out;
   perfetto::TrackEventWriter writer(sequence_id, salt);
-  perfetto::TracePacket packet;
-  auto emit = [&]() { out.push_back(packet.SerializeAsString()); };
+  perfetto::TracePacketBuilder packet;
+  auto emit = [&]() { out.emplace_back(packet.bytes()); };
 
   uint64_t root = writer.TrackUuid(kFindingsTrackName);
   writer.FillTrackDescriptor(&packet, root, kFindingsTrackName, 0,
@@ -50,10 +50,10 @@ std::vector<std::string> FindingsPackets(const std::vector<analyze::Finding>& fi
     ++rank;
     uint64_t track = writer.TrackUuid(fmt::format("gpunoise finding {}", rank));
     writer.FillTrackDescriptor(&packet, track, fmt::format("#{} {}: {}", rank, f.detector, f.culprit), root, f.title);
-    packet.mutable_track_descriptor()->set_sibling_order_rank(rank);
+    packet.In(pf::TracePacket::kTrackDescriptor).Int(pf::TrackDescriptor::kSiblingOrderRank, rank);
     emit();
     uint64_t start = f.start, end = std::max(f.end, f.start + 1);
-    auto* e = writer.FillSliceBegin(&packet, start, track, f.title, "gpunoise.finding");
+    auto e = writer.FillSliceBegin(&packet, start, track, f.title, "gpunoise.finding");
     perfetto::AddArg(e, "rank", static_cast<int64_t>(rank));
     perfetto::AddArg(e, "detector", f.detector);
     perfetto::AddArg(e, "kind", f.kind);
@@ -75,7 +75,7 @@ std::vector<std::string> FindingsPackets(const std::vector<analyze::Finding>& fi
     for (const auto& w : windows) {
       uint64_t ws = std::max({w.start, start, last_end}), we = std::min(w.end, end);
       if (we <= ws) continue;
-      auto* we_event = writer.FillSliceBegin(&packet, ws, track, w.note, "gpunoise.window");
+      auto we_event = writer.FillSliceBegin(&packet, ws, track, w.note, "gpunoise.window");
       perfetto::AddArg(we_event, "cost_ns", w.cost_ns);
       emit();
       writer.FillSliceEnd(&packet, we, track);
