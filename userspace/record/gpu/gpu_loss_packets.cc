@@ -1,4 +1,4 @@
-#include "gpu/gpu_loss_packets.h"
+#include "record/gpu/gpu_loss_packets.h"
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
