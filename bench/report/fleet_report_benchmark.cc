@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "analyze/node_summary.h"
-#include "export/report/json_writer.h"
-#include "export/report/node_json.h"
+#include "report/json_writer.h"
+#include "report/node_json.h"
 
 namespace gpunoise {
 namespace {

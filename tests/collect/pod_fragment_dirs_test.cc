@@ -15,7 +15,7 @@
 
 #include "collect/fake_kubelet_logs.h"
 #include "cupti/fragment_writer.h"
-#include "gpu/gpu_fragments.h"
+#include "record/gpu/gpu_fragments.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::collect {

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "export/perfetto/trace_file_writer.h"
-#include "export/perfetto/trace_merger.h"
+#include "merge/trace_merger.h"
 #include "fuzz/memfd_file.h"
 
 namespace {

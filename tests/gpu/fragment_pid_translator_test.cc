@@ -1,4 +1,4 @@
-#include "gpu/fragment_pid_translator.h"
+#include "record/gpu/fragment_pid_translator.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
-#include "export/perfetto/trace_merger.h"
-#include "gpu/gpu_fragments.h"
+#include "merge/trace_merger.h"
+#include "record/gpu/gpu_fragments.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::gpu {

@@ -1,4 +1,4 @@
-#include "gpu/gpu_fragments.h"
+#include "record/gpu/gpu_fragments.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -9,8 +9,8 @@
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
-#include "export/perfetto/trace_merger.h"
-#include "gpu/injection_env.h"
+#include "merge/trace_merger.h"
+#include "record/gpu/injection_env.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::gpu {

@@ -1,5 +1,5 @@
 // NVML sampling and its Perfetto form, against a fake NVML (no driver here).
-#include "gpu/nvml_sampler.h"
+#include "collect/nvml_sampler.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "export/perfetto/trace_view.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
-#include "gpu/gpu_counter_packets.h"
+#include "record/gpu/gpu_counter_packets.h"
 #include "model/gpu_tracks.h"
 
 namespace gpunoise::gpu {

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "common/strings.h"
-#include "export/perfetto/machine_alignment.h"
+#include "merge/machine_alignment.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "integration/support/privileges.h"

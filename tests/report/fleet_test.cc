@@ -13,9 +13,9 @@
 #include <cstdlib>
 
 #include "common/json_value.h"
-#include "export/report/fleet_report.h"
-#include "export/report/json_report.h"
-#include "export/report/node_json.h"
+#include "report/fleet_report.h"
+#include "report/json_report.h"
+#include "report/node_json.h"
 #include "import/test_trace.h"
 #include "integration/support/workloads.h"
 #include "report/fleet_synthetic.h"

@@ -1,8 +1,8 @@
-// The report's kernel log loss line (export/report/loss_lines.cc): what the
+// The report's kernel log loss line (report/loss_lines.cc): what the
 // two halves of the kernel log lost and what only one of them had.
 #include <gtest/gtest.h>
 
-#include "export/report/loss_lines.h"
+#include "report/loss_lines.h"
 
 namespace gpunoise::report_export {
 namespace {

@@ -11,7 +11,7 @@
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/trace_file_writer.h"
-#include "export/perfetto/trace_merger.h"
+#include "merge/trace_merger.h"
 #include "import/test_trace.h"
 #include "integration/support/trace_reader.h"
 #include "integration/support/workloads.h"

@@ -17,7 +17,7 @@
 #include "commands.h"
 #include "common/log.h"
 #include "common/private_file.h"
-#include "gpu/injection_env.h"
+#include "record/gpu/injection_env.h"
 #include "record/workload.h"
 
 namespace po = boost::program_options;

@@ -11,9 +11,9 @@
 #include "commands.h"
 #include "common/log.h"
 #include "common/strings.h"
-#include "export/perfetto/machine_alignment.h"
+#include "merge/machine_alignment.h"
 #include "export/perfetto/trace_file_writer.h"
-#include "export/perfetto/trace_merger.h"
+#include "merge/trace_merger.h"
 #include "report/fleet_session.h"
 
 namespace po = boost::program_options;

@@ -6,7 +6,7 @@
 // agent as soon as the pod's sandbox exists and handed to the uid:gid the
 // pod's first container process runs as once that process appears. Pods
 // running as any uid can then write fragments with no world-writable
-// directory, and the recorder's fragment checks (gpu/gpu_fragments.h: files
+// directory, and the recorder's fragment checks (record/gpu/gpu_fragments.h: files
 // owned by their directory's owner) hold for each.
 //
 // Only root can create entries in ROOT (it must be owned by this process's

@@ -172,7 +172,7 @@ uint64_t ActivityConverter::EnsureGpuProcessGroup(uint32_t ordinal) {
     // fragment_pid_translator.cc finds the group by this description.
     t.description = "GPU work of process " + std::to_string(options_.pid);
     // The pid is the process track's, which the recorder translates to the
-    // host's for a process in a container (gpu/fragment_pid_translator.h).
+    // host's for a process in a container (record/gpu/fragment_pid_translator.h).
     t.identity_kind = model::kTrackKindGpuProcess;
     t.identity_process_track = EnsureProcessTrack();
     Register(std::move(t));

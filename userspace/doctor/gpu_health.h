@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/result.h"
-#include "gpu/nvml_api.h"
+#include "collect/nvml_api.h"
 
 namespace gpunoise::doctor {
 

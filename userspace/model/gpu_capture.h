@@ -40,7 +40,7 @@ inline constexpr const char* kCuptiPathEnv = "GPUNOISE_CUPTI_PATH";
 inline constexpr uint64_t kDefaultFlushMs = 1000;
 
 // What each process's fragments say of CUPTI's own loss, for the recorder to
-// count (gpu/cupti_drops.h): a counter track whose value is the process's
+// count (record/gpu/cupti_drops.h): a counter track whose value is the process's
 // dropped-record count so far, written in a fragment when it changed, and
 // the same count as an arg of the summary instant of the process's last
 // fragment.
@@ -59,7 +59,7 @@ inline constexpr std::string_view kCuptiCaptureOffEvent = "gpunoise GPU capture 
 // library that knows its pid namespace adds "-ns<inode of /proc/self/ns/pid>"
 // before the suffix (0: it could not read it): <pid> is then the pid inside
 // that namespace, and so are the pids and tids inside the fragment; the
-// recorder translates them to host ids (gpu/fragment_pid_translator.h).
+// recorder translates them to host ids (record/gpu/fragment_pid_translator.h).
 // Recorders before that read only names without it.
 inline constexpr std::string_view kFragmentPrefix = "gpunoise-gpu-";
 inline constexpr std::string_view kFragmentSuffix = ".pftrace";

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "export/openmetrics/metric_family.h"
-#include "gpu/nvml_sampler.h"
+#include "collect/nvml_sampler.h"
 #include "model/irq_info.h"
 #include "model/kernel_aggregates.h"
 #include "model/net_counters.h"

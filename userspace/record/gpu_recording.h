@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "gpu/nvml_sampler.h"
+#include "collect/nvml_sampler.h"
 #include "model/gpu_loss.h"
 #include "model/pid_ns_map.h"
 #include "model/session_info.h"

@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "export/perfetto/trace_merger.h"
-#include "export/report/annotated_trace.h"
+#include "merge/trace_merger.h"
+#include "report/annotated_trace.h"
 
 namespace gpunoise::report {
 namespace {

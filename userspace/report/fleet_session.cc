@@ -8,10 +8,10 @@
 #include "common/files.h"
 #include "common/json_value.h"
 #include "common/unique_fd.h"
-#include "export/perfetto/machine_alignment.h"
-#include "export/perfetto/trace_merger.h"
-#include "export/report/fleet_report.h"
-#include "export/report/node_json.h"
+#include "merge/machine_alignment.h"
+#include "merge/trace_merger.h"
+#include "report/fleet_report.h"
+#include "report/node_json.h"
 #include "report/fleet_annotate.h"
 
 #include <fcntl.h>

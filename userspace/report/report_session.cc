@@ -6,10 +6,10 @@
 #include "common/cgroup_mount.h"
 #include "common/files.h"
 #include "common/strings.h"
-#include "export/perfetto/machine_alignment.h"
-#include "export/report/annotated_trace.h"
-#include "export/report/json_report.h"
-#include "export/report/text_report.h"
+#include "merge/machine_alignment.h"
+#include "report/annotated_trace.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
 
 namespace gpunoise::report {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "gpu/nvml_api.h"
+#include "collect/nvml_api.h"
 
 namespace gpunoise::gpu {
 

@@ -101,13 +101,13 @@ class TraceMerger {
   // gets `machine_id` (TracePacket.machine_id; 0 is the host machine).
   Result<InputStats> Append(const std::string& path, uint32_t machine_id = 0);
   // The same for a file the caller opened: a fragment checked on its open
-  // fd is the file read (gpu/gpu_fragments.cc).
+  // fd is the file read (record/gpu/gpu_fragments.cc).
   Result<InputStats> Append(UniqueFd fd, const std::string& path, uint32_t machine_id = 0);
   // Writes one packet the merger made itself (a machine's clock sync).
   Status AppendSerialized(std::string_view packet);
   // Applied to each packet of the inputs appended while it is set, before
   // the renumbering (GPU fragments of a container: namespace-local pids to
-  // host pids, gpu/fragment_pid_translator.h). Empty: packets as they are.
+  // host pids, record/gpu/fragment_pid_translator.h). Empty: packets as they are.
   using PacketRewrite = std::function<Result<std::string>(std::string_view packet)>;
   void set_rewrite(PacketRewrite rewrite) { rewrite_ = std::move(rewrite); }
 

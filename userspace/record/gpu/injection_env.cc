@@ -1,4 +1,4 @@
-#include "gpu/injection_env.h"
+#include "record/gpu/injection_env.h"
 
 #include <unistd.h>
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "export/report/report_input.h"
+#include "report/report_input.h"
 
 namespace gpunoise::report_export {
 

@@ -1,4 +1,4 @@
-#include "export/report/loss_lines.h"
+#include "report/loss_lines.h"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 #include "analyze/node_summary.h"
 #include "common/json_value.h"
 #include "common/result.h"
-#include "export/report/json_writer.h"
+#include "report/json_writer.h"
 
 namespace gpunoise::report_export {
 

@@ -1,4 +1,4 @@
-#include "export/report/annotated_trace.h"
+#include "report/annotated_trace.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "gpu/gpu_fragments.h"
+#include "record/gpu/gpu_fragments.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 
 #include "common/files.h"
-#include "export/perfetto/trace_merger.h"
-#include "gpu/cupti_drops.h"
-#include "gpu/fragment_pid_translator.h"
+#include "merge/trace_merger.h"
+#include "record/gpu/cupti_drops.h"
+#include "record/gpu/fragment_pid_translator.h"
 #include "model/gpu_capture.h"
 
 namespace gpunoise::gpu {

@@ -1,9 +1,9 @@
-#include "export/report/text_report.h"
+#include "report/text_report.h"
 
 #include <fmt/format.h>
 
 #include "analyze/format_util.h"
-#include "export/report/loss_lines.h"
+#include "report/loss_lines.h"
 #include "model/events.h"
 
 namespace gpunoise::report_export {

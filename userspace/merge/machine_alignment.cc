@@ -1,4 +1,4 @@
-#include "export/perfetto/machine_alignment.h"
+#include "merge/machine_alignment.h"
 
 #include <functional>
 #include <map>
@@ -10,7 +10,7 @@
 #include "common/proto_wire.h"
 #include "compression/inflate.h"
 #include "export/perfetto/protos/perfetto_fields.h"
-#include "export/perfetto/trace_merger.h"
+#include "merge/trace_merger.h"
 #include "export/perfetto/wire_fields.h"
 
 namespace gpunoise::perfetto {

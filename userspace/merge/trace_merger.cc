@@ -1,4 +1,4 @@
-#include "export/perfetto/trace_merger.h"
+#include "merge/trace_merger.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

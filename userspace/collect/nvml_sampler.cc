@@ -1,4 +1,4 @@
-#include "gpu/nvml_sampler.h"
+#include "collect/nvml_sampler.h"
 
 #include <chrono>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "export/perfetto/machine_alignment.h"
+#include "merge/machine_alignment.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "gpu/cupti_drops.h"
+#include "record/gpu/cupti_drops.h"
 
 #include <algorithm>
 #include <unordered_set>

@@ -1,4 +1,4 @@
-#include "gpu/nvml_api.h"
+#include "collect/nvml_api.h"
 
 #include <dlfcn.h>
 

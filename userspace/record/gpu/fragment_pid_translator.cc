@@ -1,4 +1,4 @@
-#include "gpu/fragment_pid_translator.h"
+#include "record/gpu/fragment_pid_translator.h"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "gpu/nvml_sampler.h"
+#include "collect/nvml_sampler.h"
 
 namespace gpunoise::perfetto {
 class TraceFileWriter;

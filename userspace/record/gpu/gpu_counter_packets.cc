@@ -1,4 +1,4 @@
-#include "gpu/gpu_counter_packets.h"
+#include "record/gpu/gpu_counter_packets.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "export/report/json_writer.h"
+#include "report/json_writer.h"
 
 #include <cmath>
 

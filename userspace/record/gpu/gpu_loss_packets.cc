@@ -1,4 +1,4 @@
-#include "gpu/gpu_loss_packets.h"
+#include "record/gpu/gpu_loss_packets.h"
 
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"

@@ -1,10 +1,10 @@
-#include "export/report/fleet_report.h"
+#include "report/fleet_report.h"
 
 #include <fmt/format.h>
 
 #include "analyze/format_util.h"
-#include "export/report/json_report.h"
-#include "export/report/json_writer.h"
+#include "report/json_report.h"
+#include "report/json_writer.h"
 
 namespace gpunoise::report_export {
 namespace {

@@ -1,6 +1,6 @@
-#include "export/report/node_json.h"
+#include "report/node_json.h"
 
-#include "export/report/report_input.h"
+#include "report/report_input.h"
 
 namespace gpunoise::report_export {
 

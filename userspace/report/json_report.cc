@@ -1,8 +1,8 @@
-#include "export/report/json_report.h"
+#include "report/json_report.h"
 
-#include "export/report/json_writer.h"
-#include "export/report/loss_lines.h"
-#include "export/report/node_json.h"
+#include "report/json_writer.h"
+#include "report/loss_lines.h"
+#include "report/node_json.h"
 #include "model/session_info.h"
 
 namespace gpunoise::report_export {
