@@ -73,18 +73,6 @@ void RunFocus(bool hog) {
   ::waitpid(child, &status, 0);
 }
 
-class TempDir {
- public:
-  TempDir() : path_(MakeTempDir()) {}
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string RecordNode(const std::string& dir, const std::string& name, bool hog) {
   std::string out = dir + "/" + name + ".pftrace";

@@ -66,19 +66,6 @@ uint64_t InterruptCount(const char* label, int cpu) {
   return 0;
 }
 
-class TempDir {
- public:
-  TempDir() : path_(MakeTempDir()) {}
-  ~TempDir() {
-    if (std::getenv("GN_KEEP_TRACES")) return;  // to look at the recordings afterwards
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string RecordWhile(const std::string& dir, const char* name, const std::function<void()>& workload) {
   std::string out = dir + "/" + name;

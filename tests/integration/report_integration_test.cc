@@ -69,18 +69,6 @@ void Spin(std::chrono::microseconds d) {
   while (std::chrono::steady_clock::now() < end) x = x + 1;
 }
 
-class TempDir {
- public:
-  TempDir() : path_(MakeTempDir()) {}
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Records `-d seconds` while `workload` runs; returns the trace path.
 std::string RecordWhile(const std::string& dir, const char* name, const char* seconds,

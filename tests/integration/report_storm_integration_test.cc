@@ -72,16 +72,14 @@ TEST(ReportIntegration, UdpFloodReceivedOnOneCpuIsASoftirqStormNamingTheDevice) 
   std::string error;
   auto pair = VethPair::Create({}, &error);
   ASSERT_TRUE(pair) << error;
-  std::string dir = MakeTempDir();
-  std::string trace = dir + "/flood.pftrace";
+  TempDir dir;
+  std::string trace = dir.path() + "/flood.pftrace";
   RecordFlood(*pair, kCpu, trace);
   if (::testing::Test::HasFatalFailure()) return;
   report::ReportOptions options;
   options.trace_path = trace;
   auto result = report::RunReport(options);
-  std::error_code ec;
   ASSERT_TRUE(result.ok()) << result.error().message;
-  std::filesystem::remove_all(dir, ec);
   const std::string label = pair->device(Side::kReceiver) + "@" + std::to_string(pair->netns_inode(Side::kReceiver));
   const analyze::Finding* storm = nullptr;
   for (const auto& f : result->analysis.findings)
@@ -119,16 +117,14 @@ TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
   std::string error;
   auto pair = VethPair::Create({}, &error);
   ASSERT_TRUE(pair) << error;
-  std::string dir = MakeTempDir();
-  std::string trace = dir + "/flood.pftrace";
+  TempDir dir;
+  std::string trace = dir.path() + "/flood.pftrace";
   RecordFlood(*pair, kCpu, trace);
   if (::testing::Test::HasFatalFailure()) return;
 
   analyze::TimelineBuilder builder;
   import::TraceReader reader(builder, import::ReadOptions{});
   auto read = reader.ReadFile(trace);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   ASSERT_TRUE(read.ok()) << read.error().message;
   const analyze::Timeline t = builder.Finish();
   analyze::AnalysisOptions options;

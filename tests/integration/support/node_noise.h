@@ -31,20 +31,6 @@ void Spin(std::chrono::microseconds d);
 // shmem, which without swap is never reclaimed or written back.
 std::string OnDisk();
 
-class TempDir {
- public:
-  TempDir() : path_(MakeTempDir()) {}
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Every thread of `pid` onto `cpu` (threads it makes later inherit it).
 void PinProcess(pid_t pid, int cpu);
 

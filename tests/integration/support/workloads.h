@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,25 @@ inline constexpr const char* kNoTraceProcessor =
 // The gpunoise binary under test (GPUNOISE_BIN, set by CMake).
 std::string GpunoiseBinary();
 std::string MakeTempDir();
+// A directory of MakeTempDir() (or the one given), removed with everything in
+// it when the test ends, also when it failed; GN_KEEP_TRACES=1 keeps it to
+// look at the recordings afterwards.
+class TempDir {
+ public:
+  TempDir() : path_(MakeTempDir()) {}
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    if (std::getenv("GN_KEEP_TRACES")) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 // gpunoise programs (prefix gn_) still loaded that no live process holds
 // (leaked or pinned), or that `owner` still holds.
 std::vector<std::string> LoadedGpunoisePrograms(pid_t owner = 0);
