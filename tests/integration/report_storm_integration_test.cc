@@ -110,6 +110,10 @@ Judged JudgedOver(const std::string& detector, const std::string& kind) {
   return Judged::kWholeWindow;
 }
 
+bool IsTaskWait(const std::string& detector, const std::string& kind) {
+  return detector == "interference" && kind == "run_queue_delay";
+}
+
 TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
@@ -131,18 +135,21 @@ TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
   auto report = analyze::Analyze(t, options);
   ASSERT_TRUE(report.ok()) << report.error().message;
 
-  // The report's findings of the monitor's detectors. Task culprits are
-  // compared by kind only: the report names the task a focus thread waited
-  // behind, the monitor's aggregates only the sampler's busiest task on the
-  // focus CPUs (on a node shared with compilers, another task); its only
-  // task culprit is its run_queue_delay one.
+  // The report's findings of the monitor's detectors. Run-queue waits behind
+  // a task are left out on both sides: the report names the task a focus
+  // thread waited behind and costs that wait, the monitor's aggregates know
+  // only the sampler's busiest task on the focus CPUs and cost it by its
+  // share of the hits, so near interference.min_delay one side crosses the
+  // threshold without the other (2 of 3 quiet runs here). Until the in-kernel
+  // aggregates count waits per task that ran instead, the two cannot agree.
   std::map<Judged, std::set<Key>> want, got;
   for (const analyze::Finding& f : report->findings) {
     Judged j = JudgedOver(f.detector, f.kind);
     if (j == Judged::kNotReplayed || (f.detector != "softirq_storm" && f.detector != "interference" &&
                                       f.detector != "nic_trouble"))
       continue;
-    want[j].insert({f.detector, f.kind, f.culprit_kind == "task" ? "(a task)" : f.culprit});
+    if (IsTaskWait(f.detector, f.kind)) continue;
+    want[j].insert({f.detector, f.kind, f.culprit});
   }
   // The flood's storm is among them (the premise of the comparison).
   const std::string storm = "softirq NET_RX from " + pair->device(Side::kReceiver) + "@" +
@@ -165,10 +172,8 @@ TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
     for (const analyze::ReplayedInterval& in : replay.intervals) {
       monitor::IntervalInput input{&in.delta, in.start, in.end, &replay.irqs, &replay.names};
       for (const monitor::Observation& o : (*detection)->Run(input))
-        if (JudgedOver(o.what.detector, o.what.kind) == judged)
-          got[judged].insert({o.what.detector, o.what.kind,
-                              o.what.detector == "interference" && o.what.kind == "run_queue_delay" ? "(a task)"
-                                                                                                    : o.what.culprit});
+        if (JudgedOver(o.what.detector, o.what.kind) == judged && !IsTaskWait(o.what.detector, o.what.kind))
+          got[judged].insert({o.what.detector, o.what.kind, o.what.culprit});
     }
   }
   for (Judged j : {Judged::kSoftirqWindow, Judged::kNicWindow, Judged::kWholeWindow})
