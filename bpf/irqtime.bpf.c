@@ -78,6 +78,7 @@ static __always_inline void gn_softirq_in(__u32 vec)
 		return;
 	st->softirq_vec = vec;
 	st->softirq_focus = gn_current_focus();
+	st->softirq_hard0 = st->hard_total_ns;
 	st->softirq_ts = bpf_ktime_get_boot_ns();
 }
 
@@ -90,6 +91,8 @@ static __always_inline void gn_softirq_out(__u32 vec)
 	__u64 delta = now > st->softirq_ts ? now - st->softirq_ts : 0;
 	bool focus = st->softirq_focus;
 	st->softirq_ts = 0;
+	__u64 nested = st->hard_total_ns - st->softirq_hard0;
+	st->soft_total_ns += delta > nested ? delta - nested : 0;
 	if (vec >= GN_NR_SOFTIRQS)
 		return;
 	__u32 zero = 0;
@@ -157,6 +160,7 @@ static __always_inline __u64 gn_hardirq_out(void)
 	__u64 now = bpf_ktime_get_boot_ns();
 	__u64 delta = now > st->hardirq_ts ? now - st->hardirq_ts : 1;
 	st->hardirq_ts = 0;
+	st->hard_total_ns += delta;
 	if (st->hardirq_focus) {
 		struct gn_focus_irq *f = gn_focus_stats();
 		if (f) {

@@ -36,9 +36,12 @@ struct gn_focus_irq {
 };
 
 /* gn_irq_cpu: PERCPU_ARRAY, one entry: what interrupt context this CPU is
- * in right now. The sampler object shares this map to tell which softirq
- * or IRQ a sample interrupted. Hard irqs do not nest (handlers run with
- * interrupts off), and softirqs do not nest on a CPU. */
+ * in right now, and its interrupt clocks. The sampler object shares this
+ * map to tell which softirq or IRQ a sample interrupted; the runqlat object
+ * shares it to take interrupt time out of the task runs that a focus
+ * thread waited behind (as the report's attribution does). Hard irqs do not
+ * nest (handlers run with interrupts off), and softirqs do not nest on a
+ * CPU. */
 #define GN_IRQ_NONE (-1)
 #define GN_VECTOR_IRQ_BASE (-1000) /* hardirq_irq for system vector k: base - k */
 struct gn_irq_cpu {
@@ -48,6 +51,9 @@ struct gn_irq_cpu {
 	__u64 softirq_ts;   /* 0: not in a softirq */
 	__u32 hardirq_focus;/* the interrupted task is a focus thread */
 	__u32 softirq_focus;
+	__u64 hard_total_ns;  /* hard irqs and system vectors on this CPU, ever */
+	__u64 soft_total_ns;  /* softirqs on this CPU, less the hard irqs inside them */
+	__u64 softirq_hard0;  /* hard_total_ns when the current softirq began */
 };
 
 #endif /* GPUNOISE_BPF_IRQTIME_H */

@@ -4,8 +4,12 @@
  * while runnable) and running, as log2-microsecond histograms per CPU for
  * all threads and for focus threads, and for focus threads their context
  * switches, involuntary preemptions by class of the task that took the CPU,
- * on-CPU time and run-queue wait by cause. No ring records: only per-CPU
- * counters user space reads each interval (DESIGN.md decision 5).
+ * on-CPU time and run-queue wait by cause, and who had the CPU while they
+ * waited: each wait is charged, when it ends, to the CPU's last runs
+ * (tasks by tid, less the interrupts inside their runs, which the irqtime
+ * collector's clocks measure), as the report attributes a wait. No ring
+ * records: only per-CPU counters user space reads each interval (DESIGN.md
+ * decision 5).
  *
  * Enqueue times live in task-local storage for the tp_btf programs (no
  * hash to fill up, freed with the task; Linux 5.11+) and in a hash keyed by
@@ -20,6 +24,7 @@
 #include "bits.bpf.h"
 #include "core_fixes.bpf.h"
 #include "focus.bpf.h"
+#include "irqtime.h"
 #include "runqlat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -69,20 +74,44 @@ struct {
 	__type(value, struct gn_focus_sched);
 } gn_focus_sched SEC(".maps");
 
-/* The focus thread running on this CPU, to charge its on-CPU time when it
- * leaves. Per CPU and only touched in sched_switch, which does not nest. */
-struct gn_rq_oncpu {
-	__u32 tid;
-	__u32 pad;
-	__u64 since;
+/* This CPU's current run and the runs before it. Per CPU and only touched
+ * in sched_switch, which does not nest. */
+struct gn_rq_cpu {
+	__u32 focus_tid;   /* the focus thread running here, to charge its on-CPU time */
+	__u32 head;        /* runs[head % GN_RQ_HISTORY] is the latest that ended */
+	__u64 focus_since;
+	__u64 since;       /* the current run's start, and the interrupt clocks then */
+	__u64 hard0;
+	__u64 soft0;
+	struct gn_rq_run runs[GN_RQ_HISTORY];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct gn_rq_oncpu);
-} gn_rq_oncpu SEC(".maps");
+	__type(value, struct gn_rq_cpu);
+} gn_rq_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct gn_rq_culprit_key);
+	__type(value, struct gn_rq_culprit);
+} gn_rq_culprit SEC(".maps");
+
+/* Culprit updates that found gn_rq_culprit full, per CPU. */
+__u64 gn_rq_culprit_full[GN_MAX_CPUS] = {};
+
+/* The irqtime collector's per-CPU state, shared through
+ * bpf_map__reuse_fd; without it the clocks stay 0 and a wait behind a task
+ * keeps the interrupts inside the task's run. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gn_irq_cpu);
+} gn_irq_cpu SEC(".maps");
 
 static __always_inline void gn_mark(struct gn_rq_start *start, __u32 reason, bool focus, __u64 now)
 {
@@ -127,12 +156,10 @@ static __always_inline struct gn_focus_sched *gn_focus_stats(void)
 /* What sched_switch does with focus threads and on-CPU time, for both
  * forms. `prev_focus`/`next_focus`: whether each side is a focus thread;
  * `next_class`: enum gn_task_class of next. */
-static __always_inline void gn_switch_focus(__u32 prev_tid, bool prev_runnable, bool prev_focus,
-					    __u32 next_tid, bool next_focus, __u32 next_class,
-					    __u64 now)
+static __always_inline void gn_switch_focus(struct gn_rq_cpu *oncpu, __u32 prev_tid,
+					    bool prev_runnable, bool prev_focus, __u32 next_tid,
+					    bool next_focus, __u32 next_class, __u64 now)
 {
-	__u32 zero = 0;
-	struct gn_rq_oncpu *oncpu = bpf_map_lookup_elem(&gn_rq_oncpu, &zero);
 	if (prev_focus) {
 		struct gn_focus_sched *fs = gn_focus_stats();
 		if (fs) {
@@ -141,18 +168,111 @@ static __always_inline void gn_switch_focus(__u32 prev_tid, bool prev_runnable, 
 				fs->preempted += 1;
 				fs->preempted_by[next_class & 3] += 1;
 			}
-			if (oncpu && oncpu->tid == prev_tid && oncpu->since && now > oncpu->since)
-				fs->oncpu_ns += now - oncpu->since;
+			if (oncpu && oncpu->focus_tid == prev_tid && oncpu->focus_since &&
+			    now > oncpu->focus_since)
+				fs->oncpu_ns += now - oncpu->focus_since;
 		}
 	}
 	if (oncpu) {
-		oncpu->tid = next_focus ? next_tid : 0;
-		oncpu->since = next_focus ? now : 0;
+		oncpu->focus_tid = next_focus ? next_tid : 0;
+		oncpu->focus_since = next_focus ? now : 0;
 	}
 }
 
+/* prev's run ends now: it becomes the latest remembered run. Its interrupt
+ * time is what the CPU's clocks moved meanwhile. */
+static __always_inline void gn_end_run(struct gn_rq_cpu *c, __u32 prev_tid, __u32 prev_tgid,
+				       const char *prev_comm, __u64 now)
+{
+	__u32 zero = 0;
+	struct gn_irq_cpu *irq = bpf_map_lookup_elem(&gn_irq_cpu, &zero);
+	__u64 hard = irq ? irq->hard_total_ns : 0, soft = irq ? irq->soft_total_ns : 0;
+	if (c->since) {
+		c->head += 1;
+		struct gn_rq_run *r = &c->runs[c->head & (GN_RQ_HISTORY - 1)];
+		r->tid = prev_tid;
+		r->tgid = prev_tgid;
+		r->start = c->since;
+		r->end = now;
+		r->hard_ns = hard - c->hard0;
+		r->soft_ns = soft - c->soft0;
+		/* Two plain loads (a BTF pointer, or the tracepoint's record):
+		 * bpf_get_current_comm costs a helper call on every switch. */
+		__builtin_memcpy(r->comm, prev_comm, sizeof(r->comm));
+	}
+	c->since = now;
+	c->hard0 = hard;
+	c->soft0 = soft;
+}
+
+/* `part` of `whole` applied to `v` (v <= whole in practice), without
+ * overflowing for spans of up to about 4 s each. */
+static __always_inline __u64 gn_scaled(__u64 v, __u64 part, __u64 whole)
+{
+	if (!whole || part >= whole)
+		return v;
+	if (v < (1ULL << 32) && part < (1ULL << 32))
+		return v * part / whole;
+	return v / whole * part;
+}
+
+static __always_inline void gn_charge_task(const struct gn_rq_run *r, __u64 ns, __u64 wait_end)
+{
+	struct gn_rq_culprit_key key = {.tid = r->tid, .cpu = bpf_get_smp_processor_id()};
+	struct gn_rq_culprit *v = bpf_map_lookup_elem(&gn_rq_culprit, &key);
+	if (!v) {
+		struct gn_rq_culprit fresh = {.tgid = r->tgid};
+		__builtin_memcpy(fresh.comm, r->comm, sizeof(fresh.comm));
+		bpf_map_update_elem(&gn_rq_culprit, &key, &fresh, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&gn_rq_culprit, &key);
+		if (!v) {
+			gn_rq_culprit_full[key.cpu & (GN_MAX_CPUS - 1)] += 1;
+			return;
+		}
+	}
+	v->wait_ns += ns;
+	if (v->last != wait_end) {
+		v->last = wait_end;
+		v->waits += 1;
+	}
+}
+
+/* Focus thread `waiter` waited for this CPU over [ts, now): each remembered
+ * run in that span is charged, its interrupts to the interrupts, the rest
+ * to its task (not to the idle task, nor to the waiter itself, which then
+ * ran on another CPU). What lies before the oldest run is unknown. */
+static __always_inline void gn_charge_wait(struct gn_rq_cpu *c, struct gn_focus_sched *fs,
+					   __u32 waiter, __u64 ts, __u64 now)
+{
+	__u64 covered = now; /* the span from here to now is charged */
+	for (int i = 0; i < GN_RQ_HISTORY; i++) {
+		const struct gn_rq_run *r = &c->runs[(c->head - i) & (GN_RQ_HISTORY - 1)];
+		if (!r->end || r->end <= ts || r->end > covered || r->start > r->end)
+			break;
+		/* Runs are back to back; a gap (a switch not seen) is unknown. */
+		fs->wait_unknown_ns += covered - r->end;
+		__u64 from = r->start > ts ? r->start : ts;
+		__u64 len = r->end - r->start, ns = r->end - from;
+		__u64 hard = gn_scaled(r->hard_ns, ns, len), soft = gn_scaled(r->soft_ns, ns, len);
+		if (hard > ns)
+			hard = ns;
+		if (soft > ns - hard)
+			soft = ns - hard;
+		fs->wait_hardirq_ns += hard;
+		fs->wait_softirq_ns += soft;
+		if (r->tid && r->tid != waiter && ns > hard + soft)
+			gn_charge_task(r, ns - hard - soft, now);
+		covered = from;
+		if (covered <= ts)
+			break;
+	}
+	if (covered > ts)
+		fs->wait_unknown_ns += covered - ts;
+}
+
 /* next was waiting since `start` (its enqueue record): histogram it. */
-static __always_inline void gn_dequeue(__u64 ts, __u32 reason, bool focus, __u64 now)
+static __always_inline void gn_dequeue(struct gn_rq_cpu *c, __u32 next_tid, __u64 ts,
+				       __u32 reason, bool focus, __u64 now)
 {
 	if (!ts || now < ts)
 		return;
@@ -168,6 +288,8 @@ static __always_inline void gn_dequeue(__u64 ts, __u32 reason, bool focus, __u64
 			fs->wait_preempted_ns += delta;
 		else
 			fs->wait_woken_ns += delta;
+		if (c)
+			gn_charge_wait(c, fs, next_tid, ts, now);
 	}
 }
 
@@ -220,8 +342,12 @@ int BPF_PROG(gn_rq_switch, bool preempt, struct task_struct *prev, struct task_s
 	bool prev_runnable = (preempt || state == GN_TASK_RUNNING) && prev->pid != 0;
 	bool prev_focus = gn_id_focus(prev->tgid);
 	bool next_focus = gn_id_focus(next->tgid);
-	gn_switch_focus(prev->pid, prev_runnable, prev_focus, next->pid, next_focus,
+	__u32 zero = 0;
+	struct gn_rq_cpu *c = bpf_map_lookup_elem(&gn_rq_cpu, &zero);
+	gn_switch_focus(c, prev->pid, prev_runnable, prev_focus, next->pid, next_focus,
 			gn_task_class(next, next_focus), now);
+	if (c)
+		gn_end_run(c, prev->pid, prev->tgid, prev->comm, now);
 	if (prev_runnable)
 		gn_enqueue_task(prev, GN_RQ_PREEMPTED, prev_focus, now);
 	if (!next->pid)
@@ -229,7 +355,7 @@ int BPF_PROG(gn_rq_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct gn_rq_start *start = bpf_task_storage_get(&gn_rq_task, next, 0, 0);
 	if (!start || !start->ts)
 		return 0;
-	gn_dequeue(start->ts, start->reason, next_focus || start->focus, now);
+	gn_dequeue(c, next->pid, start->ts, start->reason, next_focus || start->focus, now);
 	start->ts = 0;
 	return 0;
 }
@@ -262,7 +388,11 @@ int gn_tp_rq_switch(struct trace_event_raw_sched_switch *ctx)
 	bool prev_focus = gn_current_focus() || gn_id_focus(prev_tid);
 	bool next_focus = gn_id_focus(next_tid);
 	__u32 next_class = next_tid == 0 ? GN_CLASS_IDLE : next_focus ? GN_CLASS_FOCUS : GN_CLASS_OTHER;
-	gn_switch_focus(prev_tid, prev_runnable, prev_focus, next_tid, next_focus, next_class, now);
+	__u32 zero = 0;
+	struct gn_rq_cpu *c = bpf_map_lookup_elem(&gn_rq_cpu, &zero);
+	gn_switch_focus(c, prev_tid, prev_runnable, prev_focus, next_tid, next_focus, next_class, now);
+	if (c)
+		gn_end_run(c, prev_tid, bpf_get_current_pid_tgid() >> 32, ctx->prev_comm, now);
 	if (prev_runnable)
 		gn_enqueue_tid(prev_tid, GN_RQ_PREEMPTED, prev_focus, now);
 	if (!next_tid)
@@ -274,6 +404,6 @@ int gn_tp_rq_switch(struct trace_event_raw_sched_switch *ctx)
 	__u32 reason = start->reason;
 	bool focus = next_focus || start->focus;
 	bpf_map_delete_elem(&gn_rq_start, &next_tid);
-	gn_dequeue(ts, reason, focus, now);
+	gn_dequeue(c, next_tid, ts, reason, focus, now);
 	return 0;
 }

@@ -41,15 +41,31 @@ Timeline Storm(uint64_t storm_ms) {
   return s.Build();
 }
 
-// The detectors the monitor runs; task culprits compared by kind only (the
-// monitor's sampler knows a task's name, not its pid).
+// The detectors the monitor runs; task culprits compared by tid (the
+// report's name of a task also carries its process's name and container).
 std::set<Key> Keys(const std::vector<Finding>& findings) {
   std::set<Key> out;
   for (const Finding& f : findings) {
     if (f.detector != "softirq_storm" && f.detector != "interference" && f.detector != "nic_trouble") continue;
-    out.insert({f.detector, f.kind, f.culprit_kind == "task" ? "(task)" : f.culprit});
+    out.insert({f.detector, f.kind, f.culprit_kind == "task" ? "task " + std::to_string(f.culprit_tid) : f.culprit});
   }
   return out;
+}
+
+// The focus thread, preempted on CPU 1, waits 300 ms behind a hog (tid
+// 200) whose run holds 20 ms of NET_RX.
+constexpr int32_t kHog = 200;
+Timeline WaitBehindAHog() {
+  Synth s;
+  s.Process(kFocus, "trainer").Thread(kFocus, kFocus, "trainer");
+  s.Process(kHog, "hog").Thread(kHog, kHog, "hog");
+  s.Switch(kBase, 1, 0, kFocus);
+  s.Switch(kBase + 100 * kMs, 1, kFocus, kHog, 0);
+  s.Softirq(1, kBase + 150 * kMs, kBase + 170 * kMs, kNetRx);
+  s.Switch(kBase + 400 * kMs, 1, kHog, kFocus, 0);
+  s.Switch(kBase + 1000 * kMs, 1, kFocus, 0, 1);
+  s.Switch(kBase + 1000 * kMs, 0, 0, 0);
+  return s.Build();
 }
 
 struct Replayed {
@@ -101,6 +117,47 @@ TEST(IntervalReplay, AtTheThresholdsWindowTheMonitorFindsWhatTheReportFinds) {
       EXPECT_EQ(f.culprit_irq, 45);
       EXPECT_NEAR(f.Metric("share"), 0.5, 0.01);
     }
+}
+
+TEST(IntervalReplay, TheTaskAFocusThreadWaitedBehindIsTheMonitorsCulpritAtTheReportsCost) {
+  Timeline t = WaitBehindAHog();
+  Analysis report = AnalyzeOrDie(t, {"trainer"});
+  auto monitor = ReplayThroughTheMonitor(t, t.end_ts + 1 - t.start_ts);
+  const std::set<Key> want = Keys(report.findings);
+  ASSERT_TRUE(want.count({"interference", "run_queue_delay", "task 200"})) << Describe(want);
+  EXPECT_EQ(Keys(monitor->findings), want) << "report:\n" << Describe(want) << "monitor:\n" << Describe(Keys(monitor->findings));
+  auto cost = [](const std::vector<Finding>& findings) {
+    for (const Finding& f : findings)
+      if (f.culprit_tid == kHog) return f.cost_ns;
+    return uint64_t{0};
+  };
+  // The softirq inside the hog's run is not the hog's.
+  EXPECT_EQ(cost(report.findings), 280 * kMs);
+  EXPECT_EQ(cost(monitor->findings), 280 * kMs);
+}
+
+TEST(IntervalReplay, AKernelTroubleCounterThatRoseIsTheMonitorsKernelHealthFindingToo) {
+  Timeline t = WaitBehindAHog();
+  // /sys/kernel/warn_count as the recorder samples it: 7 since boot, 9
+  // after a WARN and another in the second half.
+  constexpr uint64_t kTrack = 0x9000;
+  model::TrackIdentity id;
+  id.kind = model::TrackKind::kKernelHealthCounter;
+  id.detail = "warn_count";
+  t.tracks.identities[kTrack] = id;
+  t.tracks.counters[kTrack] = {{kBase, 7}, {kBase + 300 * kMs, 8}, {kBase + 700 * kMs, 9}};
+  Analysis report = AnalyzeOrDie(t, {"trainer"});
+  ASSERT_TRUE(Keys(report.findings).count({"nic_trouble", "kernel_health", "kernel"}));
+  for (uint64_t interval : {100 * kMs, t.end_ts + 1 - t.start_ts}) {
+    auto monitor = ReplayThroughTheMonitor(t, interval);
+    double counted = 0;
+    for (const Finding& f : monitor->findings)
+      if (f.kind == "kernel_health") {
+        EXPECT_EQ(f.culprit, "kernel");
+        counted += f.Metric("increase");
+      }
+    EXPECT_EQ(counted, 2) << interval;
+  }
 }
 
 TEST(IntervalReplay, AStormShorterThanTheIntervalIsDilutedAndTheMonitorSaysSo) {

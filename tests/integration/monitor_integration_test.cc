@@ -243,6 +243,14 @@ TEST(MonitorIntegration, PerPacketCountersMatchDeviceStatistics) {
   EXPECT_EQ(m.Stop(), 0) << m.log();
 }
 
+// The one child of `pid` (/proc/PID/task/PID/children), "" if not one.
+std::string OnlyChildOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::string first, second;
+  in >> first >> second;
+  return second.empty() ? first : "";
+}
+
 TEST(MonitorIntegration, FocusThreadsPreemptedByAHogAreCountedAndSampled) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
@@ -264,8 +272,14 @@ TEST(MonitorIntegration, FocusThreadsPreemptedByAHogAreCountedAndSampled) {
   EXPECT_GT(grew("gpunoise_runqueue_latency_seconds_count", {{"threads", "focus"}}), 5);
   EXPECT_GT(grew("gpunoise_cpu_samples_total", {{"cpu", "1"}, {"context", "task"}, {"class", "focus"}, {"who", "sh"}}), 20);
   EXPECT_GT(grew("gpunoise_cpu_samples_total", {{"cpu", "1"}, {"context", "task"}, {"class", "other"}, {"who", "sh"}}), 20);
-  // Half of CPU 1 went to the hog: that is interference.
+  // Half of CPU 1 went to the hog: that is interference, and the kernel
+  // charged the focus thread's waits to the hog itself (timeout's child).
   EXPECT_GE(SumOf(after, "gpunoise_findings_total", {{"detector", "interference"}}), 1) << m.log();
+  const std::string hog_sh = OnlyChildOf(hog.pid());
+  ASSERT_FALSE(hog_sh.empty());
+  EXPECT_NE(m.log().find("finding interference (run_queue_delay): sh (pid " + hog_sh + ") kept focus threads waiting"),
+            std::string::npos)
+      << m.log();
   EXPECT_EQ(m.Stop(), 0) << m.log();
 }
 

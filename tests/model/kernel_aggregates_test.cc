@@ -88,6 +88,43 @@ TEST(KernelAggregates, DeltaOfFocusSamplesAndKernelCounters) {
   EXPECT_EQ(d.kernel["softlockup_count"], 0u);
 }
 
+TEST(KernelAggregates, DeltaOfRunqueueCulpritsPerCpuAndTidLeavesOutIdleOnes) {
+  AggregateSnapshot a, b;
+  RunqueueCulprit c;
+  c.cpu = 1;
+  c.tid = 4242;
+  c.comm = TaskComm("hog");
+  c.wait_ns = 1000;
+  c.waits = 2;
+  a.culprits.push_back(c);
+  b.culprits.push_back(c);  // nothing new on CPU 1
+  c.cpu = 0;
+  c.wait_ns = 700;
+  c.waits = 1;
+  b.culprits.push_back(c);  // new on CPU 0: from zero
+  c.tid = 99;
+  c.cpu = 1;
+  c.wait_ns = 50;
+  a.culprits.push_back(c);  // deleted since (its task exited): gone
+  AggregateSnapshot d = Delta(a, b);
+  ASSERT_EQ(d.culprits.size(), 1u);
+  EXPECT_EQ(d.culprits[0].cpu, 0u);
+  EXPECT_EQ(d.culprits[0].tid, 4242);
+  EXPECT_EQ(d.culprits[0].wait_ns, 700u);
+  EXPECT_EQ(d.culprits[0].comm.view(), "hog");
+  FocusCpuCounters f;
+  f.cpu = 1;
+  f.wait_softirq_ns = 10;
+  a.focus.push_back(f);
+  f.wait_softirq_ns = 35;
+  f.wait_unknown_ns = 4;
+  b.focus.push_back(f);
+  d = Delta(a, b);
+  ASSERT_EQ(d.focus.size(), 1u);
+  EXPECT_EQ(d.focus[0].wait_softirq_ns, 25u);
+  EXPECT_EQ(d.focus[0].wait_unknown_ns, 4u);
+}
+
 TEST(KernelAggregates, TotalRunqueueSumsCpus) {
   AggregateSnapshot s;
   s.runqueue.push_back({0, Log2Histogram{{1, 1}, 2, 10}, Log2Histogram{{0, 1}, 1, 5}});

@@ -21,6 +21,8 @@ constexpr uint32_t kNetRx = static_cast<uint32_t>(model::SoftirqVec::kNetRx);
 // Fewer sampler hits than this on a CPU in one interval say nothing about
 // shares (49 Hz gives ~49 per second).
 constexpr uint64_t kMinSamples = 10;
+// bpf/runqlat.h GN_RQ_HISTORY: the runs per CPU a wait can be charged to.
+constexpr int kRunHistory = 16;
 
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
@@ -233,11 +235,19 @@ std::vector<Finding> DetectIntervalSoftirqStorms(const IntervalContext& ctx) {
   return out;
 }
 
+// The report's DescribeThread without what only a timeline knows (the
+// process's name and container).
+std::string DescribeCulpritTask(const model::RunqueueCulprit& c) {
+  if (c.tgid > 0 && c.tgid != c.tid) return fmt::format("{} (tid {}, pid {})", c.comm.view(), c.tid, c.tgid);
+  return fmt::format("{} (pid {})", c.comm.view(), c.tid);
+}
+
 std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx) {
   std::vector<Finding> out;
   if (!ctx.delta || !ctx.thresholds || !ctx.length_ns()) return out;
   const model::AggregateSnapshot& d = *ctx.delta;
   uint64_t oncpu = 0, wait_woken = 0, wait_preempted = 0, hard = 0, soft = 0;
+  uint64_t wait_hard = 0, wait_soft = 0, wait_unknown = 0;
   uint64_t preempted_by[model::kNumTaskClasses] = {};
   std::vector<uint32_t> cpus;
   for (const auto& f : d.focus) {
@@ -246,6 +256,9 @@ std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx) {
     wait_preempted += f.wait_preempted_ns;
     hard += f.hardirq_ns;
     soft += f.softirq_ns;
+    wait_hard += f.wait_hardirq_ns;
+    wait_soft += f.wait_softirq_ns;
+    wait_unknown += f.wait_unknown_ns;
     for (uint32_t k = 0; k < model::kNumTaskClasses; ++k) preempted_by[k] += f.preempted_by[k];
     if (f.oncpu_ns + f.wait_woken_ns + f.wait_preempted_ns) cpus.push_back(f.cpu);
   }
@@ -255,37 +268,33 @@ std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx) {
   const InterferenceRule rule = InterferenceRule::From(*ctx.thresholds);
 
   // The culprits the aggregates tell apart, each judged by the report's
-  // rule on its own: the tasks the focus threads waited behind (named by
-  // the sampler's busiest non-focus task on their CPUs), hard irqs and
-  // softirqs (not told apart by IRQ or vector here).
+  // rule on its own: each task that had a CPU while focus threads waited
+  // for it (the kernel charges a wait, when it ends, to the CPU's last
+  // runs), and the hard irqs and softirqs that interrupted or delayed them
+  // (not told apart by IRQ or vector here). gpunoise's own threads are
+  // never the culprit, as the report leaves out the recorder's.
   struct Part {
     uint64_t wait_ns, interrupt_ns;
     std::string culprit;
     const char* culprit_kind;
+    int32_t tid = 0;
+    std::vector<uint32_t> cpus;
   };
-  // The report judges each task on its own; the aggregates do not split
-  // the waits by task, so the busiest task's part of them is estimated by
-  // its share of the sampler's hits of other tasks on the focus CPUs.
-  // gpunoise's own threads are never the culprit, as the report leaves out
-  // the recorder's.
-  std::string task = "other tasks";
-  uint64_t task_wait = wait_woken + wait_preempted;
+  std::vector<Part> parts;
   {
-    std::map<std::string, uint64_t> tasks;
-    auto samples = SamplesByCpu(d);
-    for (uint32_t cpu : cpus)
-      if (auto it = samples.find(cpu); it != samples.end())
-        for (const auto& [comm, n] : it->second.tasks) tasks[comm] += n;
-    uint64_t all = 0;
-    for (const auto& [comm, n] : tasks) all += n;
-    tasks.erase("gpunoise");
-    auto busiest = std::max_element(tasks.begin(), tasks.end(),
-                                    [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (busiest != tasks.end()) task = busiest->first;
-    if (all)
-      task_wait = static_cast<uint64_t>(static_cast<double>(task_wait) *
-                                        static_cast<double>(busiest != tasks.end() ? busiest->second : 0) /
-                                        static_cast<double>(all));
+    std::map<int32_t, Part> tasks;
+    for (const model::RunqueueCulprit& c : d.culprits) {
+      if (c.comm.view() == "gpunoise" || !c.wait_ns) continue;
+      Part& p = tasks[c.tid];
+      if (p.culprit.empty()) p = {0, 0, DescribeCulpritTask(c), "task", c.tid, {}};
+      p.wait_ns += c.wait_ns;
+      p.cpus.push_back(c.cpu);
+    }
+    for (auto& [tid, p] : tasks) {
+      std::sort(p.cpus.begin(), p.cpus.end());
+      p.cpus.erase(std::unique(p.cpus.begin(), p.cpus.end()), p.cpus.end());
+      parts.push_back(std::move(p));
+    }
   }
   // Interrupts are named by what took the most time on the focus CPUs
   // (the focus counters do not say which IRQ or vector hit them).
@@ -310,9 +319,8 @@ std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx) {
       if (vec_ns[v] > vec_ns[top_vec]) top_vec = v;
     if (vec_ns[top_vec]) soft_name = SoftirqCulpritName(top_vec);
   }
-  const Part parts[] = {{task_wait, 0, task, "task"},
-                        {0, hard, hard_name, "hardirq"},
-                        {0, soft, soft_name, "softirq"}};
+  parts.push_back({wait_hard, hard, hard_name, "hardirq", 0, cpus});
+  parts.push_back({wait_soft, soft, soft_name, "softirq", 0, cpus});
   const std::string summary =
       fmt::format("focus threads ran {:.0f} ms and waited {:.0f} ms after wakeups and {:.0f} ms after "
                   "preemptions; interrupts took {:.1f} ms (hard) and {:.1f} ms (soft) of their time",
@@ -322,11 +330,12 @@ std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx) {
     if (!cost || !rule.Reached(cost, observed)) continue;
     const double share = InterferenceShare(cost, observed);
     Finding f = Base(ctx, "interference", std::string(InterferenceKind(p.wait_ns, p.interrupt_ns)));
-    f.cpus = cpus;
+    f.cpus = p.cpus;
     f.cost_ns = cost;
     f.cost_share = share;
     f.culprit = p.culprit;
     f.culprit_kind = p.culprit_kind;
+    f.culprit_tid = p.tid;
     f.evidence.push_back(summary);
     if (p.wait_ns) {
       uint32_t by = 0;
@@ -336,13 +345,17 @@ std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx) {
         f.evidence.push_back(fmt::format("focus threads were preempted {} times, mostly by {} tasks",
                                          preempted_by[0] + preempted_by[1] + preempted_by[2] + preempted_by[3],
                                          model::TaskClassName(static_cast<model::TaskClass>(by))));
+      if (wait_unknown)
+        f.evidence.push_back(fmt::format("{:.1f} ms of the waits began before the last {} runs the kernel "
+                                         "keeps per CPU and are charged to no one",
+                                         wait_unknown / 1e6, kRunHistory));
     }
     f.metrics = {{"wait_ns", static_cast<double>(p.wait_ns)},
                  {"interrupt_ns", static_cast<double>(p.interrupt_ns)},
                  {"share", share},
                  {"wait_after_wakeup_s", Seconds(wait_woken)},
                  {"wait_after_preemption_s", Seconds(wait_preempted)}};
-    f.title = p.wait_ns
+    f.title = p.wait_ns >= p.interrupt_ns
                   ? fmt::format("{} kept focus threads waiting {:.0f} ms in a run queue ({} of their time)", p.culprit,
                                 p.wait_ns / 1e6, Percent(share))
                   : fmt::format("{} interrupted focus threads for {:.0f} ms ({} of their time)", p.culprit,

@@ -10,10 +10,11 @@
 // storm at 100% is 10% of a 1 s interval); docs/report.md, "Window
 // semantics", lists each threshold's window in both.
 //
-// What an interval cannot tell: which task was on the CPU at each moment
-// (the sampler's counts stand in for it, also for ksoftirqd's running time),
-// which IRQ or vector interrupted a focus thread, and when inside the
-// interval something happened (a finding spans the whole interval).
+// What an interval cannot tell: ksoftirqd's running time (the sampler's
+// counts stand in for it), which IRQ or vector interrupted or delayed a
+// focus thread, the part of a long wait that lay before the CPU's last 16
+// runs (bpf/runqlat.h), and when inside the interval something happened (a
+// finding spans the whole interval).
 #pragma once
 
 #include <cstdint>
@@ -46,10 +47,10 @@ std::vector<Finding> DetectIntervalSoftirqStorms(const IntervalContext& ctx);
 
 // One finding per culprit that cost the focus threads at least
 // interference.min_delay and interference.min_share of their time (running
-// plus waiting): the task they waited behind in run queues (the sampler's
-// busiest other task on their CPUs, charged its share of the hits there
-// with the waits; gpunoise itself never), the hard IRQ and the softirq
-// vector that took the most time there.
+// plus waiting): each task that had a CPU while they waited for it (its
+// runs less the interrupts inside them; gpunoise itself never), and the
+// hard irqs and softirqs that interrupted them or ran while they waited,
+// named by the IRQ and the vector that took the most time on their CPUs.
 std::vector<Finding> DetectIntervalInterference(const IntervalContext& ctx);
 
 // TX watchdog timeouts (per device), DQL stalls, NAPI polls that used their

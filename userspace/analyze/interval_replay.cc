@@ -35,6 +35,7 @@ class Builder {
     Cpus(a, b, d);
     Focus(a, b, d);
     Net(a, b, d);
+    KernelHealth(a, b, d);
   }
 
  private:
@@ -96,6 +97,7 @@ class Builder {
 
   void Focus(uint64_t a, uint64_t b, model::AggregateSnapshot* d) {
     std::map<uint32_t, model::FocusCpuCounters> by_cpu;
+    std::map<std::pair<uint32_t, int32_t>, model::RunqueueCulprit> culprits;  // cpu, tid
     for (const auto& [tid, act] : ctx_.activities) {
       for (const ThreadRun& r : act.runs) {
         if (r.end <= a || r.start >= b) continue;
@@ -115,11 +117,36 @@ class Builder {
         uint64_t ns = Overlap(w.start, w.end, a, b);
         (w.after_preemption ? f.wait_preempted_ns : f.wait_woken_ns) += ns;
         if (w.start >= a) ++f.waits;
+        // Who had the CPU meanwhile, as the kernel charges a wait.
+        Breakdown bd;
+        AttributeCpu(t_, w.cpu, std::max(w.start, a), std::min(w.end, b), &bd);
+        for (const auto& [who, part] : bd) {
+          switch (who.kind) {
+            case Culprit::Kind::kHardirq: f.wait_hardirq_ns += part; break;
+            case Culprit::Kind::kSoftirq: f.wait_softirq_ns += part; break;
+            case Culprit::Kind::kUnknown: f.wait_unknown_ns += part; break;
+            case Culprit::Kind::kIdle: break;
+            case Culprit::Kind::kTask: {
+              if (who.id <= 0 || who.id == tid) break;
+              auto& c = culprits[{w.cpu, who.id}];
+              c.wait_ns += part;
+              if (w.end <= b) ++c.waits;  // once, in the interval where the wait ends
+              break;
+            }
+          }
+        }
       }
     }
     for (auto& [cpu, f] : by_cpu) {
       f.cpu = cpu;
       d->focus.push_back(f);
+    }
+    for (auto& [key, c] : culprits) {
+      c.cpu = key.first;
+      c.tid = key.second;
+      c.tgid = t_.TgidOf(c.tid);
+      c.comm = model::TaskComm(IsRecorderThread(t_, c.tid) ? "gpunoise" : t_.ThreadName(c.tid));
+      d->culprits.push_back(c);
     }
   }
 
@@ -187,6 +214,24 @@ class Builder {
       c.dir = model::NetDirection::kTxTimeout;
       c.packets = n;
       d->net.devices.push_back(c);
+    }
+  }
+
+  // /sys/kernel/*_count as the monitor reads them each interval: the rise
+  // of each sampled counter within the interval.
+  void KernelHealth(uint64_t a, uint64_t b, model::AggregateSnapshot* d) {
+    for (const auto& [uuid, samples] : t_.tracks.counters) {
+      const model::TrackIdentity* id = t_.tracks.Identity(uuid);
+      if (!id || id->kind != model::TrackKind::kKernelHealthCounter || id->detail.empty()) continue;
+      // The rise of the samples taken in [a, b) over the last one before
+      // (the first sample is the baseline: the counter counts since boot).
+      double base = samples.empty() ? 0 : samples.front().value, peak = base;
+      for (const CounterSample& c : samples) {
+        if (c.ts >= b) break;
+        if (c.ts < a) base = peak = c.value;
+        else peak = std::max(peak, c.value);
+      }
+      if (peak > base) d->kernel[id->detail] += Packets(peak - base);
     }
   }
 

@@ -10,11 +10,13 @@
 // the CPUs' slices; the sampler's hits as one hit per millisecond of each
 // task's run slices (ksoftirqd's share of a CPU is what the monitor takes
 // from its sampler); focus threads' running, waiting and interrupted time
-// from their activity; NAPI work from per-poll records, else the network
+// from their activity, and who had the CPU while they waited (tasks, less
+// the interrupts inside their runs, as the kernel charges them; its limit
+// of 16 runs per CPU is not modelled); NAPI work from per-poll records, else the network
 // collectors' per-CPU packet counters (their queue and IRQ from the NAPI
 // totals, as the report names them); full-budget polls, drops and TX
-// timeouts from their records or counters. Kernel health counters and NIC
-// driver events are not replayed.
+// timeouts from their records or counters; the kernel's trouble counters
+// (/sys/kernel/*_count) from their sampled tracks.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,7 @@ static_assert(sizeof(gn_softirq_time) == 2 * GN_NR_SOFTIRQS * 8);
 static_assert(sizeof(gn_hardirq_time) == 16);
 static_assert(sizeof(gn_vector_time) == 2 * GN_NR_VECTOR_KINDS * 8);
 static_assert(sizeof(gn_focus_irq) == 32);
-static_assert(sizeof(gn_irq_cpu) == 32);
+static_assert(sizeof(gn_irq_cpu) == 56);
 static_assert(GN_NR_SOFTIRQS == model::kNumSoftirqVecs);
 static_assert(GN_NR_VECTOR_KINDS == model::kNumVectorKinds);
 

@@ -89,6 +89,9 @@ AggregateSnapshot Delta(const AggregateSnapshot& earlier, const AggregateSnapsho
          out.hardirq_ns = Sub(l.hardirq_ns, e.hardirq_ns);
          out.softirq_count = Sub(l.softirq_count, e.softirq_count);
          out.softirq_ns = Sub(l.softirq_ns, e.softirq_ns);
+         out.wait_hardirq_ns = Sub(l.wait_hardirq_ns, e.wait_hardirq_ns);
+         out.wait_softirq_ns = Sub(l.wait_softirq_ns, e.wait_softirq_ns);
+         out.wait_unknown_ns = Sub(l.wait_unknown_ns, e.wait_unknown_ns);
          d.focus.push_back(out);
        });
   Pair(earlier.runqueue, later.runqueue, [](const RunqueueCpuHistograms& c) { return c.cpu; },
@@ -100,6 +103,13 @@ AggregateSnapshot Delta(const AggregateSnapshot& earlier, const AggregateSnapsho
          SampleCounter out = l;
          out.count = Sub(l.count, e.count);
          d.samples.push_back(out);
+       });
+  Pair(earlier.culprits, later.culprits, [](const RunqueueCulprit& c) { return std::make_pair(c.cpu, c.tid); },
+       [&](const RunqueueCulprit& l, const RunqueueCulprit& e) {
+         RunqueueCulprit out = l;
+         out.wait_ns = Sub(l.wait_ns, e.wait_ns);
+         out.waits = Sub(l.waits, e.waits);
+         if (out.wait_ns || out.waits) d.culprits.push_back(out);
        });
   d.net = Delta(earlier.net, later.net);
   for (const auto& [name, value] : later.kernel) {

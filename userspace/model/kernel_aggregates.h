@@ -59,6 +59,21 @@ struct FocusCpuCounters {
   uint64_t waits = 0;
   uint64_t hardirq_count = 0, hardirq_ns = 0;  // interrupts that ran over a focus thread
   uint64_t softirq_count = 0, softirq_ns = 0;
+  // The waits by what had the CPU meanwhile, besides the tasks
+  // (RunqueueCulprit) and idle: interrupts, and time before the oldest run
+  // the kernel remembers (bpf/runqlat.h GN_RQ_HISTORY).
+  uint64_t wait_hardirq_ns = 0, wait_softirq_ns = 0, wait_unknown_ns = 0;
+};
+
+// A task that had a CPU while focus threads waited for it (its run there,
+// less the interrupts inside it), as the report attributes a wait.
+struct RunqueueCulprit {
+  uint32_t cpu = 0;
+  int32_t tid = 0;
+  int32_t tgid = 0;  // 0 where the kernel did not say
+  TaskComm comm;
+  uint64_t wait_ns = 0;
+  uint64_t waits = 0;  // focus threads' waits it was part of
 };
 
 struct RunqueueCpuHistograms {
@@ -90,6 +105,7 @@ struct AggregateSnapshot {
   std::vector<FocusCpuCounters> focus;
   std::vector<RunqueueCpuHistograms> runqueue;
   std::vector<SampleCounter> samples;
+  std::vector<RunqueueCulprit> culprits;
   NetSnapshot net;
   KernelHealthCounters kernel;
   uint64_t dql_stalls = 0;  // napi:dql_stall_detected (TX byte queue limits saw a stall)

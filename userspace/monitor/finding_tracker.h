@@ -48,8 +48,9 @@ class FindingTracker {
   size_t episodes() const { return episodes_.size(); }
 
  private:
-  using Key = std::tuple<std::string, std::string, int32_t, std::string, int32_t>;
-  static Key KeyOf(const ActiveFinding& f) { return {f.detector, f.kind, f.cpu, f.device, f.queue}; }
+  // Two tasks that each kept focus threads waiting are two episodes.
+  using Key = std::tuple<std::string, std::string, int32_t, std::string, int32_t, int32_t>;
+  static Key KeyOf(const ActiveFinding& f) { return {f.detector, f.kind, f.cpu, f.device, f.queue, f.culprit_tid}; }
 
   uint32_t end_after_;
   std::map<Key, Episode> episodes_;

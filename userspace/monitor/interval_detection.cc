@@ -42,6 +42,8 @@ std::vector<Observation> IntervalDetection::Run(const IntervalInput& in) const {
     o.what.device = f.device;
     o.what.queue = f.queue;
     o.what.culprit = f.culprit;
+    o.what.culprit_kind = f.culprit_kind;
+    o.what.culprit_tid = f.culprit_tid;
     o.what.title = f.title;
     o.evidence = std::move(f.evidence);
     out.push_back(std::move(o));

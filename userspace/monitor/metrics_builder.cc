@@ -121,6 +121,9 @@ void AddSchedFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {
                             "Interrupt time that ran over focus threads, by CPU and culprit (hardirq, softirq).");
   auto fwait = Family("gpunoise_focus_runqueue_wait_seconds", MetricType::kCounter, "seconds",
                       "Run-queue wait of focus threads, by CPU and what made them wait (wakeup, preemption).");
+  auto behind = Family("gpunoise_focus_runqueue_wait_interrupted_seconds", MetricType::kCounter, "seconds",
+                       "Run-queue wait of focus threads that interrupts took (hardirq, softirq) or that began "
+                       "before the CPU's last 16 runs (unknown); the rest went to other tasks and idle.");
   auto oncpu = Family("gpunoise_focus_oncpu_seconds", MetricType::kCounter, "seconds",
                       "Time focus threads ran, by CPU.");
   for (const auto& f : s.focus) {
@@ -138,9 +141,12 @@ void AddSchedFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {
     interrupted.samples.push_back({{{"cpu", cpu}, {"culprit", "softirq"}}, Seconds(f.softirq_ns)});
     fwait.samples.push_back({{{"cpu", cpu}, {"after", "wakeup"}}, Seconds(f.wait_woken_ns)});
     fwait.samples.push_back({{{"cpu", cpu}, {"after", "preemption"}}, Seconds(f.wait_preempted_ns)});
+    behind.samples.push_back({{{"cpu", cpu}, {"by", "hardirq"}}, Seconds(f.wait_hardirq_ns)});
+    behind.samples.push_back({{{"cpu", cpu}, {"by", "softirq"}}, Seconds(f.wait_softirq_ns)});
+    behind.samples.push_back({{{"cpu", cpu}, {"by", "unknown"}}, Seconds(f.wait_unknown_ns)});
     oncpu.samples.push_back({{{"cpu", cpu}}, Seconds(f.oncpu_ns)});
   }
-  for (auto* f : {&switches, &preempt, &interrupted, &fwait, &oncpu}) out.push_back(std::move(*f));
+  for (auto* f : {&switches, &preempt, &interrupted, &fwait, &behind, &oncpu}) out.push_back(std::move(*f));
 
   auto procs = Family("gpunoise_focus_processes", MetricType::kGauge, "", "Processes in the focus set now.");
   procs.samples.push_back({{}, static_cast<double>(in.focus_processes)});

@@ -29,6 +29,8 @@ struct ActiveFinding {
   std::string device;
   int32_t queue = -1;
   std::string culprit;
+  std::string culprit_kind;  // "task", "hardirq", "softirq" (analyze::Finding's)
+  int32_t culprit_tid = 0;   // when the culprit is a task
   std::string title;
 };
 

@@ -108,7 +108,7 @@ Status Monitor::Start(MonitorOptions options) {
   std::optional<collect::ScopedHeapReuse> loading_heap(std::in_place);
   irqtime_ = std::make_unique<collect::IrqtimeCollector>(focus_map_->fd());
   irqtime_->Start(context);
-  runqlat_ = std::make_unique<collect::RunqlatCollector>(focus_map_->fd());
+  runqlat_ = std::make_unique<collect::RunqlatCollector>(focus_map_->fd(), irqtime_->irq_state_map_fd());
   runqlat_->Start(context);
   if (options_.sample_hz > 0) {
     sampler_ = std::make_unique<collect::SamplerCollector>(focus_map_->fd(), irqtime_->irq_state_map_fd());
