@@ -182,7 +182,7 @@ static __always_inline void gn_switch_focus(struct gn_rq_cpu *oncpu, __u32 prev_
 /* prev's run ends now: it becomes the latest remembered run. Its interrupt
  * time is what the CPU's clocks moved meanwhile. */
 static __always_inline void gn_end_run(struct gn_rq_cpu *c, __u32 prev_tid, __u32 prev_tgid,
-				       const char *prev_comm, __u64 now)
+				       const char *prev_comm /* NULL: current's */, __u64 now)
 {
 	__u32 zero = 0;
 	struct gn_irq_cpu *irq = bpf_map_lookup_elem(&gn_irq_cpu, &zero);
@@ -196,9 +196,13 @@ static __always_inline void gn_end_run(struct gn_rq_cpu *c, __u32 prev_tid, __u3
 		r->end = now;
 		r->hard_ns = hard - c->hard0;
 		r->soft_ns = soft - c->soft0;
-		/* Two plain loads (a BTF pointer, or the tracepoint's record):
-		 * bpf_get_current_comm costs a helper call on every switch. */
-		__builtin_memcpy(r->comm, prev_comm, sizeof(r->comm));
+		/* tp_btf: plain loads from the BTF pointer, cheaper than the
+		 * helper call on every switch. The classic twins cannot load
+		 * from an offset ctx pointer; prev is current there. */
+		if (prev_comm)
+			__builtin_memcpy(r->comm, prev_comm, sizeof(r->comm));
+		else
+			bpf_get_current_comm(r->comm, sizeof(r->comm));
 	}
 	c->since = now;
 	c->hard0 = hard;
@@ -392,7 +396,7 @@ int gn_tp_rq_switch(struct trace_event_raw_sched_switch *ctx)
 	struct gn_rq_cpu *c = bpf_map_lookup_elem(&gn_rq_cpu, &zero);
 	gn_switch_focus(c, prev_tid, prev_runnable, prev_focus, next_tid, next_focus, next_class, now);
 	if (c)
-		gn_end_run(c, prev_tid, bpf_get_current_pid_tgid() >> 32, ctx->prev_comm, now);
+		gn_end_run(c, prev_tid, bpf_get_current_pid_tgid() >> 32, NULL, now);
 	if (prev_runnable)
 		gn_enqueue_tid(prev_tid, GN_RQ_PREEMPTED, prev_focus, now);
 	if (!next_tid)

@@ -251,14 +251,13 @@ std::string OnlyChildOf(pid_t pid) {
   return second.empty() ? first : "";
 }
 
-TEST(MonitorIntegration, FocusThreadsPreemptedByAHogAreCountedAndSampled) {
-  GN_REQUIRE_REAL_EBPF();
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
-  // Two busy loops share CPU 1 (bounded by timeout): the first is the
-  // focus process, the second its competitor.
+// Two busy loops share CPU 1 (bounded by timeout): the first is the focus
+// process, the second its competitor. `attach`: the monitor's --attach.
+void ExpectTheHogCountedSampledAndNamed(const std::string& attach) {
   ChildProcess focus({"timeout", "30", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"});
   ChildProcess hog({"timeout", "30", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"});
-  Monitor m({"--interval", "500ms", "--focus", std::to_string(focus.pid()), "--focus-refresh", "500ms"});
+  Monitor m({"--interval", "500ms", "--focus", std::to_string(focus.pid()), "--focus-refresh", "500ms", "--attach",
+             attach});
   ASSERT_TRUE(m.WaitListening()) << m.log();
   Series before = m.ScrapeAfterIntervals(2);
   Series after = m.ScrapeAfterIntervals(6);
@@ -280,7 +279,22 @@ TEST(MonitorIntegration, FocusThreadsPreemptedByAHogAreCountedAndSampled) {
   EXPECT_NE(m.log().find("finding interference (run_queue_delay): sh (pid " + hog_sh + ") kept focus threads waiting"),
             std::string::npos)
       << m.log();
+  EXPECT_EQ(SumOf(after, "gpunoise_collector_up", {{"collector", "runqlat"}}), 1) << m.log();
   EXPECT_EQ(m.Stop(), 0) << m.log();
+}
+
+TEST(MonitorIntegration, FocusThreadsPreemptedByAHogAreCountedAndSampled) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  ExpectTheHogCountedSampledAndNamed("auto");
+}
+
+// The classic twins see tids and the tracepoint's record only, and must
+// name the same culprit.
+TEST(MonitorIntegration, ClassicTracepointsCountAndNameTheHogAsTpBtfDoes) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  ExpectTheHogCountedSampledAndNamed("tracepoint");
 }
 
 // The CPUs a process may run on (/proc/PID/status Cpus_allowed_list).
