@@ -102,5 +102,23 @@ TEST(RecordDecoder, KindsMapToTheirCollector) {
   EXPECT_EQ(CollectorOfKind(0), "");
 }
 
+TEST(RingRecordEvents, ABatchCountsTheRecordsItHoldsAnEmptyFlushAndAnyOtherRecordOne) {
+  std::vector<uint8_t> batch(sizeof(gn_batch_hdr) + 3 * sizeof(gn_sched_switch));
+  gn_batch_hdr hdr{};
+  hdr.hdr.kind = GN_REC_BATCH;
+  hdr.count = 3;
+  hdr.slot = sizeof(gn_sched_switch);
+  std::memcpy(batch.data(), &hdr, sizeof(hdr));
+  EXPECT_EQ(EventsInRingRecord(batch), 3u);
+  hdr.count = 0;  // the flush of an empty batch
+  std::memcpy(batch.data(), &hdr, sizeof(hdr));
+  EXPECT_EQ(EventsInRingRecord(std::span<const uint8_t>(batch.data(), sizeof(hdr))), 1u);
+  gn_sched_switch one{};
+  one.hdr.kind = GN_REC_SCHED_SWITCH;
+  EXPECT_EQ(EventsInRingRecord(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&one), sizeof(one))), 1u);
+  // A batch header cut short is one record, not a count read past its end.
+  EXPECT_EQ(EventsInRingRecord(std::span<const uint8_t>(batch.data(), sizeof(gn_header))), 1u);
+}
+
 }  // namespace
 }  // namespace gpunoise::collect

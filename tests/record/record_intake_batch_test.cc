@@ -96,7 +96,7 @@ TEST(RecordIntakeBatch, ABatchUnpacksIntoTheRecordsTheDirectPathGives) {
   batched.OnRecord(1, BatchOf(1, 200, 0, 3, all));
   EXPECT_EQ(batched.batches()[1].events_total, 3u);
   EXPECT_EQ(batched.collector_events(0), direct.collector_events(0));
-  EXPECT_EQ(batched.batches()[1].drained, 1u) << "one ring record against the drain's budget";
+  EXPECT_EQ(batched.batches()[1].drained, 3u) << "its records against the drain's budget, as if unbatched";
   EXPECT_EQ(batched.batches()[1].batches, 1u);
   std::vector<model::Event> d = WrittenEvents(direct, 1), e = WrittenEvents(batched, 1);
   ASSERT_EQ(d.size(), 3u);

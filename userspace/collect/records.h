@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
 
 extern "C" {
 #include "bpf/irq.h"
@@ -68,5 +71,17 @@ static_assert(offsetof(gn_drop_key, location) == 16);
 static_assert(sizeof(gn_drop_val) == 16);
 static_assert(sizeof(gn_nic_key) == 24);
 static_assert(sizeof(gn_nic_field) == 8);
+
+// The events a ring record holds: a batch's records (at least 1, for an
+// empty flush), else 1. What `record --drain-batch` counts, so that a
+// drain reads as many events with batching as without.
+inline uint64_t EventsInRingRecord(std::span<const uint8_t> data) {
+  uint16_t kind = 0;
+  if (data.size() >= sizeof(gn_header)) std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
+  if (kind != GN_REC_BATCH || data.size() < sizeof(gn_batch_hdr)) return 1;
+  uint16_t count = 0;
+  std::memcpy(&count, data.data() + offsetof(gn_batch_hdr, count), sizeof(count));
+  return count ? count : 1;
+}
 
 }  // namespace gpunoise::collect

@@ -59,15 +59,17 @@ class RingTransport {
   uint64_t bytes_per_cpu() const { return bytes_per_cpu_; }
   // Bytes of fill at which producers force a wakeup.
   uint64_t wakeup_bytes() const;
-  // An fd that becomes readable when a producer forces a wakeup (epoll).
+  // An fd that becomes readable when a producer forces a wakeup (epoll),
+  // until the next DrainAll.
   int wait_fd() const;
 
   // Reads every ring: everything in it, or, with `max_records_per_cpu`, at
-  // most that many records from each. Under a storm the producers refill a
-  // ring as fast as it is read, so an unbounded drain of a busy ring may
-  // never end; the bound keeps each drain's staging small and lets the
-  // caller write and come back (backlog() says whether it should at once).
-  // Returns records consumed.
+  // most that many events from each (a batch record counts the records it
+  // holds, collect/records.h EventsInRingRecord). Under a storm the
+  // producers refill a ring as fast as it is read, so an unbounded drain of
+  // a busy ring may never end; the bound keeps each drain's staging small
+  // and lets the caller write and come back (backlog() says whether it
+  // should at once). Returns the events consumed.
   Result<uint64_t> DrainAll(uint64_t max_records_per_cpu = 0);
   // True when the last bounded drain left records behind in some ring.
   bool backlog() const { return backlog_; }
@@ -77,12 +79,14 @@ class RingTransport {
   struct CpuContext {
     RingTransport* self;
     uint32_t cpu;
-    uint64_t budget = 0;  // records left in this drain; 0: unbounded
+    uint64_t budget = 0;  // events left in this drain (a batch counts what it holds); 0: unbounded
+    uint64_t events = 0;  // consumed in this drain
   };
   struct ConsumerDeleter {
     void operator()(ring_buffer* rb) const;
   };
   static int OnRecord(void* ctx, void* data, size_t size);
+  void TakeWakeups();
 
   RecordHandler handler_;
   uint64_t bytes_per_cpu_ = 0;

@@ -29,7 +29,7 @@ void RecordIntake::OnRecord(uint32_t cpu, std::span<const uint8_t> data) {
     return;
   }
   CpuBatch& b = batches_[cpu];
-  ++b.drained;  // ring records: a batch is one, as for the drain's budget
+  b.drained += collect::EventsInRingRecord(data);  // as the drain's budget counts
   if (kind == GN_REC_BATCH) {
     OnBatch(cpu, b, data);
     return;
