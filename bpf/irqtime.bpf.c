@@ -15,19 +15,13 @@
 #include <bpf/bpf_tracing.h>
 #include "focus.bpf.h"
 #include "irqtime.h"
+#include "irq_cpu.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Aggregate updates that found the IRQ hash full (4096 IRQs with traffic
  * on one node is far beyond any real machine), per CPU. */
 __u64 gn_irq_full[GN_MAX_CPUS] = {};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gn_irq_cpu);
-} gn_irq_cpu SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -24,6 +24,7 @@
 #include "bits.bpf.h"
 #include "core_fixes.bpf.h"
 #include "focus.bpf.h"
+#include "irq_cpu.bpf.h"
 #include "irqtime.h"
 #include "runqlat.h"
 
@@ -102,16 +103,6 @@ struct {
 
 /* Culprit updates that found gn_rq_culprit full, per CPU. */
 __u64 gn_rq_culprit_full[GN_MAX_CPUS] = {};
-
-/* The irqtime collector's per-CPU state, shared through
- * bpf_map__reuse_fd; without it the clocks stay 0 and a wait behind a task
- * keeps the interrupts inside the task's run. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gn_irq_cpu);
-} gn_irq_cpu SEC(".maps");
 
 static __always_inline void gn_mark(struct gn_rq_start *start, __u32 reason, bool focus, __u64 now)
 {

@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "focus.bpf.h"
+#include "irq_cpu.bpf.h"
 #include "irqtime.h"
 #include "sampler.h"
 #include "sample_count.bpf.h"
@@ -24,13 +25,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Samples whose key found the hash full, per CPU (counted, never silent). */
 __u64 gn_sample_full[GN_MAX_CPUS] = {};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gn_irq_cpu);
-} gn_irq_cpu SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
