@@ -200,6 +200,22 @@ static __always_inline void gn_end_run(struct gn_rq_cpu *c, __u32 prev_tid, __u3
 	c->soft0 = soft;
 }
 
+/* Runs are remembered only while a focus set exists: without one no wait
+ * is ever charged, so a switch skips the interrupt clocks and the copy.
+ * The current run is forgotten then, so the first run after the set
+ * appears does not reach back over the time without it. */
+static __always_inline void gn_track_runs(struct gn_rq_cpu *c, __u32 prev_tid, __u32 prev_tgid,
+					  const char *prev_comm, __u64 now)
+{
+	if (!c)
+		return;
+	if (!gn_focus_enabled) {
+		c->since = 0;
+		return;
+	}
+	gn_end_run(c, prev_tid, prev_tgid, prev_comm, now);
+}
+
 /* `part` of `whole` applied to `v` (v <= whole in practice), without
  * overflowing for spans of up to about 4 s each. */
 static __always_inline __u64 gn_scaled(__u64 v, __u64 part, __u64 whole)
@@ -341,8 +357,7 @@ int BPF_PROG(gn_rq_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct gn_rq_cpu *c = bpf_map_lookup_elem(&gn_rq_cpu, &zero);
 	gn_switch_focus(c, prev->pid, prev_runnable, prev_focus, next->pid, next_focus,
 			gn_task_class(next, next_focus), now);
-	if (c)
-		gn_end_run(c, prev->pid, prev->tgid, prev->comm, now);
+	gn_track_runs(c, prev->pid, prev->tgid, prev->comm, now);
 	if (prev_runnable)
 		gn_enqueue_task(prev, GN_RQ_PREEMPTED, prev_focus, now);
 	if (!next->pid)
@@ -386,8 +401,7 @@ int gn_tp_rq_switch(struct trace_event_raw_sched_switch *ctx)
 	__u32 zero = 0;
 	struct gn_rq_cpu *c = bpf_map_lookup_elem(&gn_rq_cpu, &zero);
 	gn_switch_focus(c, prev_tid, prev_runnable, prev_focus, next_tid, next_focus, next_class, now);
-	if (c)
-		gn_end_run(c, prev_tid, bpf_get_current_pid_tgid() >> 32, NULL, now);
+	gn_track_runs(c, prev_tid, bpf_get_current_pid_tgid() >> 32, NULL, now);
 	if (prev_runnable)
 		gn_enqueue_tid(prev_tid, GN_RQ_PREEMPTED, prev_focus, now);
 	if (!next_tid)

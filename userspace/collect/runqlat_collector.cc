@@ -7,12 +7,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
+#include <map>
 #include <string>
 
 #include "collect/focus_rows.h"
 #include "collect/percpu_maps.h"
+#include "collect/proc_scanner.h"
 #include "common/log.h"
+#include "model/pid_ns.h"
 #include "runqlat.skel.h"
 
 extern "C" {
@@ -30,13 +32,6 @@ static_assert(sizeof(gn_rq_culprit_key) == 8);
 static_assert(offsetof(gn_rq_culprit, comm) == 32);
 
 namespace {
-
-// /proc/<tid> names the kernel's own tids only in the initial pid
-// namespace (PROC_PID_INIT_INO).
-bool InInitialPidNamespace() {
-  std::error_code ec;
-  return std::filesystem::read_symlink("/proc/self/ns/pid", ec).string() == "pid:[4026531836]";
-}
 
 bool TaskExists(uint32_t tid) { return ::access(("/proc/" + std::to_string(tid)).c_str(), F_OK) == 0; }
 
@@ -65,7 +60,8 @@ void RunqlatCollector::Start(const CollectorContext& context) {
   if (irq_state_map_fd_ < 0)
     log::Warning("runqlat: no interrupt clocks (irqtime collector off): waits behind a task include the "
                  "interrupts inside its runs");
-  prune_ = InInitialPidNamespace();
+  // /proc/<tid> names the kernel's own tids only in the host's pid namespace.
+  prune_ = ReadPidNsInode("/proc/self") == model::kInitPidNsInode;
   // Task-local storage (Linux 5.11+) keeps the tp_btf programs' enqueue
   // times; without it only the classic twins (hash by tid) can run.
   CollectorContext ctx = context;
@@ -130,8 +126,14 @@ void RunqlatCollector::Read(model::AggregateSnapshot* out) {
 // same entries, which stay monotonic.
 void RunqlatCollector::ReadCulprits(model::AggregateSnapshot* out) {
   std::set<uint32_t> exited;
+  std::map<uint32_t, bool> alive;  // one look in /proc per task, not per CPU it ran on
   for (const gn_rq_culprit_key& key : MapKeys<gn_rq_culprit_key>(skel_->maps.gn_rq_culprit)) {
-    const bool gone = prune_ && !TaskExists(key.tid);
+    bool gone = false;
+    if (prune_) {
+      auto [it, fresh] = alive.try_emplace(key.tid, true);
+      if (fresh) it->second = TaskExists(key.tid);
+      gone = !it->second;
+    }
     if (gone && exited_.count(key.tid)) {
       bpf_map__delete_elem(skel_->maps.gn_rq_culprit, &key, sizeof(key), 0);
       continue;
