@@ -54,6 +54,7 @@ class PairResult:
     bytes_per_sched_event: float = None
     uncompressed_bytes_per_event: float = None
     unreported_switches: int = None
+    kernel_skipped: int = None
     note: str = ""
 
 
@@ -85,6 +86,10 @@ class CellResult:
         if unreported and sum(unreported):
             notes.append(f"{sum(unreported):,} context switches the kernel never delivered to a tracepoint "
                          "(gpunoise's switch-chain check; not ring loss)")
+        skipped = self.values("kernel_skipped")
+        if skipped and sum(skipped):
+            notes.append(f"{sum(skipped):,} program runs the kernel skipped, the program already running on "
+                         "that CPU (lost events, but not ring loss: not in the lost column)")
         return notes
 
 
@@ -151,7 +156,8 @@ def run_traced(tracer, workload, outdir, before_stop=None):
 
 
 def measure_pair(tracer, workload, base, traced, output, timings):
-    p = PairResult(note=output.note, unreported_switches=output.unreported_switches)
+    p = PairResult(note=output.note, unreported_switches=output.unreported_switches,
+                   kernel_skipped=output.kernel_skipped)
     if base.throughput and traced.throughput:
         p.ratio = traced.throughput / base.throughput
         p.base_throughput = base.throughput

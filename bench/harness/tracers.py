@@ -51,6 +51,10 @@ class TracerOutput:
     # gpunoise only: context switches whose switch chain shows the kernel
     # never delivered them to any tracepoint consumer (not a ring loss).
     unreported_switches: int = None
+    # gpunoise only: program runs the kernel skipped because the program was
+    # already running on that CPU (recursion). Lost events, but not ring
+    # loss: kept out of `lost`, as the report keeps them apart.
+    kernel_skipped: int = None
     note: str = ""
 
 
@@ -181,8 +185,11 @@ class GpunoiseRecord(Tracer):
         per_collector, lost = parsed
         path = os.path.join(outdir, "trace.pftrace")
         unseen = re.search(r"(\d+) context switches the kernel did not report", self.stdout(outdir))
+        skipped = re.search(r"\((\d+) of them program runs the kernel skipped\)", self.stdout(outdir))
+        skipped = int(skipped.group(1)) if skipped else 0
         return TracerOutput(
-            events=sum(per_collector.values()), sched_events=per_collector.get("sched"), lost=lost,
+            events=sum(per_collector.values()), sched_events=per_collector.get("sched"), lost=lost - skipped,
+            kernel_skipped=skipped,
             output_bytes=os.path.getsize(path) if os.path.exists(path) else None,
             unreported_switches=int(unseen.group(1)) if unseen else 0)
 

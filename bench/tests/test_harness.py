@@ -41,6 +41,21 @@ class ParsersTest(unittest.TestCase):
         self.assertEqual(per_collector, {"sched": 603093, "irq": 5594})
         self.assertEqual(lost, 0)
 
+    def test_gpunoise_runs_the_kernel_skipped_are_kept_out_of_lost_and_noted(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "stdout.txt"), "w") as f:
+            f.write("gpunoise: recorded 5.0 s on 2 CPUs to /tmp/x/trace.pftrace (1.1 MiB): sched 9000 events; "
+                    "8 lost events (6 of them program runs the kernel skipped)\n")
+        open(os.path.join(d, "stderr.txt"), "w").close()
+        out = tracers.GpunoiseRecord("/bin/true", "gpunoise", "gpunoise record").parse(d)
+        self.assertEqual(out.lost, 2)
+        self.assertEqual(out.kernel_skipped, 6)
+        c = cells.CellResult("gpunoise record", "W1 sched pipe")
+        timings = {"cpu_run_s": 0.1, "cpu_after_s": 0.0, "life_s": 5.0}
+        c.pairs = [cells.measure_pair(None, Fixed(), run(1.0, 1.0, 1.0, 5.0), run(1.0, 1.0, 1.0, 5.0), out, timings)]
+        self.assertEqual(c.lost_total(), 2)
+        self.assertTrue(any("6 program runs the kernel skipped" in n for n in c.notes()), c.notes())
+
     def test_gpunoise_summary_absent_is_none(self):
         self.assertIsNone(tracers.parse_gpunoise_summary("gpunoise: failed to attach: EPERM"))
 

@@ -42,7 +42,8 @@ TEST(FormatSummary, CountsEveryKindOfLossAndTheUnseenSwitches) {
   r.session.records_outside_cpus = 4;
   EXPECT_EQ(FormatSummary(r),
             "gpunoise: recorded 2.0 s on 2 CPUs to /tmp/out.pftrace (3.0 MiB): sched 1200 events, irq disabled; "
-            "22 lost events, 3 context switches the kernel did not report");
+            "22 lost events (2 of them program runs the kernel skipped), 3 context switches the kernel did "
+            "not report");
 }
 
 TEST(FormatSummary, NamesTheCompressionAndTheSizeBeforeIt) {

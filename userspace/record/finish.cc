@@ -78,6 +78,12 @@ std::string FormatSummary(const RecordResult& r) {
   for (const auto& cpu : s.cpus) unseen += cpu.unseen_switches;
   lost = model::TotalKernelAndUserLoss(s);
   double seconds = s.end_ts > s.start_ts ? static_cast<double>(s.end_ts - s.start_ts) / 1e9 : 0;
+  // Kept apart because no ring size or drain rate can win them back: the
+  // kernel skipped a program that was already running on that CPU.
+  std::string skipped_text =
+      s.bpf_recursion_misses
+          ? fmt::format(" ({} of them program runs the kernel skipped)", s.bpf_recursion_misses)
+          : "";
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
   std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
@@ -86,8 +92,8 @@ std::string FormatSummary(const RecordResult& r) {
   if (r.compression != perfetto::TraceCompression::kNone)
     size_text += fmt::format("; {} before {}", HumanBytes(r.packet_bytes),
                              perfetto::TraceCompressionName(r.compression));
-  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}{}",
-                     seconds, s.cpus.size(), r.path, size_text, per_collector, lost, unseen_text,
+  return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}{}{}",
+                     seconds, s.cpus.size(), r.path, size_text, per_collector, lost, skipped_text, unseen_text,
                      net_text);
 }
 
