@@ -64,6 +64,12 @@ static __always_inline void gn_count_lost(__u16 kind)
 	/* Programs nest on a CPU (an irq's program interrupts a task's). */
 	if (n)
 		__sync_fetch_and_add(n, 1);
+	/* The total too, in the slot no kind uses: every drain reads it, and
+	 * one key costs a fraction of the 256 a read by kind copies. */
+	key = GN_LOST_TOTAL_KEY;
+	n = bpf_map_lookup_elem(&gn_lost_kinds, &key);
+	if (n)
+		__sync_fetch_and_add(n, 1);
 }
 
 /* The context the event fired in, as ftrace's common_flags encode it

@@ -56,6 +56,10 @@ enum gn_record_kind {
 	GN_REC_KIND_MAX = 256,
 };
 
+/* gn_lost_kinds' key GN_REC_INVALID holds the sum over all kinds (no record
+ * has that kind): the one value a drain needs. */
+#define GN_LOST_TOTAL_KEY GN_REC_INVALID
+
 /* A batch: records written on one CPU, one per slot of `slot` bytes (a
  * record no bigger than its slot, at its start), after this header, in the
  * order they were claimed (which a nested program can make differ from time

@@ -459,6 +459,8 @@ TEST(NetIntegration, BadNetworkOptionsAreUsageErrors) {
       {"-e", "net-packets", "--net-dev", "a,b,c,d,e"},
       {"--net-interval", "0"},
       {"--net-interval", "soon"},
+      {"--nic-interval", "0"},
+      {"--nic-interval", "often"},
       {"-e", "net,bogus"},
   };
   for (const auto& extra : bad) {

@@ -16,11 +16,13 @@
 
 #include <cstring>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "common/clock.h"
@@ -66,12 +68,12 @@ uint64_t CarrierChanges(const VethPair& pair, Side side) {
 // gpunoise record inside one side's namespace.
 class NsRecording {
  public:
-  NsRecording(const VethPair& pair, Side side) {
+  NsRecording(const VethPair& pair, Side side, const std::string& nic_interval = "50ms") {
     dir_ = MakeTempDir();
     path_ = dir_ + "/nic.pftrace";
     child_ = std::make_unique<ChildProcess>(std::vector<std::string>{
         "ip", "netns", "exec", pair.netns(side), GpunoiseBinary(), "record", "-o", path_, "-e",
-        "sched,irq,softirq,net", "--net-interval", "50ms", "-d", "20s"});
+        "sched,irq,softirq,net", "--net-interval", "50ms", "--nic-interval", nic_interval, "-d", "20s"});
   }
   ~NsRecording() {
     child_.reset();
@@ -184,6 +186,39 @@ TEST(NicCountersIntegration, VethCountersInTheTraceMatchEthtoolBeforeAndAfterAFl
   ASSERT_EQ(rows.size(), 1u) << "no counter track for the queue";
   ASSERT_EQ(rows[0].size(), 2u);
   EXPECT_NEAR(std::stod(rows[0][1]), static_cast<double>(queue_packets), 2.0);
+}
+
+// ethtool -S takes the rtnl lock (and some drivers ask their firmware), so
+// the NIC's own counters keep their own, slower pace.
+TEST(NicCountersIntegration, TheNicsOwnCountersAreReadAtTheNicIntervalTheKernelsAtTheNetInterval) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  NsRecording rec(*pair, Side::kReceiver, "1s");
+  ASSERT_TRUE(rec.WaitStarted());
+  UdpFloodOptions flood;
+  flood.duration = 2500ms;
+  UdpFloodResult r = RunUdpFlood(*pair, flood);
+  ASSERT_GT(r.sent, 1000u);
+  std::string log;
+  ASSERT_TRUE(rec.Finish(&log)) << log;
+
+  std::string read_error;
+  auto trace = ReadTrace(rec.path(), &read_error);
+  ASSERT_TRUE(trace) << read_error;
+  const std::string dev = pair->device(Side::kReceiver);
+  auto nic = CounterSamples(*trace, dev + " nic rx_queue_0_xdp_packets/s");
+  size_t kernel = 0;
+  for (const std::string& name : TrackNames(*trace))
+    if (std::string_view(name).starts_with(dev) && std::string_view(name).ends_with(" rx packets/s") &&
+        name.find(" nic ") == std::string::npos)
+      kernel = std::max(kernel, CounterSamples(*trace, name).size());
+  // About 2.5 s of flood plus the start and stop: a sample a second, and the
+  // last reading at the stop.
+  EXPECT_GE(nic.size(), 2u) << log;
+  EXPECT_LE(nic.size(), 6u) << "sampled at the net interval, not the NIC's";
+  EXPECT_GE(kernel, 25u) << "the kernel's counters keep the 50 ms interval";
 }
 
 TEST(NicCountersIntegration, LinkDownAndUpDuringARecordingIsALinkFlapAtTheRightTime) {
@@ -405,7 +440,7 @@ TEST(NicCountersIntegration, ASpeedAndDuplexDropDuringARecordingIsALinkDownshift
   EXPECT_NE(json.find(tap_name + ": link speed fell from 100 Gb/s to 25 Gb/s and half duplex"), std::string::npos)
       << json.substr(0, 4000);
 
-  // Seen at the next counter sample (--net-interval 50ms).
+  // Seen at the next counter sample (--nic-interval 50ms).
   if (FindTraceProcessor().empty()) GTEST_SKIP() << kNoTraceProcessor;
   auto rows = Query(rec.path(),
                     "select s.ts, t.name from slice s join track t on s.track_id = t.id where s.category = "
@@ -443,7 +478,7 @@ TEST(NicCountersIntegration, ALinkThatComesBackSlowerHasItsSpeedChangeAtTheCarri
   // carrier's return can explain a reading of the new speed at its time.
   std::string dir = MakeTempDir(), path = dir + "/nic.pftrace";
   ChildProcess rec({"ip", "netns", "exec", ns, GpunoiseBinary(), "record", "-o", path, "-e", "net", "--net-interval",
-                    "10s", "-d", "20s"});
+                    "10s", "--nic-interval", "10s", "-d", "20s"});
   ASSERT_TRUE(rec.WaitForStderr("recording", 30s));
   std::this_thread::sleep_for(300ms);
   int off = 0, on = 1;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "bpf/record.h"
 #include "collect/record_decoder.h"
 #include "collect/ring_transport.h"
 #include "integration/support/privileges.h"
@@ -87,6 +88,22 @@ TEST_F(RingDrainTest, AClosedGateStopsProducersWithoutCountingLoss) {
   Fill(1000);
   EXPECT_EQ(Drain(0), 1000u);
   EXPECT_EQ(filler_->lost(), 0u);
+}
+
+TEST_F(RingDrainTest, ALostRecordIsCountedInItsKindAndInThePerCpuTotal) {
+  // 4 MiB of records fill the ring; each run after that stops at its first
+  // failed reservation, which the kernel counts lost.
+  while (filler_->failed() == 0) ASSERT_TRUE(filler_->Run(50000).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(filler_->Run(10).ok());
+  const auto cpu = static_cast<size_t>(cpu_);
+  auto by_kind = transport_->LostByCpuAndKind();
+  ASSERT_GT(by_kind.size(), cpu);
+  uint64_t kinds_sum = 0;
+  for (uint64_t n : by_kind[cpu]) kinds_sum += n;
+  EXPECT_EQ(kinds_sum, filler_->failed());
+  EXPECT_EQ(by_kind[cpu][GN_REC_INVALID], 0u) << "the total's slot is not reported as a kind";
+  EXPECT_EQ(transport_->LostPerCpu()[cpu], kinds_sum) << "the one-key total a drain reads";
+  EXPECT_EQ(filler_->lost(), 4u);
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ int RunRecord(int argc, char** argv) {
   std::string trace_group;
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
+  std::string nic_interval_text = "1s";
   std::string compress_text = "zlib", kubelet_log_dir, gpu_pod_dirs;
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
@@ -108,8 +109,12 @@ int RunRecord(int argc, char** argv) {
        "tracefs categories of NIC-driver tracepoints to count (default: the event systems of the NIC drivers' "
        "modules, else mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
       ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
-       "how often the network counters and the NICs' own counters (ethtool -S, link state) are sampled into "
-       "counter tracks")
+       "how often the network counters the kernel keeps (per device, queue and CPU) are sampled into counter "
+       "tracks")
+      ("nic-interval", po::value(&nic_interval_text)->default_value("1s"),
+       "how often the NICs' own counters (ethtool -S, standard groups, queue stats, link settings) are read: "
+       "each read takes the rtnl lock and some drivers ask their firmware (link changes are seen as they "
+       "happen regardless)")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
@@ -266,6 +271,15 @@ int RunRecord(int argc, char** argv) {
       return 2;
     }
     options.net_interval_ms = *interval / 1000000;
+  }
+  {
+    auto interval = ParseDuration(nic_interval_text);
+    if (!interval.ok() || *interval < 1000000) {
+      std::fprintf(stderr, "usage: gpunoise record: invalid --nic-interval '%s' (at least 1ms)\n",
+                   nic_interval_text.c_str());
+      return 2;
+    }
+    options.nic_interval_ms = *interval / 1000000;
   }
   if (!buffer_text.empty()) {
     auto b = ParseByteSize(buffer_text);

@@ -54,7 +54,8 @@ class RingTransport {
   void ShareWith(CollectorContext* context) const;
   // lost[cpu][kind] for every possible CPU; empty on a read error.
   std::vector<std::vector<uint64_t>> LostByCpuAndKind() const;
-  // The same summed per CPU (indexed by CPU, every possible CPU).
+  // The same summed per CPU (indexed by CPU, every possible CPU), from the
+  // total the producers keep beside the kinds: one key to read.
   std::vector<uint64_t> LostPerCpu() const;
   uint64_t bytes_per_cpu() const { return bytes_per_cpu_; }
   // Bytes of fill at which producers force a wakeup.

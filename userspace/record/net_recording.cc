@@ -23,9 +23,10 @@ uint32_t OwnNetnsInode() {
   return static_cast<uint32_t>(st.st_ino);
 }
 
-NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval_ns,
+NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval_ns, uint64_t nic_interval_ns,
                            std::vector<std::unique_ptr<collect::Collector>>& collectors)
-    : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)) {
+    : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)),
+      nic_interval_ns_(std::max<uint64_t>(nic_interval_ns, 1000000)) {
   auto add = [&](auto collector) {
     collectors_.push_back(collector.get());
     auto* raw = collector.get();
@@ -65,21 +66,27 @@ void NetRecording::Begin(perfetto::TraceSink& sink) {
   baseline_ = Read();
   previous_ = baseline_;
   if (Status st = nic_counters_.Begin(sink); !st.ok()) log::Warning("nic counters: {}", st.error().message);
+  next_nic_ = baseline_.ts + nic_interval_ns_;
 }
 
 Result<uint64_t> NetRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t now) {
   if (!active_) return interval_ns_;
   uint64_t due = previous_.ts + interval_ns_;
-  if (now < due) {
-    GN_RETURN_IF_ERROR(nic_counters_.Poll(sink, now));
-    return due - now;
+  if (now >= due) {
+    model::NetSnapshot current = Read();
+    RefreshNames(current);
+    GN_RETURN_IF_ERROR(sink.WriteNetRates(previous_, current, names_));
+    previous_ = std::move(current);
+    due = previous_.ts + interval_ns_;
   }
-  model::NetSnapshot current = Read();
-  RefreshNames(current);
-  GN_RETURN_IF_ERROR(sink.WriteNetRates(previous_, current, names_));
-  GN_RETURN_IF_ERROR(nic_counters_.Sample(sink, current.ts));
-  previous_ = std::move(current);
-  return interval_ns_;
+  if (now >= next_nic_) {
+    GN_RETURN_IF_ERROR(nic_counters_.Sample(sink, now));
+    next_nic_ = now + nic_interval_ns_;
+  } else {
+    GN_RETURN_IF_ERROR(nic_counters_.Poll(sink, now));
+  }
+  const uint64_t next = std::min(due, next_nic_);
+  return next > now ? next - now : 0;
 }
 
 void NetRecording::Freeze() {

@@ -32,12 +32,14 @@ class NetRecording {
   // Creates the napi, netdev, drops and nic collectors and appends them to
   // `collectors` (the session starts, stops and reports on them like any
   // other).
-  NetRecording(const collect::NetOptions& options, uint64_t interval_ns,
+  // The kernel's counters are sampled every `interval_ns`, the NICs' own
+  // every `nic_interval_ns` (link notifications at every pass regardless).
+  NetRecording(const collect::NetOptions& options, uint64_t interval_ns, uint64_t nic_interval_ns,
                std::vector<std::unique_ptr<collect::Collector>>& collectors);
 
   // After every collector started: the baseline the totals count from.
   void Begin(perfetto::TraceSink& sink);
-  // Writes a sample when the interval has passed. Returns how long until
+  // Writes the samples whose interval has passed. Returns how long until
   // the next one is due (ns), for the drain loop's timeout.
   Result<uint64_t> MaybeSample(perfetto::TraceSink& sink, uint64_t now);
   // When the recording ends, before the collectors detach (a detach can take
@@ -63,6 +65,8 @@ class NetRecording {
   void RefreshNames(const model::NetSnapshot& snapshot);
 
   uint64_t interval_ns_;
+  uint64_t nic_interval_ns_;
+  uint64_t next_nic_ = 0;
   std::vector<collect::NetCollector*> collectors_;
   collect::DropsCollector* drops_ = nullptr;
   collect::NicCollector* nic_ = nullptr;

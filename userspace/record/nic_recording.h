@@ -1,6 +1,6 @@
 // The NIC's own view during a recording (part of the network recording):
 // every device's `ethtool -S` and standard-group counters and link state at
-// each --net-interval, link notifications as they arrive, and PCIe link
+// each --nic-interval, link notifications as they arrive, and PCIe link
 // health of the NICs and GPUs (at most once a second: sysfs reads of every
 // GPU are not free). Written through perfetto::TraceSink::nic_tracks().
 #pragma once
@@ -32,7 +32,7 @@ class NicRecording {
   Status Begin(perfetto::TraceSink& sink);
   // Link notifications pending now (every pass of the drain loop).
   Status Poll(perfetto::TraceSink& sink, uint64_t now);
-  // One counter reading (at the network sampling interval).
+  // One counter reading (every --nic-interval).
   Status Sample(perfetto::TraceSink& sink, uint64_t now);
   // When the recording ends, before the collectors detach: the last reading.
   void Freeze(uint64_t ts);

@@ -56,7 +56,8 @@ CollectorSet BuildCollectors(const RecordPlan& plan, const RecordOptions& option
   if (plan.net) {
     collect::NetOptions net_options = options.net;
     net_options.packets = plan.net_packets;
-    set.net = std::make_unique<NetRecording>(net_options, options.net_interval_ms * 1000000, set.collectors);
+    set.net = std::make_unique<NetRecording>(net_options, options.net_interval_ms * 1000000,
+                                             options.nic_interval_ms * 1000000, set.collectors);
   }
   if (plan.node) set.node = std::make_unique<NodeRecording>(options.net_interval_ms * 1000000, set.collectors);
   if (options.console) options.console->AddCollector(set.collectors);

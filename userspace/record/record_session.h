@@ -50,6 +50,10 @@ struct RecordOptions {
   collect::NetOptions net;
   // How often the network counters become counter-track samples.
   uint64_t net_interval_ms = 100;
+  // How often the NICs' own counters are (ethtool -S, standard groups,
+  // queue stats, link settings): each read takes the rtnl lock, and some
+  // drivers ask their firmware, so not at the kernel counters' pace.
+  uint64_t nic_interval_ms = 1000;
   uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
   uint64_t drain_interval_ms = 100;
   // At most this many records per CPU between two writes: the staging stays
