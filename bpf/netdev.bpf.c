@@ -5,11 +5,20 @@
  *
  *   net:netif_receive_skb     RX: every skb entering the stack (after GRO)
  *   net:net_dev_queue         handed to the qdisc layer (only with net-packets)
- *   net:net_dev_start_xmit    remembers the skb's TX queue and segments ...
- *   net:net_dev_xmit          ... counted here with the driver's return code
+ *   net:net_dev_start_xmit    TX: every skb handed to a driver, counted here
+ *   net:net_dev_xmit          the driver's return code (only with net-packets,
+ *                             or where net_dev_start_xmit is missing)
  *   net:net_dev_xmit_timeout  the TX watchdog fired (always recorded)
  *   tcp:tcp_retransmit_skb    a TCP retransmission (always recorded)
  *   net:napi_gro_receive_*    GRO per skb (only with --events net-packets)
+ *
+ * TX is counted where the skb is handed to the driver, one program per
+ * packet: a driver that drops a packet frees it and returns NETDEV_TX_OK
+ * anyway, and NETDEV_TX_BUSY is a hard error outside a driver bug
+ * (Documentation/networking/driver.rst), so net_dev_xmit's return code adds
+ * next to nothing to a count, for a second program on every packet (78-84 ns
+ * each under W2 TCP here, docs/performance.md). With net-packets it runs for
+ * its records and corrects the count for a requeue or an error.
  *
  * net_dev_xmit fires after the driver took the skb, which it may already have
  * freed (or handed to another CPU), so the skb is not read there: its queue
@@ -25,6 +34,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Linux 6.12 ("tcp: add a new err field in tcp_retransmit_skb") added err as
  * the 3rd tp_btf argument; user space reads the prototype from BTF. */
 const volatile bool gn_retransmit_has_err = true;
+/* net_dev_start_xmit is attached and counts TX (user space knows before
+ * load); otherwise net_dev_xmit counts each skb as one packet. */
+const volatile bool gn_tx_counted_at_start = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -74,6 +86,20 @@ static __always_inline bool gn_count(const struct gn_dev_key *key, __u64 packets
 	val->bytes += bytes;
 	val->errors += errors;
 	return created;
+}
+
+/* Takes back what net_dev_start_xmit counted as handed over, on the same CPU
+ * (the pair runs with bottom halves off), so this CPU's slot exists and
+ * never goes below zero. */
+static __always_inline void gn_uncount(const struct gn_dev_key *key, __u64 packets, __u64 bytes,
+				       __u64 errors)
+{
+	struct gn_dev_val *val = bpf_map_lookup_elem(&gn_dev_stats, key);
+	if (!val)
+		return;
+	val->packets -= packets;
+	val->bytes -= bytes;
+	val->errors += errors;
 }
 
 static __always_inline void gn_remember_name_str(const struct gn_net_dev *id, const char *name)
@@ -195,14 +221,30 @@ static __always_inline void gn_push_xmit(__u64 skb, struct gn_net_dev dev, __s32
 	st->depth = depth + 1;
 }
 
+static __always_inline void gn_do_start_xmit(__u64 skb, struct net_device *dev, struct gn_net_dev id,
+					   __s32 queue, __u32 segs, __u32 len)
+{
+	if (gn_tx_counted_at_start) {
+		struct gn_dev_key key = {};
+		key.dev = id;
+		key.queue = queue;
+		key.dir = GN_NET_TX;
+		if (gn_count(&key, segs, len, 0))
+			gn_remember_dev_name(&key.dev, dev);
+	}
+	/* net_dev_xmit runs only for records, and needs the queue then. */
+	if (gn_net_packets)
+		gn_push_xmit(skb, id, queue, segs);
+}
+
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(gn_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
 	struct sk_buff *s = (struct sk_buff *)skb;
-	gn_push_xmit((__u64)skb, gn_dev_id(true, (struct net_device *)dev), s->queue_mapping,
-		     gn_skb_segs(true, s));
+	struct net_device *d = (struct net_device *)dev;
+	gn_do_start_xmit((__u64)skb, d, gn_dev_id(true, d), s->queue_mapping, gn_skb_segs(true, s), s->len);
 	return 0;
 }
 
@@ -212,8 +254,9 @@ int gn_tp_startxmit(struct trace_event_raw_net_dev_start_xmit *ctx)
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
 	struct sk_buff *skb = (struct sk_buff *)ctx->skbaddr;
+	struct net_device *dev = BPF_CORE_READ(skb, dev);
 	__u32 segs = ctx->gso_segs ? ctx->gso_segs : 1;
-	gn_push_xmit((__u64)skb, gn_dev_id(false, BPF_CORE_READ(skb, dev)), ctx->queue_mapping, segs);
+	gn_do_start_xmit((__u64)skb, dev, gn_dev_id(false, dev), ctx->queue_mapping, segs, ctx->len);
 	return 0;
 }
 
@@ -247,15 +290,26 @@ static __always_inline void gn_do_xmit(__u64 skb, int rc, struct net_device *dev
 	}
 	if (!matched)
 		key.dev = gn_dev_id(true, dev);
+	if (gn_tx_counted_at_start) {
+		/* A requeue is handed over again; an error was not sent. An
+		 * unmatched skb (its start was missed) was counted or not: left
+		 * as it is. */
+		if (matched && rc == GN_NETDEV_TX_BUSY)
+			gn_uncount(&key, segs, len, 0);
+		else if (matched && rc != GN_NETDEV_TX_OK)
+			gn_uncount(&key, segs, len, segs);
+	} else if (rc != GN_NETDEV_TX_BUSY) {
+		bool created =
+			rc == GN_NETDEV_TX_OK ? gn_count(&key, segs, len, 0) : gn_count(&key, 0, 0, segs);
+		if (created) {
+			if (dev)
+				gn_remember_dev_name(&key.dev, dev);
+			else
+				gn_remember_name_str(&key.dev, tp_name);
+		}
+	}
 	if (rc == GN_NETDEV_TX_BUSY)
 		return;
-	bool created = rc == GN_NETDEV_TX_OK ? gn_count(&key, segs, len, 0) : gn_count(&key, 0, 0, segs);
-	if (created) {
-		if (dev)
-			gn_remember_dev_name(&key.dev, dev);
-		else
-			gn_remember_name_str(&key.dev, tp_name);
-	}
 
 	char name[GN_NET_NAME_LEN] = {};
 	bool selected;
