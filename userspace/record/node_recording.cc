@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -22,6 +23,13 @@ namespace {
 
 // Quotas appear (a pod starts) and processes move: rescanned this often.
 constexpr uint64_t kRescanNs = 1'000'000'000;
+constexpr uint64_t kRescanCpuShare = 100;  // at most 1/100 of a CPU
+
+uint64_t ThreadCpuNs() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
+}
 
 // The NIC IRQs' CPUs now (numa_locality compares them with the NIC's node):
 // written at both ends, so a change during the recording (irqbalance) shows.
@@ -34,6 +42,8 @@ Status WriteNicIrqCpus(perfetto::TraceSink& sink, uint64_t ts, std::string_view 
 }
 
 }  // namespace
+
+uint64_t NextRescanGapNs(uint64_t scan_cpu_ns) { return std::max(kRescanNs, scan_cpu_ns * kRescanCpuShare); }
 
 NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors,
                              bool idle)
@@ -63,6 +73,7 @@ model::NodeSnapshot NodeRecording::Read() const {
 }
 
 Status NodeRecording::Rescan(perfetto::TraceSink& sink, uint64_t ts) {
+  const uint64_t cpu_before = ThreadCpuNs();
   std::vector<collect::QuotaCgroup> found;
   if (!mounts_.v1_cpu.empty()) found = collect::FindQuotaCgroups(mounts_.v1_cpu, 1);
   if (mounts_.v2_has_cpu) {
@@ -76,10 +87,11 @@ Status NodeRecording::Rescan(perfetto::TraceSink& sink, uint64_t ts) {
   }
   quotas_ = std::move(found);
   // Affinity changes are rare; a scan a second (one syscall per thread)
-  // catches those of threads that live longer than that.
+  // catches those of threads that live longer than that, or less often
+  // where the scan is dear.
   for (const auto& [tid, cpus] : collect::ReadThreadAffinities())
     GN_RETURN_IF_ERROR(sink.node_tracks().WriteAffinity(ts, tid, cpus));
-  next_rescan_ = ts + kRescanNs;
+  next_rescan_ = ts + NextRescanGapNs(ThreadCpuNs() - cpu_before);
   return OkStatus();
 }
 
