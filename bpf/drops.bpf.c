@@ -23,6 +23,9 @@ const volatile bool gn_kfree_has_rx_sk = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	/* Allocated as keys appear: preallocated, every key's value for
+	 * every possible CPU is over 100 MiB a map on a 256-CPU node. */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct gn_drop_key);
 	__type(value, struct gn_drop_val);

@@ -32,6 +32,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	/* Allocated as keys appear: preallocated, every key's value for
+	 * every possible CPU is over 100 MiB a map on a 256-CPU node. */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, __s32);
 	__type(value, struct gn_hardirq_time);
