@@ -263,24 +263,17 @@ int RunRecord(int argc, char** argv) {
     return 2;
   }
   options.net.nic_categories = split_list(nic_categories);
-  {
-    auto interval = ParseDuration(net_interval_text);
-    if (!interval.ok() || *interval < 1000000) {
-      std::fprintf(stderr, "usage: gpunoise record: invalid --net-interval '%s' (at least 1ms)\n",
-                   net_interval_text.c_str());
-      return 2;
-    }
-    options.net_interval_ms = *interval / 1000000;
-  }
-  {
-    auto interval = ParseDuration(nic_interval_text);
-    if (!interval.ok() || *interval < 1000000) {
-      std::fprintf(stderr, "usage: gpunoise record: invalid --nic-interval '%s' (at least 1ms)\n",
-                   nic_interval_text.c_str());
-      return 2;
-    }
-    options.nic_interval_ms = *interval / 1000000;
-  }
+  // Milliseconds of a sampling interval flag (at least 1ms); 0 after a usage error.
+  auto interval_ms = [](const std::string& text, const char* flag) -> uint64_t {
+    auto interval = ParseDuration(text);
+    if (interval.ok() && *interval >= 1000000) return *interval / 1000000;
+    std::fprintf(stderr, "usage: gpunoise record: invalid --%s '%s' (at least 1ms)\n", flag, text.c_str());
+    return 0;
+  };
+  options.net_interval_ms = interval_ms(net_interval_text, "net-interval");
+  if (options.net_interval_ms == 0) return 2;
+  options.nic_interval_ms = interval_ms(nic_interval_text, "nic-interval");
+  if (options.nic_interval_ms == 0) return 2;
   if (!buffer_text.empty()) {
     auto b = ParseByteSize(buffer_text);
     if (!b.ok() || *b == 0) {
