@@ -36,7 +36,12 @@ struct TrackArg {
       case Type::kInt:
       case Type::kBool: *out = int_value; return true;
       case Type::kUint: *out = static_cast<int64_t>(uint_value); return true;
-      case Type::kDouble: *out = static_cast<int64_t>(double_value); return true;
+      case Type::kDouble:
+        // A NaN, an infinity or a value past int64's range (a hostile or
+        // corrupt trace) has no integer: converting it is undefined.
+        if (!(double_value >= -0x1p63 && double_value < 0x1p63)) return false;
+        *out = static_cast<int64_t>(double_value);
+        return true;
       case Type::kString: {
         const char* b = string_value.data();
         const char* e = b + string_value.size();

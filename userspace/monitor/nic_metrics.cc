@@ -55,8 +55,11 @@ void AddNicFamilies(const NicMetricsInput& in, std::vector<MetricFamily>& out) {
         queue_drops.samples.push_back({{{"device", device}, {"queue", std::to_string(t.queue)},
                                         {"kind", std::string(model::NicCounterKindName(t.kind))}},
                                        static_cast<double>(t.delta)});
+    // Clang before 16 (the fuzz build's clang 14) cannot capture a
+    // structured binding in a lambda.
+    const auto& dev = device;
     auto pause_sample = [&](const char* dir, const char* type, NicCounterKind k) {
-      pause.samples.push_back({{{"device", device}, {"direction", dir}, {"type", type}}, static_cast<double>(sums[k])});
+      pause.samples.push_back({{{"device", dev}, {"direction", dir}, {"type", type}}, static_cast<double>(sums[k])});
     };
     pause_sample("rx", "link", NicCounterKind::kPauseRx);
     pause_sample("tx", "link", NicCounterKind::kPauseTx);
