@@ -2,6 +2,7 @@
 """Unit tests of bench/run.py's parsers, arithmetic and report (no root)."""
 
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -26,6 +27,15 @@ def run(throughput, work, busy, wall):
 
 
 class ParsersTest(unittest.TestCase):
+    def tracer_outputs(self, stdout_text):
+        """A directory holding a tracer's stdout.txt and an empty stderr.txt."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(os.path.join(d, "stdout.txt"), "w") as f:
+            f.write(stdout_text)
+        open(os.path.join(d, "stderr.txt"), "w").close()
+        return d
+
     def test_gpunoise_summary_gives_per_collector_events_and_lost(self):
         text = ("gpunoise: recorded 3.2 s on 2 CPUs to /tmp/x/trace.pftrace (1.1 MiB): sched 120000 events, "
                 "irq 3000 events, napi 0 events, netdev disabled; 7 lost events, 3 context switches the "
@@ -42,11 +52,8 @@ class ParsersTest(unittest.TestCase):
         self.assertEqual(lost, 0)
 
     def test_gpunoise_runs_the_kernel_skipped_are_kept_out_of_lost_and_noted(self):
-        d = tempfile.mkdtemp()
-        with open(os.path.join(d, "stdout.txt"), "w") as f:
-            f.write("gpunoise: recorded 5.0 s on 2 CPUs to /tmp/x/trace.pftrace (1.1 MiB): sched 9000 events; "
-                    "8 lost events (6 of them program runs the kernel skipped)\n")
-        open(os.path.join(d, "stderr.txt"), "w").close()
+        d = self.tracer_outputs("gpunoise: recorded 5.0 s on 2 CPUs to /tmp/x/trace.pftrace (1.1 MiB): sched 9000 "
+                                "events; 8 lost events (6 of them program runs the kernel skipped)\n")
         out = tracers.GpunoiseRecord("/bin/true", "gpunoise", "gpunoise record").parse(d)
         self.assertEqual(out.lost, 2)
         self.assertEqual(out.kernel_skipped, 6)
@@ -60,11 +67,9 @@ class ParsersTest(unittest.TestCase):
         self.assertIsNone(tracers.parse_gpunoise_summary("gpunoise: failed to attach: EPERM"))
 
     def test_bpftrace_counts_are_summed_and_sched_split(self):
-        d = tempfile.mkdtemp()
-        with open(os.path.join(d, "stdout.txt"), "w") as f:
-            f.write("Attaching 3 probes...\n\n\n@[tracepoint:task:task_rename]: 10\n"
-                    "@[tracepoint:irq_vectors:local_timer_entry]: 1958\n@[tracepoint:sched:sched_switch]: 2180\n")
-        open(os.path.join(d, "stderr.txt"), "w").close()
+        d = self.tracer_outputs("Attaching 3 probes...\n\n\n@[tracepoint:task:task_rename]: 10\n"
+                                "@[tracepoint:irq_vectors:local_timer_entry]: 1958\n"
+                                "@[tracepoint:sched:sched_switch]: 2180\n")
         out = tracers.Bpftrace([]).parse(d)
         self.assertEqual(out.events, 10 + 1958 + 2180)
         self.assertEqual(out.sched_events, 10 + 2180)
