@@ -81,6 +81,71 @@ TEST(TrackEventWriter, FirstPacketClearsTheSequenceAndLaterOnesDoNot) {
   EXPECT_FALSE(second.track_descriptor().has_description());
 }
 
+TEST(TrackEventWriter, InternedEventsDefineEachStringInThePacketOfItsFirstUseOnly) {
+  TrackEventWriter writer(5, 0);
+  TracePacketBuilder packet;
+  EventRef e = writer.FillInternedSliceBegin(&packet, 1000, 42, "sched_ttwu_pending", "gpunoise.kwork");
+  writer.AddInternedArg(e, "kind", "ipi_callback");
+  writer.AddInternedArg(e, "cpu", uint64_t{3});
+  writer.AddInternedArg(e, "tid", int64_t{-7});
+  writer.FinishInterned(&packet);
+  TracePacket first = Parsed(packet);
+  // The first packet of the sequence clears the state and needs it.
+  EXPECT_EQ(first.sequence_flags(), static_cast<uint32_t>(TracePacket::SEQ_INCREMENTAL_STATE_CLEARED |
+                                                          TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
+  const TrackEvent& ev = first.track_event();
+  EXPECT_EQ(ev.type(), TrackEvent::TYPE_SLICE_BEGIN);
+  EXPECT_EQ(ev.track_uuid(), 42u);
+  EXPECT_FALSE(ev.has_name());
+  ASSERT_EQ(first.interned_data().event_names_size(), 1);
+  EXPECT_EQ(first.interned_data().event_names(0).iid(), ev.name_iid());
+  EXPECT_EQ(first.interned_data().event_names(0).name(), "sched_ttwu_pending");
+  ASSERT_EQ(ev.category_iids_size(), 1);
+  ASSERT_EQ(first.interned_data().event_categories_size(), 1);
+  EXPECT_EQ(first.interned_data().event_categories(0).iid(), ev.category_iids(0));
+  EXPECT_EQ(first.interned_data().event_categories(0).name(), "gpunoise.kwork");
+  ASSERT_EQ(ev.debug_annotations_size(), 3);
+  ASSERT_EQ(first.interned_data().debug_annotation_names_size(), 3);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(first.interned_data().debug_annotation_names(i).iid(), ev.debug_annotations(i).name_iid());
+  EXPECT_EQ(first.interned_data().debug_annotation_names(0).name(), "kind");
+  ASSERT_EQ(first.interned_data().debug_annotation_string_values_size(), 1);
+  EXPECT_EQ(first.interned_data().debug_annotation_string_values(0).iid(), ev.debug_annotations(0).string_value_iid());
+  EXPECT_EQ(first.interned_data().debug_annotation_string_values(0).str(), "ipi_callback");
+  EXPECT_EQ(ev.debug_annotations(1).uint_value(), 3u);
+  EXPECT_EQ(ev.debug_annotations(2).int_value(), -7);
+
+  // The same strings again: the same iids, no definitions; a new one is
+  // defined alone.
+  e = writer.FillInternedInstant(&packet, 2000, 42, "sched_ttwu_pending", "gpunoise.kwork");
+  writer.AddInternedArg(e, "kind", "ipi_send");
+  writer.FinishInterned(&packet);
+  TracePacket second = Parsed(packet);
+  EXPECT_EQ(second.sequence_flags(), static_cast<uint32_t>(TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
+  EXPECT_FALSE(second.has_first_packet_on_sequence());
+  EXPECT_EQ(second.track_event().type(), TrackEvent::TYPE_INSTANT);
+  EXPECT_EQ(second.track_event().name_iid(), ev.name_iid());
+  EXPECT_EQ(second.track_event().category_iids(0), ev.category_iids(0));
+  EXPECT_EQ(second.track_event().debug_annotations(0).name_iid(), ev.debug_annotations(0).name_iid());
+  EXPECT_EQ(second.interned_data().event_names_size(), 0);
+  EXPECT_EQ(second.interned_data().debug_annotation_names_size(), 0);
+  ASSERT_EQ(second.interned_data().debug_annotation_string_values_size(), 1);
+  EXPECT_EQ(second.interned_data().debug_annotation_string_values(0).str(), "ipi_send");
+  EXPECT_NE(second.track_event().debug_annotations(0).string_value_iid(), ev.debug_annotations(0).string_value_iid());
+
+  // Nothing new: no interned data at all.
+  e = writer.FillInternedInstant(&packet, 3000, 42, "sched_ttwu_pending", "gpunoise.kwork");
+  writer.FinishInterned(&packet);
+  EXPECT_FALSE(Parsed(packet).has_interned_data());
+}
+
+TEST(TrackEventWriterDeathTest, AnInternedPacketNotFinishedAbortsTheNextFill) {
+  TrackEventWriter writer(5, 0);
+  TracePacketBuilder packet;
+  writer.FillInternedInstant(&packet, 1000, 42, "x", "gpunoise.kwork");
+  EXPECT_DEATH(writer.FillSliceEnd(&packet, 2000, 42), "");
+}
+
 TEST(TrackEventWriter, DescriptorsOfThreadsProcessesAndCounters) {
   TrackEventWriter writer(1, 0);
   TracePacketBuilder packet;

@@ -41,6 +41,10 @@ class TracePacketBuilder {
     open_.pop_back();
   }
 
+  // Back at the packet's top level.
+  void CloseAll() {
+    while (!open_.empty()) Close();
+  }
   // A writer inside the open message `field`, closing the messages opened
   // after it. The message must be open: anything else is a writer bug that
   // would put fields into the wrong message, so it aborts.

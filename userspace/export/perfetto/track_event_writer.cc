@@ -1,5 +1,7 @@
 #include "export/perfetto/track_event_writer.h"
 
+#include <cstdlib>
+
 #include "export/perfetto/protos/perfetto_fields.h"
 
 namespace gpunoise::perfetto {
@@ -21,16 +23,75 @@ uint64_t TrackEventWriter::TrackUuid(std::string_view key) const {
   return uuid ? uuid : 1;
 }
 
-void TrackEventWriter::Stamp(TracePacketBuilder* packet, uint64_t ts) {
+void TrackEventWriter::Stamp(TracePacketBuilder* packet, uint64_t ts, bool needs_incremental_state) {
+  // Definitions still pending belong to a packet that was never finished:
+  // dropping them would leave later iids unresolvable.
+  if (!pending_.empty()) std::abort();
   packet->Clear();
   ProtoWriter w = packet->w();
   if (ts) w.Varint(pf::TracePacket::kTimestamp, ts);
   w.Varint(pf::TracePacket::kTrustedPacketSequenceId, sequence_id_);
+  // One sequence_flags field: the trace processor keeps only the last.
+  uint64_t flags = needs_incremental_state ? pf::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE : 0;
   if (first_packet_) {
     w.Bool(pf::TracePacket::kFirstPacketOnSequence, true);
-    w.Varint(pf::TracePacket::kSequenceFlags, pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    flags |= pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED;
     first_packet_ = false;
   }
+  if (flags) w.Varint(pf::TracePacket::kSequenceFlags, flags);
+}
+
+uint64_t TrackEventWriter::Intern(InternTable table, std::string_view value) {
+  auto& map = interned_[table];
+  auto it = map.find(value);
+  if (it != map.end()) return it->second;
+  // iid 0 means "not set" to readers.
+  uint64_t iid = map.size() + 1;
+  it = map.emplace(std::string(value), iid).first;
+  pending_.push_back({table, iid, it->first});
+  return iid;
+}
+
+EventRef TrackEventWriter::FillInterned(TracePacketBuilder* packet, uint64_t ts, uint64_t track, uint32_t type,
+                                        std::string_view name, std::string_view category) {
+  Stamp(packet, ts, true);
+  packet->Open(pf::TracePacket::kTrackEvent);
+  ProtoWriter e = packet->w();
+  e.Varint(pf::TrackEvent::kType, type);
+  e.Varint(pf::TrackEvent::kTrackUuid, track);
+  if (!name.empty()) e.Varint(pf::TrackEvent::kNameIid, Intern(kEventNames, name));
+  if (!category.empty()) e.Varint(pf::TrackEvent::kCategoryIids, Intern(kCategories, category));
+  return EventRef(packet);
+}
+
+EventRef TrackEventWriter::FillInternedSliceBegin(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
+                                                  std::string_view name, std::string_view category) {
+  return FillInterned(packet, ts, track, pf::TrackEvent::TYPE_SLICE_BEGIN, name, category);
+}
+
+EventRef TrackEventWriter::FillInternedInstant(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
+                                               std::string_view name, std::string_view category) {
+  return FillInterned(packet, ts, track, pf::TrackEvent::TYPE_INSTANT, name, category);
+}
+
+void TrackEventWriter::FinishInterned(TracePacketBuilder* packet) {
+  if (pending_.empty()) return;
+  packet->CloseAll();
+  packet->Open(pf::TracePacket::kInternedData);
+  static constexpr uint32_t kField[kInternTables] = {
+      pf::InternedData::kEventNames, pf::InternedData::kEventCategories, pf::InternedData::kDebugAnnotationNames,
+      pf::InternedData::kDebugAnnotationStringValues};
+  for (const Definition& d : pending_) {
+    // EventName, EventCategory, DebugAnnotationName and InternedString all
+    // are {iid = 1, name or str = 2}.
+    packet->Open(kField[d.table]);
+    ProtoWriter w = packet->w();
+    w.Varint(pf::EventName::kIid, d.iid);
+    w.Bytes(pf::EventName::kName, d.value);
+    packet->Close();
+  }
+  packet->Close();
+  pending_.clear();
 }
 
 void TrackEventWriter::FillTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid,
@@ -133,6 +194,30 @@ void Arg(EventRef e, std::string_view name, WriteValue write) {
   w.EndMessage(token);
 }
 }  // namespace
+
+void TrackEventWriter::AddInternedArg(EventRef e, std::string_view name, std::string_view value) {
+  ProtoWriter w = e.packet()->In(pf::TracePacket::kTrackEvent);
+  size_t token = w.BeginMessage(pf::TrackEvent::kDebugAnnotations);
+  w.Varint(pf::DebugAnnotation::kNameIid, Intern(kAnnotationNames, name));
+  w.Varint(pf::DebugAnnotation::kStringValueIid, Intern(kAnnotationStrings, value));
+  w.EndMessage(token);
+}
+
+void TrackEventWriter::AddInternedArg(EventRef e, std::string_view name, int64_t value) {
+  ProtoWriter w = e.packet()->In(pf::TracePacket::kTrackEvent);
+  size_t token = w.BeginMessage(pf::TrackEvent::kDebugAnnotations);
+  w.Varint(pf::DebugAnnotation::kNameIid, Intern(kAnnotationNames, name));
+  w.Int(pf::DebugAnnotation::kIntValue, value);
+  w.EndMessage(token);
+}
+
+void TrackEventWriter::AddInternedArg(EventRef e, std::string_view name, uint64_t value) {
+  ProtoWriter w = e.packet()->In(pf::TracePacket::kTrackEvent);
+  size_t token = w.BeginMessage(pf::TrackEvent::kDebugAnnotations);
+  w.Varint(pf::DebugAnnotation::kNameIid, Intern(kAnnotationNames, name));
+  w.Varint(pf::DebugAnnotation::kUintValue, value);
+  w.EndMessage(token);
+}
 
 void AddArg(EventRef e, std::string_view name, std::string_view value) {
   Arg(e, name, [&](ProtoWriter& w) { w.Bytes(pf::DebugAnnotation::kStringValue, value); });
