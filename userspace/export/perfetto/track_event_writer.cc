@@ -195,28 +195,29 @@ void Arg(EventRef e, std::string_view name, WriteValue write) {
 }
 }  // namespace
 
-void TrackEventWriter::AddInternedArg(EventRef e, std::string_view name, std::string_view value) {
+namespace {
+// One debug annotation with an interned name and a varint value (an int64,
+// a uint64 or an interned string's iid, by `value_field`).
+void InternedVarintArg(EventRef e, uint64_t name_iid, uint32_t value_field, uint64_t value) {
   ProtoWriter w = e.packet()->In(pf::TracePacket::kTrackEvent);
   size_t token = w.BeginMessage(pf::TrackEvent::kDebugAnnotations);
-  w.Varint(pf::DebugAnnotation::kNameIid, Intern(kAnnotationNames, name));
-  w.Varint(pf::DebugAnnotation::kStringValueIid, Intern(kAnnotationStrings, value));
+  w.Varint(pf::DebugAnnotation::kNameIid, name_iid);
+  w.Varint(value_field, value);
   w.EndMessage(token);
+}
+}  // namespace
+
+void TrackEventWriter::AddInternedArg(EventRef e, std::string_view name, std::string_view value) {
+  const uint64_t name_iid = Intern(kAnnotationNames, name);
+  InternedVarintArg(e, name_iid, pf::DebugAnnotation::kStringValueIid, Intern(kAnnotationStrings, value));
 }
 
 void TrackEventWriter::AddInternedArg(EventRef e, std::string_view name, int64_t value) {
-  ProtoWriter w = e.packet()->In(pf::TracePacket::kTrackEvent);
-  size_t token = w.BeginMessage(pf::TrackEvent::kDebugAnnotations);
-  w.Varint(pf::DebugAnnotation::kNameIid, Intern(kAnnotationNames, name));
-  w.Int(pf::DebugAnnotation::kIntValue, value);
-  w.EndMessage(token);
+  InternedVarintArg(e, Intern(kAnnotationNames, name), pf::DebugAnnotation::kIntValue, static_cast<uint64_t>(value));
 }
 
 void TrackEventWriter::AddInternedArg(EventRef e, std::string_view name, uint64_t value) {
-  ProtoWriter w = e.packet()->In(pf::TracePacket::kTrackEvent);
-  size_t token = w.BeginMessage(pf::TrackEvent::kDebugAnnotations);
-  w.Varint(pf::DebugAnnotation::kNameIid, Intern(kAnnotationNames, name));
-  w.Varint(pf::DebugAnnotation::kUintValue, value);
-  w.EndMessage(token);
+  InternedVarintArg(e, Intern(kAnnotationNames, name), pf::DebugAnnotation::kUintValue, value);
 }
 
 void AddArg(EventRef e, std::string_view name, std::string_view value) {
