@@ -45,7 +45,8 @@ Status NodeTrackWriter::WriteKernelWork(const model::KernelWork& work, std::stri
   }
   // Interned: under a NET_RX flood there is a send and a callback per
   // remote wakeup (18k/s here), and their repeated strings (function and
-  // arg names, the category) were most of the recorder's bytes and CPU.
+  // arg names, the category) were half the trace's bytes before
+  // compression (docs/performance.md).
   EventRef e = send ? writer_.FillInternedInstant(&packet, work.begin, it->second, model::KernelWorkName(work.kind),
                                                   kKernelWorkCategory)
                     : writer_.FillInternedSliceBegin(&packet, work.begin, it->second, function, kKernelWorkCategory);

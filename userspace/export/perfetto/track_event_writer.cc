@@ -193,9 +193,7 @@ void Arg(EventRef e, std::string_view name, WriteValue write) {
   write(w);
   w.EndMessage(token);
 }
-}  // namespace
 
-namespace {
 // One debug annotation with an interned name and a varint value (an int64,
 // a uint64 or an interned string's iid, by `value_field`).
 void InternedVarintArg(EventRef e, uint64_t name_iid, uint32_t value_field, uint64_t value) {
