@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "integration/support/host_noise.h"
 #include "integration/support/privileges.h"
 #include "integration/support/run_in_child.h"
 #include "integration/support/workloads.h"
@@ -191,11 +192,19 @@ TEST(IpiTlb, ASleepingSecondThreadSendsNone) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   TempDir dir;
   UnmapRun run;
+  HostNoise host(0);
   std::string trace = RecordWhile(dir.path(), "quiet.pftrace", [&] { run = RunUnmapper(false); });
   ASSERT_NE(run.focus, 0) << "the workload did not run";
   std::string text;
   analyze::Analysis a = ReportOn(trace, run.focus, &text);
   EXPECT_EQ(FindDetector(a, "ipi_tlb"), nullptr) << text;
+  // A vCPU the host takes away in a timer callback or a kworker's run
+  // stretches it (a CI host stole enough of CPU 0 for a timer finding): the
+  // other kernel work is judged only on a CPU the hypervisor left alone.
+  if (!host.Quiet()) {
+    std::printf("note: not quiet (%s): checked only that no TLB shootdown is blamed\n", host.Describe().c_str());
+    return;
+  }
   EXPECT_EQ(FindDetector(a, "timer"), nullptr) << text;
   EXPECT_EQ(FindDetector(a, "workqueue"), nullptr) << text;
 }
