@@ -10,6 +10,8 @@
 namespace gpunoise::perfetto {
 
 uint32_t CompactSchedBuilder::Intern(const model::TaskComm& comm) {
+  for (const Recent& r : recent_)
+    if (r.index != UINT32_MAX && r.comm == comm) return r.index;
   CommKey key;
   std::string_view v = comm.view();
   char bytes[16] = {};
@@ -18,6 +20,7 @@ uint32_t CompactSchedBuilder::Intern(const model::TaskComm& comm) {
   std::memcpy(&key.hi, bytes + 8, 8);
   auto [it, inserted] = intern_index_.try_emplace(key, static_cast<uint32_t>(intern_order_.size()));
   if (inserted) intern_order_.push_back(comm);
+  recent_[recent_next_++ % recent_.size()] = {comm, it->second};
   return it->second;
 }
 
@@ -85,6 +88,7 @@ void CompactSchedBuilder::FlushTo(ProtoWriter& w) {
   Packed(w, M::kWakingCommonFlags, waking_flags_);
   intern_index_.clear();
   intern_order_.clear();
+  recent_.fill({});
   last_switch_ts_ = 0;
   last_waking_ts_ = 0;
 }
