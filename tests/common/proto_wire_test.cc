@@ -37,6 +37,31 @@ TEST(ProtoWriter, ExactMessagesOfAnyLengthAreFramedWithTheirShortestLength) {
   }
 }
 
+TEST(FixedProtoWriter, WritesTheBytesProtoWriterWritesForTheSameFields) {
+  for (uint64_t ts : {0ull, 127ull, 128ull, 1'000'000'000'000ull, ~0ull}) {
+    std::string expected;
+    ProtoWriter w(&expected);
+    size_t event = w.BeginMessage(2);
+    w.Varint(1, ts);
+    w.Int(2, -1);  // negative: ten bytes
+    size_t body = w.BeginMessage(341);  // a two-byte tag
+    w.Varint(1, 3);
+    w.EndMessage(body);
+    w.EndMessage(event);
+
+    char buffer[64];
+    FixedProtoWriter f(buffer);
+    char* fixed_event = f.BeginMessage(2);
+    f.Varint(1, ts);
+    f.Int(2, -1);
+    char* fixed_body = f.BeginMessage(341);
+    f.Varint(1, 3);
+    f.EndMessage(fixed_body);
+    f.EndMessage(fixed_event);
+    EXPECT_EQ(f.view(), expected) << ts;
+  }
+}
+
 TEST(ProtoWriter, NestedExactMessagesKeepTheirContentWhenAnOuterOneGrows) {
   std::string out;
   ProtoWriter w(&out);

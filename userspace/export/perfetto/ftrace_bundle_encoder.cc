@@ -77,16 +77,46 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
   if (info.previous_bundle_end_timestamp)
     w.Varint(pf::FtraceEventBundle::kPreviousBundleEndTimestamp, info.previous_bundle_end_timestamp);
 
+  // Runs of events of numbers only (the irq, softirq and local-timer events
+  // a NET_RX storm is made of) are written whole into this buffer through
+  // FixedProtoWriter (proto_wire.h) and reach the packet a few KiB at a time:
+  // a string append per event (a capacity check and a call to memcpy) was
+  // most of the encoder's time. Anything else written into the packet moves
+  // what is gathered there first.
+  char run[4096];
+  size_t run_used = 0;
+  auto flush_run = [&] {
+    if (!run_used) return;
+    packet->append(run, run_used);
+    run_used = 0;
+  };
   for (const model::Event& ev : events) {
     // One FtraceEvent: timestamp, pid (the task current when it fired) and
     // the event's own message as field `kind`, written by `fields`.
     auto event = [&](uint32_t kind, auto&& fields) {
+      flush_run();
       Message(w, pf::FtraceEventBundle::kEvent, [&] {
         w.Varint(Event::kTimestamp, ev.ts);
         w.Varint(Event::kPid, static_cast<uint32_t>(ev.tid));
         if (ev.common_flags) w.Varint(Event::kCommonFlags, ev.common_flags);
         Message(w, kind, fields);
       });
+    };
+    // The same for an event whose own fields are numbers, at most 1 + 1 + 11
+    // + 6 + 4 + 3 + 1 bytes around two int fields (22).
+    constexpr size_t kNumericEventMax = 64;
+    auto numeric_event = [&](uint32_t kind, auto&& fields) {
+      if (run_used + kNumericEventMax > sizeof(run)) flush_run();
+      FixedProtoWriter f(run + run_used);
+      char* outer = f.BeginMessage(pf::FtraceEventBundle::kEvent);
+      f.Varint(Event::kTimestamp, ev.ts);
+      f.Varint(Event::kPid, static_cast<uint32_t>(ev.tid));
+      if (ev.common_flags) f.Varint(Event::kCommonFlags, ev.common_flags);
+      char* inner = f.BeginMessage(kind);
+      fields(f);
+      f.EndMessage(inner);
+      f.EndMessage(outer);
+      run_used += f.size();
     };
     auto comm = [&](uint32_t field, const model::TaskComm& c) { w.Bytes(field, c.view()); };
     std::visit(
@@ -160,32 +190,38 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
             },
             [&](const model::IrqExit& e) {
               using M = pf::IrqHandlerExitFtraceEvent;
-              event(Event::kIrqHandlerExit, [&] {
-                w.Int(M::kIrq, e.irq);
-                w.Int(M::kRet, e.ret);
+              numeric_event(Event::kIrqHandlerExit, [&](FixedProtoWriter& f) {
+                f.Int(M::kIrq, e.irq);
+                f.Int(M::kRet, e.ret);
               });
             },
             [&](const model::SoftirqEntry& e) {
-              event(Event::kSoftirqEntry,
-                    [&] { w.Varint(pf::SoftirqEntryFtraceEvent::kVec, e.vec); });
+              numeric_event(Event::kSoftirqEntry,
+                            [&](FixedProtoWriter& f) { f.Varint(pf::SoftirqEntryFtraceEvent::kVec, e.vec); });
             },
             [&](const model::SoftirqExit& e) {
-              event(Event::kSoftirqExit,
-                    [&] { w.Varint(pf::SoftirqExitFtraceEvent::kVec, e.vec); });
+              numeric_event(Event::kSoftirqExit,
+                            [&](FixedProtoWriter& f) { f.Varint(pf::SoftirqExitFtraceEvent::kVec, e.vec); });
             },
             [&](const model::SoftirqRaise& e) {
-              event(Event::kSoftirqRaise,
-                    [&] { w.Varint(pf::SoftirqRaiseFtraceEvent::kVec, e.vec); });
+              numeric_event(Event::kSoftirqRaise,
+                            [&](FixedProtoWriter& f) { f.Varint(pf::SoftirqRaiseFtraceEvent::kVec, e.vec); });
             },
             [&](const model::VectorEntry& e) {
               if (e.kind == model::VectorKind::kLocalTimer)
-                event(Event::kLocalTimerEntry,
-                      [&] { w.Int(pf::LocalTimerEntryFtraceEvent::kVector, e.vector); });
+                numeric_event(Event::kLocalTimerEntry, [&](FixedProtoWriter& f) {
+                  f.Int(pf::LocalTimerEntryFtraceEvent::kVector, e.vector);
+                });
             },
             [&](const model::VectorExit& e) {
               if (e.kind == model::VectorKind::kLocalTimer)
-                event(Event::kLocalTimerExit,
-                      [&] { w.Int(pf::LocalTimerExitFtraceEvent::kVector, e.vector); });
+                numeric_event(Event::kLocalTimerExit, [&](FixedProtoWriter& f) {
+                  f.Int(pf::LocalTimerExitFtraceEvent::kVector, e.vector);
+                });
+            },
+            [&](const model::GroReceiveExit& e) {
+              numeric_event(Event::kNapiGroReceiveExit,
+                            [&](FixedProtoWriter& f) { f.Int(pf::NapiGroReceiveExitFtraceEvent::kRet, e.ret); });
             },
             [&](const model::NapiPoll& e) {
               // Perfetto has no napi_poll message: generic, fields as the
@@ -258,10 +294,6 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
                 w.Varint(M::kSkbaddr, e.skbaddr);
               });
             },
-            [&](const model::GroReceiveExit& e) {
-              event(Event::kNapiGroReceiveExit,
-                    [&] { w.Int(pf::NapiGroReceiveExitFtraceEvent::kRet, e.ret); });
-            },
             [&](const model::SkbDrop& e) {
               // Perfetto's kfree_skb has no reason field; reasons are in the
               // per-device drop counters (export/perfetto/net_tracks.h).
@@ -288,6 +320,7 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
         },
         ev.payload);
   }
+  flush_run();
   if (!compact_.empty())
     Message(w, pf::FtraceEventBundle::kCompactSched, [&] { compact_.FlushTo(w); });
   w.EndMessage(bundle_token);
