@@ -89,14 +89,21 @@ Status TraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Event> even
   bundle_bytes_.clear();
   encoder_.EncodePacket(info, events, *this, &bundle_bytes_);
   if (!events.empty()) last_bundle_end_[cpu] = events.back().ts;
-  // The bundle is the next packet; the vector slices follow it.
+  // The bundle is the next packet; the vector slices follow it. One pass
+  // counts both and finds the vector events: a batch is up to 16k events of
+  // 96 bytes, and each pass over it comes from memory.
   PendingEvents bundle{writer_.accepted_packets() + 1, cpu, {}};
   PendingEvents vectors{0, cpu, {}};
-  for (const model::Event& ev : events)
-    ++(perfetto::HasFtraceForm(ev) ? bundle : vectors).kinds[model::EventKindIndex(ev)];
+  vector_positions_.clear();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const model::Event& ev = events[i];
+    const bool ftrace = perfetto::HasFtraceForm(ev);
+    ++(ftrace ? bundle : vectors).kinds[model::EventKindIndex(ev)];
+    if (!ftrace) vector_positions_.push_back(static_cast<uint32_t>(i));
+  }
   pending_.push_back(bundle);
   Status st = WriteSerialized(bundle_bytes_);
-  if (st.ok()) st = WriteVectorSlices(cpu, events);
+  if (st.ok()) st = WriteVectorSlices(cpu, events, vector_positions_);
   vectors.last_packet = writer_.accepted_packets();
   if (vectors.last_packet > bundle.last_packet) pending_.push_back(vectors);
   ForgetDurable();
@@ -119,9 +126,10 @@ void TraceSink::TakeUnwritten(
 // Perfetto has no ftrace message the trace processor turns into slices for
 // IPIs and other system vectors (only the local timer), so those become
 // track-event slices on one track per CPU.
-Status TraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events) {
-  for (const model::Event& ev : events) {
-    if (perfetto::HasFtraceForm(ev)) continue;
+Status TraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events,
+                                    std::span<const uint32_t> positions) {
+  for (uint32_t at : positions) {
+    const model::Event& ev = events[at];
     auto track_it = vector_tracks_.find(cpu);
     if (track_it == vector_tracks_.end()) {
       if (!vector_parent_track_) {

@@ -104,7 +104,8 @@ class TraceSink : public perfetto::IrqNameSource {
 
  private:
   explicit TraceSink(perfetto::TraceFileWriter writer);
-  Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events);
+  // The events at `positions` of `events` (those without an ftrace form).
+  Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events, std::span<const uint32_t> positions);
   Status Write(const TracePacketBuilder& packet);
   Status WriteSerialized(std::string_view packet);
   void RememberIdentities(const model::ProcessSnapshot& processes);
@@ -117,6 +118,7 @@ class TraceSink : public perfetto::IrqNameSource {
   perfetto::NodeTrackWriter node_tracks_;
   std::unique_ptr<TracePacketBuilder> packet_;
   std::string bundle_bytes_;  // one CPU batch's packet, reused
+  std::vector<uint32_t> vector_positions_;  // one CPU batch's events without an ftrace form, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU
   uint64_t data_start_ = 0;
   std::optional<perfetto::ClockReadings> clock_override_;
