@@ -286,9 +286,8 @@ __attribute__((visibility("default"))) void fake_cupti_launch() {
   g_launches.emplace_back(static_cast<uint32_t>(::syscall(SYS_gettid)), now);
 }
 
-int InitializeInjectionNvtx2(const void* get_export_table) {
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
   ++fake_cupti_nvtx_calls;
-  auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
   auto* callbacks = get ? static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS)) : nullptr;
   NvtxFunctionTable table = nullptr;
   unsigned int n = 0;

@@ -59,9 +59,11 @@ bool StartFakeNvtx(void* library) {
   info.segmentsCount = 1;
   info.segments = &g_segment;
   if (ext(&info) != 1) return false;
-  using Register = uint64_t (*)(nvtxDomainHandle_t, const void*);
-  auto schema = reinterpret_cast<Register>(g_payload_slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister]);
-  auto enums = reinterpret_cast<Register>(g_payload_slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister]);
+  // The hooks' own types: a call through another function type is undefined.
+  using RegisterSchema = uint64_t (*)(nvtxDomainHandle_t, const nvtxPayloadSchemaAttr_t*);
+  using RegisterEnum = uint64_t (*)(nvtxDomainHandle_t, const nvtxPayloadEnumAttr_t*);
+  auto schema = reinterpret_cast<RegisterSchema>(g_payload_slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister]);
+  auto enums = reinterpret_cast<RegisterEnum>(g_payload_slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister]);
   if (!schema || !enums) return false;
   nvtxPayloadEnumAttr_t redop{};
   redop.fieldMask = NVTX_PAYLOAD_ENUM_ATTR_FIELD_NAME;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "export/perfetto/trace_view.h"
+#include "cupti/nvtx_abi.h"
 #include "fake_nvtx_host.h"
 #include "model/gpu_capture.h"
 
@@ -314,7 +315,7 @@ TEST(Injection, NvtxIsHandedToCupti) {
   ChildResult r = RunChild([&] {
     setenv(model::kCuptiPathEnv, FAKE_CUPTI_LIB, 1);
     void* lib = dlopen(GPUNOISE_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
-    auto init = reinterpret_cast<int (*)(const void*)>(dlsym(lib, "InitializeInjectionNvtx2"));
+    auto init = reinterpret_cast<int (*)(gpunoise::cupti::NvtxGetExportTable)>(dlsym(lib, "InitializeInjectionNvtx2"));
     if (!init || init(nullptr) != 1) return 60;
     void* fake = dlopen(FAKE_CUPTI_LIB, RTLD_NOW | RTLD_NOLOAD);
     auto* calls = fake ? static_cast<std::atomic<int>*>(dlsym(fake, "fake_cupti_nvtx_calls")) : nullptr;

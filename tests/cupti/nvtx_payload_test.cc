@@ -169,7 +169,7 @@ TEST(NvtxHooks, DecodesNcclPushesAndChainsToThePreviousHandler) {
   for (int i = 1; i < NVTX_CBID_CORE2_SIZE; ++i) g_core2_table[i] = &g_core2_slots[i];
   g_core2_slots[NVTX_CBID_CORE2_DomainRangePushEx] = reinterpret_cast<NvtxFunctionPointer>(&CuptiPush);
   NvtxHooks& hooks = NvtxHooks::Get();
-  ASSERT_TRUE(hooks.HookCore(reinterpret_cast<const void*>(&GetExportTable)));
+  ASSERT_TRUE(hooks.HookCore(&GetExportTable));
 
   intptr_t slots[63] = {};
   nvtxExtModuleSegment_t seg{0, 63, slots};
@@ -179,14 +179,16 @@ TEST(NvtxHooks, DecodesNcclPushesAndChainsToThePreviousHandler) {
   info.segments = &seg;
   ASSERT_EQ(hooks.InitExtension(&info, nullptr), 1);
   ASSERT_NE(slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister], 0);
-  using Register = uint64_t (*)(nvtxDomainHandle_t, const void*);
+  // The hooks' own types: a call through another function type is undefined.
+  using RegisterSchema = uint64_t (*)(nvtxDomainHandle_t, const nvtxPayloadSchemaAttr_t*);
+  using RegisterEnum = uint64_t (*)(nvtxDomainHandle_t, const nvtxPayloadEnumAttr_t*);
   auto* domain = reinterpret_cast<nvtxDomainHandle_t>(const_cast<void*>(kDomain));
   nvtxPayloadEnumAttr_t redop{};
   redop.sizeOfEnum = sizeof(int);
   redop.schemaId = kRedOpEnumId;
-  reinterpret_cast<Register>(slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister])(domain, &redop);
+  reinterpret_cast<RegisterEnum>(slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister])(domain, &redop);
   auto attr = Schema("AllReduce", kAllReduceEntries, 3, kAllReduceId);
-  EXPECT_EQ(reinterpret_cast<Register>(slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister])(domain, &attr), kAllReduceId);
+  EXPECT_EQ(reinterpret_cast<RegisterSchema>(slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister])(domain, &attr), kAllReduceId);
 
   AllReduceParams p{0x5eed, 256, 0};
   nvtxPayloadData_t data[] = {{kAllReduceId, sizeof(p), &p}};

@@ -10,8 +10,13 @@
 //   GN_FAKE_NVML_REPLAYS       PCIe replay count at the first read (default 0)
 //   GN_FAKE_NVML_REPLAY_STEP   added on every later read (default 0)
 // Row remapping reports "not supported", as on pre-Ampere GPUs.
+// The entry points take the caller's own types (collect/nvml_api.h): a call
+// through a pointer of another function type is undefined, and clang's
+// -fsanitize=function stops it even where only the handle's type differs.
 #include <cstdlib>
 #include <cstring>
+
+#include "collect/nvml_api.h"
 
 namespace {
 
@@ -45,36 +50,36 @@ const char* nvmlErrorString(int rc) {
   }
 }
 
-int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** device) {
+int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, gpunoise::gpu::NvmlDevice* device) {
   const char* known = std::getenv("GN_FAKE_NVML_BDF");
   if (std::strcmp(bus_id, known ? known : "0000:03:00.0") != 0) return kNotFound;
   static int the_gpu;
-  *device = &the_gpu;
+  *device = reinterpret_cast<gpunoise::gpu::NvmlDevice>(&the_gpu);
   return kSuccess;
 }
 
-int nvmlDeviceGetPersistenceMode(void*, int* mode) {
+int nvmlDeviceGetPersistenceMode(gpunoise::gpu::NvmlDevice, int* mode) {
   *mode = static_cast<int>(Env("GN_FAKE_NVML_PERSISTENCE", 1));
   return kSuccess;
 }
 
-int nvmlDeviceGetCurrentClocksEventReasons(void*, unsigned long long* reasons) {
+int nvmlDeviceGetCurrentClocksEventReasons(gpunoise::gpu::NvmlDevice, unsigned long long* reasons) {
   *reasons = Env("GN_FAKE_NVML_THROTTLE", 1);
   return kSuccess;
 }
 
-int nvmlDeviceGetEccMode(void*, int* current, int* pending) {
+int nvmlDeviceGetEccMode(gpunoise::gpu::NvmlDevice, int* current, int* pending) {
   *current = *pending = 1;
   return kSuccess;
 }
 
-int nvmlDeviceGetTotalEccErrors(void*, int error_type, int counter_type, unsigned long long* count) {
+int nvmlDeviceGetTotalEccErrors(gpunoise::gpu::NvmlDevice, int error_type, int counter_type, unsigned long long* count) {
   // Uncorrected (1) volatile (0) comes from the environment; the rest are 0.
   *count = error_type == 1 && counter_type == 0 ? Env("GN_FAKE_NVML_ECC_UNC", 0) : 0;
   return kSuccess;
 }
 
-int nvmlDeviceGetRetiredPages(void*, int cause, unsigned* page_count, unsigned long long* addresses) {
+int nvmlDeviceGetRetiredPages(gpunoise::gpu::NvmlDevice, int cause, unsigned* page_count, unsigned long long* addresses) {
   unsigned pages = cause == 1 ? static_cast<unsigned>(Env("GN_FAKE_NVML_RETIRED_DBE", 0)) : 0;
   if (*page_count < pages) {
     *page_count = pages;
@@ -85,14 +90,14 @@ int nvmlDeviceGetRetiredPages(void*, int cause, unsigned* page_count, unsigned l
   return kSuccess;
 }
 
-int nvmlDeviceGetRetiredPagesPendingStatus(void*, int* pending) {
+int nvmlDeviceGetRetiredPagesPendingStatus(gpunoise::gpu::NvmlDevice, int* pending) {
   *pending = 0;
   return kSuccess;
 }
 
-int nvmlDeviceGetRemappedRows(void*, unsigned*, unsigned*, unsigned*, unsigned*) { return kNotSupported; }
+int nvmlDeviceGetRemappedRows(gpunoise::gpu::NvmlDevice, unsigned*, unsigned*, unsigned*, unsigned*) { return kNotSupported; }
 
-int nvmlDeviceGetPcieReplayCounter(void*, unsigned* value) {
+int nvmlDeviceGetPcieReplayCounter(gpunoise::gpu::NvmlDevice, unsigned* value) {
   *value = static_cast<unsigned>(Env("GN_FAKE_NVML_REPLAYS", 0) + Env("GN_FAKE_NVML_REPLAY_STEP", 0) * replay_reads++);
   return kSuccess;
 }

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "cupti/nvtx_abi.h"
+
 namespace gpunoise::cupti {
 
 struct CuptiLibrary {
@@ -30,9 +32,9 @@ struct CuptiLibrary {
   decltype(&::cuptiSubscribe) Subscribe = nullptr;
   decltype(&::cuptiUnsubscribe) Unsubscribe = nullptr;
   // CUPTI's NVTX entry point, for NVTX_INJECTION64_PATH pointing at us.
-  int (*InitializeInjectionNvtx2)(const void* get_export_table) = nullptr;
+  int (*InitializeInjectionNvtx2)(NvtxGetExportTable get_export_table) = nullptr;
   // Optional: CUPTI's entry point for NVTX extensions (payload schemas).
-  int (*InitializeInjectionNvtxExtension)(void* module_info) = nullptr;
+  NvtxExtensionInit InitializeInjectionNvtxExtension = nullptr;
 
   // "CUPTI_ERROR_UNKNOWN" for a result code.
   std::string ResultName(CUptiResult result) const;

@@ -70,8 +70,8 @@ class Capture {
   }
 
   void Start();
-  int InitializeNvtx(const void* get_export_table);
-  int InitializeNvtxExtension(void* module_info);
+  int InitializeNvtx(NvtxGetExportTable get_export_table);
+  int InitializeNvtxExtension(nvtxExtModuleInfo_t* module_info);
 
   // CUPTI buffer callbacks.
   void RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records);
@@ -511,7 +511,7 @@ void Capture::Start() {
   });
 }
 
-int Capture::InitializeNvtx(const void* get_export_table) {
+int Capture::InitializeNvtx(NvtxGetExportTable get_export_table) {
   std::call_once(cupti_once_, [this] {
     std::string path;
     if (const char* p = std::getenv(model::kCuptiPathEnv)) path = p;
@@ -525,7 +525,7 @@ int Capture::InitializeNvtx(const void* get_export_table) {
   return ok;
 }
 
-int Capture::InitializeNvtxExtension(void* module_info) {
+int Capture::InitializeNvtxExtension(nvtxExtModuleInfo_t* module_info) {
   std::call_once(cupti_once_, [this] {
     std::string path;
     if (const char* p = std::getenv(model::kCuptiPathEnv)) path = p;
@@ -553,7 +553,7 @@ GN_EXPORT int InitializeInjection(void) {
 
 // Called by NVTX's extension modules (the payload extension: schema
 // registration) when NVTX_INJECTION64_PATH names this library.
-GN_EXPORT int InitializeInjectionNvtxExtension(void* module_info) {
+GN_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module_info) {
   try {
     return gpunoise::cupti::Capture::Get().InitializeNvtxExtension(module_info);
   } catch (...) {
@@ -563,7 +563,7 @@ GN_EXPORT int InitializeInjectionNvtxExtension(void* module_info) {
 
 // Called by NVTX when NVTX_INJECTION64_PATH names this library: hands NVTX
 // to CUPTI, whose marker records then carry the ranges and marks.
-GN_EXPORT int InitializeInjectionNvtx2(const void* get_export_table) {
+GN_EXPORT int InitializeInjectionNvtx2(gpunoise::cupti::NvtxGetExportTable get_export_table) {
   try {
     return gpunoise::cupti::Capture::Get().InitializeNvtx(get_export_table);
   } catch (...) {

@@ -56,8 +56,7 @@ NvtxHooks& NvtxHooks::Get() {
   return *hooks;
 }
 
-bool NvtxHooks::HookCore(const void* get_export_table) {
-  auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
+bool NvtxHooks::HookCore(NvtxGetExportTable get) {
   if (!get) return false;
   auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS));
   if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) || !callbacks->GetModuleFunctionTable)
@@ -69,7 +68,7 @@ bool NvtxHooks::HookCore(const void* get_export_table) {
   if (size > NVTX_CBID_CORE2_DomainRangePushEx && table[NVTX_CBID_CORE2_DomainRangePushEx]) {
     NvtxFunctionPointer* slot = table[NVTX_CBID_CORE2_DomainRangePushEx];
     if (*slot != reinterpret_cast<NvtxFunctionPointer>(&PushEx)) {
-      next_push.store(reinterpret_cast<PushFn>(*slot), std::memory_order_release);
+      next_push.store(reinterpret_cast<NvtxPushEx>(*slot), std::memory_order_release);
       *slot = reinterpret_cast<NvtxFunctionPointer>(&PushEx);
     }
     hooked = true;
@@ -77,7 +76,7 @@ bool NvtxHooks::HookCore(const void* get_export_table) {
   if (size > NVTX_CBID_CORE2_DomainRangeStartEx && table[NVTX_CBID_CORE2_DomainRangeStartEx]) {
     NvtxFunctionPointer* slot = table[NVTX_CBID_CORE2_DomainRangeStartEx];
     if (*slot != reinterpret_cast<NvtxFunctionPointer>(&StartEx)) {
-      next_start.store(reinterpret_cast<StartFn>(*slot), std::memory_order_release);
+      next_start.store(reinterpret_cast<NvtxStartEx>(*slot), std::memory_order_release);
       *slot = reinterpret_cast<NvtxFunctionPointer>(&StartEx);
     }
     hooked = true;
@@ -85,9 +84,8 @@ bool NvtxHooks::HookCore(const void* get_export_table) {
   return hooked;
 }
 
-int NvtxHooks::InitExtension(void* raw, int (*chained)(void*)) {
-  auto* info = static_cast<nvtxExtModuleInfo_t*>(raw);
-  int chained_ok = chained ? chained(raw) : 0;
+int NvtxHooks::InitExtension(nvtxExtModuleInfo_t* info, NvtxExtensionInit chained) {
+  int chained_ok = chained ? chained(info) : 0;
   if (!info || info->moduleId != NVTX_EXT_PAYLOAD_MODULEID || info->segmentsCount < 1 || !info->segments)
     return chained_ok;  // another extension: CUPTI's business, or none
   nvtxExtModuleSegment_t& seg = info->segments[0];
@@ -95,15 +93,15 @@ int NvtxHooks::InitExtension(void* raw, int (*chained)(void*)) {
   intptr_t* slots = seg.functionSlots;
   // CUPTI's handlers, if it set any, keep running behind ours.
   if (IsFunction(slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister]))
-    next_schema.store(reinterpret_cast<RegisterFn>(slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister]));
+    next_schema.store(reinterpret_cast<NvtxSchemaRegister>(slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister]));
   if (IsFunction(slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister]))
-    next_enum.store(reinterpret_cast<RegisterFn>(slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister]));
+    next_enum.store(reinterpret_cast<NvtxEnumRegister>(slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister]));
   slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister] = reinterpret_cast<intptr_t>(&SchemaRegister);
   slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister] = reinterpret_cast<intptr_t>(&EnumRegister);
   return 1;
 }
 
-uint64_t NvtxHooks::OnSchemaRegister(const void* domain, const void* attr) {
+uint64_t NvtxHooks::OnSchemaRegister(NvtxDomain domain, const nvtxPayloadSchemaAttr_v1* attr) {
   // A dynamic id is the handler's to choose; CUPTI's choice, if it chose,
   // is the one the program will put in its payloads.
   uint64_t id = 0;
@@ -111,14 +109,13 @@ uint64_t NvtxHooks::OnSchemaRegister(const void* domain, const void* attr) {
   return registry_.RegisterSchema(domain, attr, id);
 }
 
-uint64_t NvtxHooks::OnEnumRegister(const void* domain, const void* attr) {
+uint64_t NvtxHooks::OnEnumRegister(NvtxDomain domain, const nvtxPayloadEnumAttr_v1* attr) {
   uint64_t id = 0;
   if (auto next = next_enum.load()) id = next(domain, attr);
   return registry_.RegisterEnum(domain, attr, id);
 }
 
-void NvtxHooks::Observe(const void* domain, const void* raw) {
-  const auto* attr = static_cast<const nvtxEventAttributes_t*>(raw);
+void NvtxHooks::Observe(NvtxDomain domain, const nvtxEventAttributes_t* attr) {
   if (!attr || attr->payloadType != NVTX_PAYLOAD_TYPE_EXT || attr->payload.ullValue == 0) return;
   uint64_t ts = BoottimeNs();
   const auto* data = reinterpret_cast<const nvtxPayloadData_t*>(static_cast<uintptr_t>(attr->payload.ullValue));

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <vector>
 
+#include "cupti/nvtx_abi.h"
 #include "cupti/nvtx_payload.h"
 
 namespace gpunoise::cupti {
@@ -28,13 +29,13 @@ class NvtxHooks {
   static NvtxHooks& Get();
 
   // Wraps the core table's DomainRangePushEx and DomainRangeStartEx slots
-  // (whatever CUPTI put there stays behind ours). `get_export_table` is
-  // NVTX's NvtxGetExportTableFunc_t. False when the table is not there.
-  bool HookCore(const void* get_export_table);
-  // For InitializeInjectionNvtxExtension: `module_info` is an
-  // nvtxExtModuleInfo_t; `chained` is CUPTI's own extension entry point
-  // (nullptr if it has none), run first. Returns what NVTX expects (1: ok).
-  int InitExtension(void* module_info, int (*chained)(void*));
+  // (whatever CUPTI put there stays behind ours). False when the table is
+  // not there.
+  bool HookCore(NvtxGetExportTable get_export_table);
+  // For InitializeInjectionNvtxExtension: `chained` is CUPTI's own extension
+  // entry point (nullptr if it has none), run first. Returns what NVTX
+  // expects (1: ok).
+  int InitExtension(nvtxExtModuleInfo_t* module_info, NvtxExtensionInit chained);
 
   // The decoded calls since the last Take; `dropped` gets how many did not
   // fit (kMaxPending) since then.
@@ -42,17 +43,14 @@ class NvtxHooks {
   PayloadSchemaRegistry& registry() { return registry_; }
 
   // The handlers (public for the C trampolines).
-  void Observe(const void* domain, const void* event_attributes);
-  uint64_t OnSchemaRegister(const void* domain, const void* attr);
-  uint64_t OnEnumRegister(const void* domain, const void* attr);
+  void Observe(NvtxDomain domain, const nvtxEventAttributes_v2* event_attributes);
+  uint64_t OnSchemaRegister(NvtxDomain domain, const nvtxPayloadSchemaAttr_v1* attr);
+  uint64_t OnEnumRegister(NvtxDomain domain, const nvtxPayloadEnumAttr_v1* attr);
 
-  using PushFn = int (*)(const void*, const void*);
-  using StartFn = uint64_t (*)(const void*, const void*);
-  using RegisterFn = uint64_t (*)(const void*, const void*);
-  std::atomic<PushFn> next_push{nullptr};
-  std::atomic<StartFn> next_start{nullptr};
-  std::atomic<RegisterFn> next_schema{nullptr};
-  std::atomic<RegisterFn> next_enum{nullptr};
+  std::atomic<NvtxPushEx> next_push{nullptr};
+  std::atomic<NvtxStartEx> next_start{nullptr};
+  std::atomic<NvtxSchemaRegister> next_schema{nullptr};
+  std::atomic<NvtxEnumRegister> next_enum{nullptr};
 
  private:
   NvtxHooks() = default;
