@@ -1,7 +1,7 @@
 # Sanitizer and fuzzing builds, each in its own build directory so the
 # normal build is untouched (tools/test.sh --sanitize / --fuzz make them):
 #
-#   GPUNOISE_SANITIZE=ON  (build-asan/, gcc or clang): every target with
+#   GPUNOISE_SANITIZE=ON  (build-asan/, clang; gcc works too): every target with
 #     AddressSanitizer and UndefinedBehaviorSanitizer; any report aborts, so
 #     a unit test that trips one fails.
 #   GPUNOISE_FUZZ=ON      (build-fuzz/, clang only): the same sanitizers plus
