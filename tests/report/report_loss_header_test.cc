@@ -121,6 +121,39 @@ TEST(ReportLossHeader, ShowsEachStageAndCauseAndTheTotalRecordPrinted) {
   EXPECT_NE(json.find("\"sched_waking\": 4"), std::string::npos);
 }
 
+// A per-CPU log that wrapped lost records, and unpaired callbacks were left
+// out: neither is a full map (a quiet run once read "a full in-kernel map
+// refused updates: kwork/gn_kw_open (callbacks unpaired) 50").
+TEST(ReportLossHeader, OverwrittenLogsAndUnpairedCallbacksAreNotCalledFullMaps) {
+  ScopedTempDir dir;
+  model::SessionInfo session = LossySession();
+  session.map_full.push_back({"kwork", "gn_kw_log", 7, model::MapLossKind::kOverwritten});
+  session.map_full.push_back({"kwork", "gn_kw_open", 50, model::MapLossKind::kUnpaired});
+  std::string path = WriteGpunoiseTrace(dir.path(), session, false);
+  std::string h = Header(ReportOf(path));
+  EXPECT_NE(h.find("  lost events: 23 (source: gpunoise session summary)\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("  in-kernel logs overwritten before they were read (those records are lost, outside the count "
+                   "above): kwork/gn_kw_log 7\n"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("  callbacks left out (their begin was seen without their end, or their end without their "
+                   "begin): kwork/gn_kw_open 50\n"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("  aggregates undercount (a full in-kernel map refused updates; no event lost): "
+                   "net/gn_samples 17\n"),
+            std::string::npos)
+      << h;
+
+  std::string json = ReportOf(path, true);
+  size_t logs = json.find("\"logs_overwritten\"");
+  ASSERT_NE(logs, std::string::npos) << json;
+  EXPECT_NE(json.find("\"lost\": 7", logs), std::string::npos) << json;
+  size_t unpaired = json.find("\"callbacks_unpaired\"");
+  ASSERT_NE(unpaired, std::string::npos) << json;
+  EXPECT_NE(json.find("\"unpaired\": 50", unpaired), std::string::npos) << json;
+}
+
 TEST(ReportLossHeader, ABreakInTheSwitchChainIsBlamedOnTheKernelOnlyWithoutATaskFilter) {
   ScopedTempDir dir;
   model::SessionInfo session = LossySession();

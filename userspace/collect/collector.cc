@@ -23,9 +23,9 @@ bool ShareTransportMaps(const SharedMaps& maps, const CollectorContext& context)
          share(maps.lost, context.lost_fd) && share(maps.cpu_ctx, context.cpu_ctx_fd);
 }
 
-void AddFullMap(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
-                uint64_t full) {
-  if (full) out.push_back({std::string(collector), std::string(map), full});
+void AddMapLoss(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
+                uint64_t count, model::MapLossKind kind) {
+  if (count) out.push_back({std::string(collector), std::string(map), count, kind});
 }
 
 namespace {

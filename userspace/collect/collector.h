@@ -180,8 +180,13 @@ uint64_t SumPerCpuCounter(const T (&counter)[N]) {
   return total;
 }
 
-// Appends {collector, map, full} when `full` is not zero.
-void AddFullMap(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
-                uint64_t full);
+// Appends {collector, map, count, kind} when `count` is not zero.
+void AddMapLoss(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
+                uint64_t count, model::MapLossKind kind);
+// The same for a full aggregate map (updates refused).
+inline void AddFullMap(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
+                       uint64_t full) {
+  AddMapLoss(out, collector, map, full, model::MapLossKind::kFull);
+}
 
 }  // namespace gpunoise::collect

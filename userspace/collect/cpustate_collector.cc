@@ -84,8 +84,8 @@ uint64_t CpustateCollector::unpaired() const {
 
 void CpustateCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
   if (!heads_.addr) return;
-  AddFullMap(out, name(), "gn_cs_log", lost_);
-  AddFullMap(out, name(), "gn_nb_log", numa_lost_);
+  AddMapLoss(out, name(), "gn_cs_log", lost_, model::MapLossKind::kOverwritten);
+  AddMapLoss(out, name(), "gn_nb_log", numa_lost_, model::MapLossKind::kOverwritten);
 }
 
 uint64_t CpustateCollector::Drain(std::vector<model::CpuStateEvent>* out) {

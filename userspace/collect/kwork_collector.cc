@@ -74,8 +74,8 @@ uint64_t KworkCollector::unpaired() const {
 
 void KworkCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
   if (!heads_.addr) return;
-  AddFullMap(out, name(), "gn_kw_log", lost_);
-  AddFullMap(out, name(), "gn_kw_open (callbacks unpaired)", unpaired());
+  AddMapLoss(out, name(), "gn_kw_log", lost_, model::MapLossKind::kOverwritten);
+  AddMapLoss(out, name(), "gn_kw_open", unpaired(), model::MapLossKind::kUnpaired);
 }
 
 static_assert(KworkCollector::kEntriesPerCpu == GN_KW_LOG);

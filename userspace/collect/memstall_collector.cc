@@ -41,7 +41,7 @@ void MemstallCollector::Start(const CollectorContext& context) {
 void MemstallCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
   if (!skel_ || !skel_->bss) return;
   AddFullMap(out, name(), "gn_ms_begin", __atomic_load_n(&skel_->bss->gn_ms_begin_full, __ATOMIC_RELAXED));
-  AddFullMap(out, name(), "gn_ms_log", lost_);
+  AddMapLoss(out, name(), "gn_ms_log", lost_, model::MapLossKind::kOverwritten);
 }
 
 void MemstallCollector::Drain(std::vector<model::MemStall>* out) {

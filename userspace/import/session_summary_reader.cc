@@ -69,7 +69,7 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     else if (name == "records_outside_cpus") s.records_outside_cpus = Unsigned(a);
     else if (name == "switch_chain_checked") s.switch_chain_checked = Unsigned(a) != 0;
     else if (StartsWith(name, "program.") || StartsWith(name, "map.")) {
-      // program.COLLECTOR.PROG.missed, map.COLLECTOR.MAP.full
+      // program.COLLECTOR.PROG.missed, map.COLLECTOR.MAP.{full,overwritten,unpaired}
       bool program = StartsWith(name, "program.");
       std::string_view rest = name.substr(program ? 8 : 4);
       size_t first = rest.find('.'), last = rest.rfind('.');
@@ -78,7 +78,9 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       std::string object(rest.substr(first + 1, last - first - 1));
       std::string_view key = rest.substr(last + 1);
       if (program && key == "missed") s.program_misses.push_back({collector, object, Unsigned(a)});
-      if (!program && key == "full") s.map_full.push_back({collector, object, Unsigned(a)});
+      if (!program)
+        for (auto kind : {model::MapLossKind::kFull, model::MapLossKind::kOverwritten, model::MapLossKind::kUnpaired})
+          if (key == model::MapLossKindName(kind)) s.map_full.push_back({collector, object, Unsigned(a), kind});
     }
     else if (StartsWith(name, "collector.")) {
       std::string_view rest = name.substr(10);

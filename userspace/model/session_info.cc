@@ -12,6 +12,15 @@ std::string_view CollectorStateName(CollectorState state) {
   return "?";
 }
 
+std::string_view MapLossKindName(MapLossKind kind) {
+  switch (kind) {
+    case MapLossKind::kFull: return "full";
+    case MapLossKind::kOverwritten: return "overwritten";
+    case MapLossKind::kUnpaired: return "unpaired";
+  }
+  return "full";
+}
+
 }  // namespace gpunoise::model
 
 namespace gpunoise::model {

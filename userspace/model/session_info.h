@@ -60,12 +60,27 @@ struct ProgramLoss {
   uint64_t missed = 0;
 };
 
-// Updates an in-kernel aggregate map could not take (the map was full): the
-// aggregate undercounts, no CPU's event stream lost anything.
+// What an in-kernel map's count in the loss accounting means.
+enum class MapLossKind : uint8_t {
+  // Updates the map could not take (it was full): the aggregate
+  // undercounts, no CPU's event stream lost anything.
+  kFull,
+  // Records of a per-CPU log (kwork, cpustate, memstall) overwritten before
+  // a drain read them: lost, outside the ring's count.
+  kOverwritten,
+  // Callbacks seen begin without end or end without begin (a program run
+  // the kernel skipped, one that straddled the start or end): not written.
+  kUnpaired,
+};
+// "full", "overwritten", "unpaired": the session summary's key and the
+// report's JSON.
+std::string_view MapLossKindName(MapLossKind kind);
+
 struct MapLoss {
   std::string collector;
   std::string map;  // "gn_samples"
-  uint64_t full = 0;
+  uint64_t full = 0;  // the count, of whatever `kind` says
+  MapLossKind kind = MapLossKind::kFull;
 };
 
 struct SessionInfo {
@@ -82,7 +97,7 @@ struct SessionInfo {
   std::vector<CpuLoss> cpus;
   uint64_t bpf_recursion_misses = 0;  // program runs the kernel skipped: sum of program_misses
   std::vector<ProgramLoss> program_misses;  // programs with misses only
-  std::vector<MapLoss> map_full;            // maps that were full at least once
+  std::vector<MapLoss> map_full;            // maps that were full, logs overwritten, callbacks unpaired
   // Records that came from a CPU outside the recording's CPU set (a CPU
   // brought online during the recording): counted, not decoded.
   uint64_t records_outside_cpus = 0;

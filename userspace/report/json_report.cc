@@ -50,17 +50,24 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   w.Field("records_outside_cpus", l.records_outside_cpus);
   w.EndObject();
   w.Field("kretprobe_misses", l.kprobe_misses);
-  // Not lost events: the aggregates undercount.
-  w.Key("maps_full");
-  w.BeginArray();
-  for (const auto& m : l.maps_full) {
-    w.BeginObject();
-    w.Field("collector", m.collector);
-    w.Field("map", m.map);
-    w.Field("full", m.full);
-    w.EndObject();
-  }
-  w.EndArray();
+  // Not lost events: the aggregates undercount. Then the records per-CPU
+  // logs lost and the callbacks left unpaired, outside total_lost.
+  auto maps = [&](const char* key, model::MapLossKind kind, const char* count) {
+    w.Key(key);
+    w.BeginArray();
+    for (const auto& m : l.maps_full) {
+      if (m.kind != kind) continue;
+      w.BeginObject();
+      w.Field("collector", m.collector);
+      w.Field("map", m.map);
+      w.Field(count, m.full);
+      w.EndObject();
+    }
+    w.EndArray();
+  };
+  maps("maps_full", model::MapLossKind::kFull, "full");
+  maps("logs_overwritten", model::MapLossKind::kOverwritten, "lost");
+  maps("callbacks_unpaired", model::MapLossKind::kUnpaired, "unpaired");
   w.Field("switch_chain_checked", l.switch_chain_checked);
   w.Field("unseen_switches", l.total_unseen_switches);
   if (!l.end_reason.empty()) w.Field("end_reason", l.end_reason);

@@ -172,10 +172,24 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
     lines.push_back(fmt::format("  user space: {}: {}", user, causes));
   }
 
-  // Not lost events, but what the reader must know before trusting counts.
-  std::string maps;
-  for (const auto& m : l.maps_full)
-    if (m.full) Join(&maps, fmt::format("{}/{} {}", m.collector, m.map, m.full));
+  // Outside the total: what a per-CPU log or a pairing left out of its own
+  // events, and what the reader must know before trusting counts.
+  std::string maps, logs, unpaired;
+  for (const auto& m : l.maps_full) {
+    if (!m.full) continue;
+    std::string item = fmt::format("{}/{} {}", m.collector, m.map, m.full);
+    switch (m.kind) {
+      case model::MapLossKind::kFull: Join(&maps, item); break;
+      case model::MapLossKind::kOverwritten: Join(&logs, item); break;
+      case model::MapLossKind::kUnpaired: Join(&unpaired, item); break;
+    }
+  }
+  if (!logs.empty())
+    lines.push_back("in-kernel logs overwritten before they were read (those records are lost, outside the count "
+                    "above): " + logs);
+  if (!unpaired.empty())
+    lines.push_back("callbacks left out (their begin was seen without their end, or their end without their "
+                    "begin): " + unpaired);
   if (!maps.empty())
     lines.push_back("aggregates undercount (a full in-kernel map refused updates; no event lost): " + maps);
   if (!l.switch_chain_checked) {

@@ -38,7 +38,7 @@ void FillFtraceStats(TracePacketBuilder* packet, StatsPhase phase, const model::
 // name the host, the command, each collector's state and counts, and every
 // loss by stage and cause (model/session_info.h): cpu.N.lost (ring full, also
 // in FtraceCpuStats), cpu.N.lost_kind.KIND, cpu.N.decode_errors,
-// cpu.N.unwritten, program.COLLECTOR.PROG.missed, map.COLLECTOR.MAP.full,
+// cpu.N.unwritten, program.COLLECTOR.PROG.missed, map.COLLECTOR.MAP.{full,overwritten,unpaired},
 // records_outside_cpus. The report reads it back (import/session_summary_reader.h).
 inline constexpr std::string_view kSessionTrackName = "gpunoise session";
 inline constexpr std::string_view kSessionEventName = "gpunoise recording";
