@@ -124,11 +124,11 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(back.program_misses[0].missed, 4u);
   ASSERT_EQ(back.map_full.size(), 3u);
   EXPECT_EQ(back.map_full[0].map, "gn_samples");
-  EXPECT_EQ(back.map_full[0].full, 9u);
+  EXPECT_EQ(back.map_full[0].count, 9u);
   EXPECT_EQ(back.map_full[0].kind, model::MapLossKind::kFull);
   EXPECT_EQ(back.map_full[1].map, "gn_kw_log");
   EXPECT_EQ(back.map_full[1].kind, model::MapLossKind::kOverwritten);
-  EXPECT_EQ(back.map_full[2].full, 50u);
+  EXPECT_EQ(back.map_full[2].count, 50u);
   EXPECT_EQ(back.map_full[2].kind, model::MapLossKind::kUnpaired);
   EXPECT_EQ(back.records_outside_cpus, 6u);
   EXPECT_FALSE(back.switch_chain_checked);

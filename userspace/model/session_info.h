@@ -79,7 +79,7 @@ std::string_view MapLossKindName(MapLossKind kind);
 struct MapLoss {
   std::string collector;
   std::string map;  // "gn_samples"
-  uint64_t full = 0;  // the count, of whatever `kind` says
+  uint64_t count = 0;  // updates refused, records overwritten or callbacks unpaired, as `kind` says
   MapLossKind kind = MapLossKind::kFull;
 };
 

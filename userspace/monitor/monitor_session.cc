@@ -237,7 +237,7 @@ model::AggregateSnapshot Monitor::Read() {
   // Updates the in-kernel aggregates refused (a full map): they undercount.
   std::vector<model::MapLoss> full;
   for (collect::Collector* c : AggregateCollectors()) c->AddMapFull(full);
-  for (const auto& m : full) s.lost += m.full;
+  for (const auto& m : full) s.lost += m.count;
   if (net_transport_)
     for (uint64_t l : net_transport_->LostPerCpu()) s.lost += l;
   return s;

@@ -60,7 +60,7 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
       w.BeginObject();
       w.Field("collector", m.collector);
       w.Field("map", m.map);
-      w.Field(count, m.full);
+      w.Field(count, m.count);
       w.EndObject();
     }
     w.EndArray();

@@ -176,8 +176,8 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
   // events, and what the reader must know before trusting counts.
   std::string maps, logs, unpaired;
   for (const auto& m : l.maps_full) {
-    if (!m.full) continue;
-    std::string item = fmt::format("{}/{} {}", m.collector, m.map, m.full);
+    if (!m.count) continue;
+    std::string item = fmt::format("{}/{} {}", m.collector, m.map, m.count);
     switch (m.kind) {
       case model::MapLossKind::kFull: Join(&maps, item); break;
       case model::MapLossKind::kOverwritten: Join(&logs, item); break;
