@@ -50,6 +50,10 @@ void KworkCollector::Start(const CollectorContext& context) {
   // is not blamed on the task it interrupted.
   if (context.cpu_ctx_fd >= 0 && bpf_map__reuse_fd(skel_->maps.gn_cpu_ctx, context.cpu_ctx_fd) != 0)
     log::Warning("kwork: failed to share the CPU context map: {}", std::strerror(errno));
+  // The recording's gate: nothing from the attach and detach phases, whose
+  // text patching IPIs every CPU (bpf/kwork.bpf.c says what that did).
+  if (context.gate_fd >= 0 && bpf_map__reuse_fd(skel_->maps.gn_gate, context.gate_fd) != 0)
+    log::Warning("kwork: failed to share the recording gate: {}", std::strerror(errno));
   Status st = SelectLoadAttach(skel_->obj, context, {}, [&] { return kwork_bpf__load(skel_); });
   if (!st.ok()) {
     log::Warning("{}", st.error().message);
