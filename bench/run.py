@@ -33,7 +33,7 @@ from harness import micro as micro_mod  # noqa: E402
 from harness import report, system, tracers, workloads  # noqa: E402
 
 ALL_WORKLOADS = "w1,w2udp,w2tcp,w3"
-ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,gpunoise,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
+ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,gpunoise,gpunoise-nonet,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
 
 
 def log(text):
@@ -118,12 +118,17 @@ def main(argv):
         "floor-classic": tracers.Floor(floor, peer_tps, "classic", store=False),
         "floor-classic-store": tracers.Floor(floor, peer_tps, "classic", store=True),
         "gpunoise": tracers.GpunoiseRecord(gpunoise, "gpunoise", "gpunoise record"),
+        # Beside "gpunoise": what the default `net` group (in-kernel counters
+        # per device, queue and CPU; NAPI polls; drops) costs on its own.
+        "gpunoise-nonet": tracers.GpunoiseRecord(gpunoise, "gpunoise-nonet",
+                                                 "gpunoise record, default events without net (sched,irq,softirq,node)",
+                                                 "sched,irq,softirq,node"),
         "gpunoise-same": tracers.GpunoiseRecord(gpunoise, "gpunoise-same",
                                                 "gpunoise record, the peers' events (sched,irq,softirq)",
                                                 "sched,irq,softirq"),
         "gpunoise-packets": tracers.GpunoiseRecord(gpunoise, "gpunoise-packets",
                                                    "gpunoise record + per-packet net events",
-                                                   "sched,irq,softirq,net,net-packets"),
+                                                   "sched,irq,softirq,net,net-packets,node"),
         # Opt-in (not in ALL_TRACERS): what zlib compression saves and costs.
         "gpunoise-plain": tracers.GpunoiseRecord(gpunoise, "gpunoise-plain",
                                                  "gpunoise record --compress none",

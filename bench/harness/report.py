@@ -253,6 +253,37 @@ def target_floor_share(f):
     return title, parts, verdicts
 
 
+def net_group_table(cells):
+    """The default `net` group's cost on its own (issue 18): the default
+    events beside the same without `net`, per workload, with the kernel's
+    program time per second of load from each cell's bpf_stats run."""
+    f = Figures(cells, [])
+    lines = ["| workload | default events: ratio | without `net`: ratio | default / without | "
+             "tracer CPU, % of one CPU: default, without | kernel program ns per event: default, without |",
+             "|---|---|---|---|---|---|"]
+    for wl, label in (("w1", "W1 sched pipe"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP"), ("w3", "W3 idle")):
+        with_net, without = f.cell("gpunoise", wl), f.cell("gpunoise-nonet", wl)
+        if with_net is None or without is None:
+            continue
+        if with_net.error or without.error:
+            lines.append(f"| {label} | {with_net.error or ''} | {without.error or ''} | | | |")
+            continue
+        a, b = f.median("gpunoise", wl, "ratio"), f.median("gpunoise-nonet", wl, "ratio")
+        quotient = f"{a / b:.3f}" if a is not None and b else "n/a"
+
+        def cpu(c):
+            return median_range([100 * v for v in c.values("tracer_cpu")], "{:.2f}")
+
+        def program_ns(c):
+            if not c.programs or not c.program_events:
+                return "n/a"
+            return f"{sum(p.run_time_ns for p in c.programs) / c.program_events:.0f}"
+
+        lines.append(f"| {label} | {median_range(with_net.values('ratio'))} | {median_range(without.values('ratio'))} | "
+                     f"{quotient} | {cpu(with_net)}, {cpu(without)} | {program_ns(with_net)}, {program_ns(without)} |")
+    return lines if len(lines) > 2 else []
+
+
 def smoke_banner(run):
     if not run["quick"]:
         return []
@@ -297,6 +328,11 @@ def results_block(run, workloads, cells, micro):
     notes = [f"{tracer} / {', '.join(wls)}: {n}" for (tracer, n), wls in where.items()]
     if notes:
         lines += ["", "Notes from the tracers' own output:", ""] + [f"- {n}" for n in notes]
+    net = net_group_table(cells)
+    if net:
+        lines += ["", "#### The `net` group on its own", "",
+                  "`gpunoise` (default events) beside `gpunoise-nonet` (the same without `net`: no per-device, "
+                  "NAPI or drop counters). Ratios are throughput traced/untraced, median [range].", ""] + net
     lines += ["", "#### Kernel cost per program (kernel.bpf_stats_enabled, one extra traced run per cell)", "",
               "The kernel's own timing of each program run; it hardly moves between runs, unlike the ratios. "
               "The stats are on only in that extra run, never in the pairs above.", ""] + program_cost_table(cells)

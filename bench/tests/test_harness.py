@@ -331,6 +331,16 @@ class FloorAndProgramCostTest(unittest.TestCase):
         self.assertIn(f"| {report.MISSED} (in part: some cells not measured) |", line)
 
 
+    def test_net_group_table_sets_the_default_beside_the_run_without_net(self):
+        results = [cell("gpunoise", "w2udp", ratio=0.60, lost=0, tracer_cpu=0.2),
+                   cell("gpunoise-nonet", "w2udp", ratio=0.75, lost=0, tracer_cpu=0.15),
+                   cell("gpunoise", "w1", ratio=0.85, lost=0)]
+        table = report.net_group_table(results)
+        self.assertEqual(len(table), 3)  # header, rule, W2 UDP only (W1 has no run without net)
+        self.assertIn("| W2 UDP | 0.600 | 0.750 | 0.800 | 20.00, 15.00 |", table[2])
+        self.assertEqual(report.net_group_table(results[2:]), [])
+
+
 class RunShTest(unittest.TestCase):
     def test_help_prints_run_py_help_without_installing_or_building(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
