@@ -59,7 +59,7 @@ TEST(RecordDecoder, DecodesExecFilenameUpToNul) {
   std::strcpy(r.filename, "/usr/bin/python3");
   model::Event ev;
   ASSERT_EQ(DecodeRecord(Bytes(r), 0, &ev), DecodeResult::kOk);
-  EXPECT_EQ(std::get<model::ProcessExec>(ev.payload).filename, "/usr/bin/python3");
+  EXPECT_EQ(std::get<model::ProcessExec>(ev.payload).filename.view(), "/usr/bin/python3");
 }
 
 TEST(RecordDecoder, DecodesIrqSoftirqAndVectors) {

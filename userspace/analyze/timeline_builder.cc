@@ -108,7 +108,7 @@ void TimelineBuilder::OnEvent(const model::Event& ev) {
           },
           [&](const model::ProcessExec& x) {
             if (x.tgid) SetTgid(x.tid, x.tgid);
-            std::string_view file = x.filename;
+            std::string_view file = x.filename.view();
             size_t slash = file.rfind('/');
             if (slash != std::string_view::npos) file = file.substr(slash + 1);
             if (!file.empty()) {

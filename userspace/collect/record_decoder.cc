@@ -166,7 +166,7 @@ DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Ev
       e.tgid = static_cast<int32_t>(r.tgid);
       e.old_tid = static_cast<int32_t>(r.old_tid);
       e.comm = Comm(r.comm);
-      e.filename = std::string(FixedCString(r.filename, sizeof(r.filename)));
+      e.filename = model::ExecPath(FixedCString(r.filename, sizeof(r.filename)));
       out->payload = std::move(e);
       return DecodeResult::kOk;
     }

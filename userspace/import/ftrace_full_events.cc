@@ -196,7 +196,7 @@ bool FtraceBundleReader::EmitFullEvent(uint32_t cpu, const FullEvent& fe, Packet
       model::ProcessExec x;
       while (pr.Next(&pfield)) {
         switch (pfield.id) {
-          case pf::SchedProcessExecFtraceEvent::kFilename: x.filename = std::string(pfield.as_string()); break;
+          case pf::SchedProcessExecFtraceEvent::kFilename: x.filename = model::ExecPath(std::string_view(pfield.as_string())); break;
           case pf::SchedProcessExecFtraceEvent::kPid: x.tid = pfield.as_int32(); break;
           case pf::SchedProcessExecFtraceEvent::kOldPid: x.old_tid = pfield.as_int32(); break;
           default: break;

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
+#include "model/exec_path.h"
 #include "model/net_events.h"
 
 namespace gpunoise::model {
@@ -90,7 +92,7 @@ struct ProcessExec {
   int32_t tgid = 0;
   int32_t old_tid = 0;
   TaskComm comm;
-  std::string filename;
+  ExecPath filename;
 };
 
 struct ProcessExit {
@@ -175,6 +177,10 @@ struct Event {
   Payload payload;
   uint16_t common_flags = 0;  // kFlag*: the context it fired in
 };
+
+// Staging, sorting and writing move events by their bytes; nothing in an
+// event may own memory (model/exec_path.h says what that cost).
+static_assert(std::is_trivially_copyable_v<Event>);
 
 // The tracepoint an event came from ("sched_switch"), as loss by kind names
 // it; kinds are numbered for counting in arrays on hot paths.

@@ -159,7 +159,7 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const m
             [&](const model::ProcessExec& e) {
               using M = pf::SchedProcessExecFtraceEvent;
               event(Event::kSchedProcessExec, [&] {
-                w.Bytes(M::kFilename, e.filename);
+                w.Bytes(M::kFilename, e.filename.view());
                 w.Int(M::kPid, e.tid);
                 w.Int(M::kOldPid, e.old_tid);
               });
