@@ -8,8 +8,8 @@
  * wakeup and no shared cache line; entry times wait in per-CPU slots
  * (csd and hrtimer callbacks end on the CPU they began on) or, for work
  * items, whose kworker may be preempted or move, in a hash by work pointer.
- * Reschedule IPIs (no callback, no csd) are the sched collector's wakeups
- * and are left out.
+ * Reschedule IPIs (no callback, no csd) and wake-list IPIs
+ * (sched_ttwu_pending) are the sched collector's wakeups and are left out.
  *
  * Classic tracepoints only: their formats (void * fields) are stable across
  * kernels where the raw tp_btf arguments are not. */
@@ -222,6 +222,24 @@ static __always_inline void gn_kw_leave(__u8 kind, __u64 key)
 	gn_kw_emit(kind, begin, bpf_ktime_get_boot_ns(), func, 0, 0, kind == GN_KW_CSD && key != 1 ? key : 0);
 }
 
+/* Remote wakeups through the wake list (kernel/sched/core.c
+ * ttwu_queue_wakelist, TTWU_QUEUE): the waker queues sched_ttwu_pending for
+ * the wakee's CPU, which an IPI runs there. They are the sched collector's
+ * wakeups (sched_waking names waker, wakee and target CPU; the irq
+ * collector has the call_function_single vector that ran the callback), like
+ * the reschedule IPIs left out above, and under a packet flood across CPUs
+ * they are one send and one callback per packet: 25k a second each here,
+ * which cost the recorder 100 of the node group's 145 ms of CPU per 4 s
+ * of the W2 UDP flood (docs/performance.md). Their address comes from
+ * kallsyms at load (libbpf, a typeless ksym); 0 on a kernel without it. */
+extern const void sched_ttwu_pending __ksym __weak;
+
+static __always_inline bool gn_kw_is_wakeup(__u64 func)
+{
+	__u64 ttwu = (__u64)&sched_ttwu_pending;
+	return ttwu && func == ttwu;
+}
+
 /* Senders: a callback queued for another CPU's IPI (kernel/smp.c
  * __smp_call_single_queue and smp_call_function_many_cond, once per target
  * CPU), recorded when that CPU is. This rather than ipi:ipi_send_cpumask:
@@ -233,7 +251,7 @@ SEC("tracepoint/csd/csd_queue_cpu")
 int gn_kw_queue(struct trace_event_raw_csd_queue_cpu *ctx)
 {
 	__u32 cpu = ctx->cpu;
-	if (!gn_kw_cpu_allowed(cpu))
+	if (!gn_kw_cpu_allowed(cpu) || gn_kw_is_wakeup((__u64)ctx->func))
 		return 0;
 	__u64 now = bpf_ktime_get_boot_ns();
 	__u64 targets = 1ull << (cpu < 63 ? cpu : 63);
@@ -254,7 +272,7 @@ static __always_inline __u64 gn_kw_csd_key(struct trace_event_raw_csd_function *
 SEC("tracepoint/csd/csd_function_entry")
 int gn_kw_csd_in(struct trace_event_raw_csd_function *ctx)
 {
-	if (gn_kw_cpu_allowed(bpf_get_smp_processor_id()))
+	if (gn_kw_cpu_allowed(bpf_get_smp_processor_id()) && !gn_kw_is_wakeup((__u64)ctx->func))
 		gn_kw_enter(gn_kw_csd_key(ctx), (__u64)ctx->func);
 	return 0;
 }
@@ -262,7 +280,7 @@ int gn_kw_csd_in(struct trace_event_raw_csd_function *ctx)
 SEC("tracepoint/csd/csd_function_exit")
 int gn_kw_csd_out(struct trace_event_raw_csd_function *ctx)
 {
-	if (gn_kw_cpu_allowed(bpf_get_smp_processor_id()))
+	if (gn_kw_cpu_allowed(bpf_get_smp_processor_id()) && !gn_kw_is_wakeup((__u64)ctx->func))
 		gn_kw_leave(GN_KW_CSD, gn_kw_csd_key(ctx));
 	return 0;
 }

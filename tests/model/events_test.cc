@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "model/event_view.h"
+
 namespace gpunoise::model {
 namespace {
 
@@ -34,6 +38,23 @@ TEST(ExecPath, EqualPathsShareOneCopyThatOutlivesTheirSource) {
   EXPECT_EQ(std::get<ProcessExec>(copy.payload).filename.view(), "/usr/bin/python3");
   // A hostile trace's path is cut at PATH_MAX.
   EXPECT_EQ(ExecPath(std::string(ExecPath::kMaxLen + 100, 'p')).view().size(), ExecPath::kMaxLen);
+}
+
+TEST(EventView, ReadsARangeInPlaceOrThroughAnOrderOfPositions) {
+  std::vector<Event> events(3);
+  for (size_t i = 0; i < events.size(); ++i) events[i].ts = 10 * (i + 1);
+  EventView in_place(events);
+  ASSERT_EQ(in_place.size(), 3u);
+  EXPECT_EQ(&in_place[1], &events[1]) << "no copy";
+  EXPECT_EQ(in_place.back().ts, 30u);
+  const std::vector<uint32_t> order = {2, 0, 1};
+  EventView ordered(events.data(), order);
+  std::vector<uint64_t> seen;
+  for (const Event& e : ordered) seen.push_back(e.ts);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{30, 10, 20}));
+  EXPECT_EQ(ordered.front().ts, 30u);
+  EXPECT_EQ(ordered.back().ts, 20u);
+  EXPECT_TRUE(EventView().empty());
 }
 
 TEST(SoftirqName, NamesEveryKernelVector) {

@@ -26,45 +26,41 @@ uint64_t CpuStaging::FloorOf(const Floors& f) const {
   return floor;
 }
 
-std::span<const model::Event> CpuStaging::Writable(bool ring_cut, bool all_in) {
+model::EventView CpuStaging::Writable(bool ring_cut, bool all_in) {
   size_t considered = ring_cut && used_ > 0 ? CutPoint() : used_;
   Floors floors = floors_;
   for (const BatchEnd& b : batch_ends_)
     if (b.end <= considered) floors[b.stream] = std::max(floors[b.stream], b.flush_ts);
   uint64_t floor = FloorOf(floors);
   size_t writable = considered;
+  partitioned_ = false;
   if (stream_mask_ && !all_in) {
-    // Events stamped after the floor move behind the written ones, in the
-    // order they came (the cut rule reads that order next time).
-    held_.clear();
-    held_batched_.clear();
-    writable = 0;
-    for (size_t i = 0; i < considered; ++i) {
-      if (events_[i].ts <= floor) {
-        if (writable != i) {
-          events_[writable] = std::move(events_[i]);
-          batched_[writable] = batched_[i];
-        }
-        ++writable;
-      } else {
-        held_.push_back(std::move(events_[i]));
-        held_batched_.push_back(batched_[i]);
-      }
-    }
-    for (size_t j = 0; j < held_.size(); ++j) {
-      events_[writable + j] = std::move(held_[j]);
-      batched_[writable + j] = held_batched_[j];
-    }
+    // Events stamped after the floor stay, in the order they came (the cut
+    // rule reads that order next time); nothing moves until Written().
+    floor_positions_.clear();
+    held_positions_.clear();
+    for (size_t i = 0; i < considered; ++i)
+      (events_[i].ts <= floor ? floor_positions_ : held_positions_).push_back(static_cast<uint32_t>(i));
+    writable = floor_positions_.size();
+    partitioned_ = !held_positions_.empty();
   }
-  if (writable == 0 && used_ > max_held_) writable = considered = used_;
+  if (writable == 0 && used_ > max_held_) {
+    writable = considered = used_;
+    partitioned_ = false;
+  }
   writable_ = writable;
   considered_ = considered;
   next_floors_ = floors;
-  auto begin = events_.begin();
-  auto end = begin + static_cast<ptrdiff_t>(writable_);
-  auto by_ts = [](const model::Event& a, const model::Event& b) { return a.ts < b.ts; };
-  if (!std::is_sorted(begin, end, by_ts)) SortWritable();
-  return {events_.data(), writable_};
+  if (!partitioned_) {
+    auto begin = events_.begin();
+    auto end = begin + static_cast<ptrdiff_t>(writable_);
+    auto by_ts = [](const model::Event& a, const model::Event& b) { return a.ts < b.ts; };
+    if (std::is_sorted(begin, end, by_ts)) return std::span<const model::Event>(events_.data(), writable_);
+    floor_positions_.resize(writable_);
+    for (size_t i = 0; i < writable_; ++i) floor_positions_[i] = static_cast<uint32_t>(i);
+  }
+  OrderByTime(floor_positions_);
+  return {events_.data(), order_};
 }
 
 // Stable by time. With batching every drain's events are interleaved runs
@@ -76,25 +72,23 @@ std::span<const model::Event> CpuStaging::Writable(bool ring_cut, bool all_in) {
 // a few ascending runs (one per source, plus one per record a nested program
 // stamped out of claim order), and the runs are merged pairwise, bottom up:
 // n log2(runs) key moves instead of a sort's n log2(n). The position breaks
-// ties, so the order is the one a sort of the keys gives. Then each event
-// moves once (bench/staging_sort_benchmark.cc).
-void CpuStaging::SortWritable() {
-  keys_.resize(writable_);
+// ties, so the order is the one a sort of the keys gives. No event moves:
+// the writer reads them through order_ (bench/staging_sort_benchmark.cc).
+void CpuStaging::OrderByTime(std::span<const uint32_t> positions) {
+  const size_t n = positions.size();
+  keys_.resize(n);
   std::array<uint32_t, kMaxStreams + 1> at{};
-  for (size_t i = 0; i < writable_; ++i) ++at[batched_[i]];
+  for (uint32_t p : positions) ++at[batched_[p]];
   uint32_t sum = 0;
-  for (uint32_t& n : at) {  // counts -> each source's first place
-    uint32_t count = n;
-    n = sum;
-    sum += count;
+  for (uint32_t& count : at) {  // counts -> each source's first place
+    uint32_t c = count;
+    count = sum;
+    sum += c;
   }
-  for (size_t i = 0; i < writable_; ++i) keys_[at[batched_[i]]++] = {events_[i].ts, static_cast<uint32_t>(i)};
+  for (uint32_t p : positions) keys_[at[batched_[p]]++] = {events_[p].ts, p};
   MergeRuns();
-  sorted_.resize(events_.size());  // the same size: Slot() grows batched_ with events_
-  for (size_t j = 0; j < writable_; ++j) sorted_[j] = std::move(events_[keys_[j].second]);
-  // The held-back events keep their places.
-  for (size_t i = writable_; i < used_; ++i) sorted_[i] = std::move(events_[i]);
-  std::swap(events_, sorted_);
+  order_.resize(n);
+  for (size_t j = 0; j < n; ++j) order_[j] = keys_[j].second;
 }
 
 void CpuStaging::MergeRuns() {
@@ -128,14 +122,25 @@ void CpuStaging::Written() {
   for (const BatchEnd& b : batch_ends_)
     if (b.end > considered_) batch_ends_[kept++] = {b.end - writable_, b.flush_ts, b.stream};
   batch_ends_.resize(kept);
+  const size_t considered = considered_;
   considered_ = 0;
   if (writable_ == 0) return;
-  auto begin = events_.begin();
-  std::move(begin + static_cast<ptrdiff_t>(writable_), begin + static_cast<ptrdiff_t>(used_), begin);
-  std::copy(batched_.begin() + static_cast<ptrdiff_t>(writable_), batched_.begin() + static_cast<ptrdiff_t>(used_),
-            batched_.begin());
-  used_ -= writable_;
+  // What stays, in the order it came: the considered events held for the
+  // floor, then everything past the considered point.
+  size_t stays = 0;
+  auto keep = [&](size_t from) {
+    if (from != stays) {
+      events_[stays] = events_[from];
+      batched_[stays] = batched_[from];
+    }
+    ++stays;
+  };
+  if (partitioned_)
+    for (uint32_t p : held_positions_) keep(p);
+  for (size_t i = partitioned_ ? considered : writable_; i < used_; ++i) keep(i);
+  used_ = stays;
   writable_ = 0;
+  partitioned_ = false;
 }
 
 }  // namespace gpunoise::record

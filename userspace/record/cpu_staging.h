@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/event_view.h"
 #include "model/events.h"
 
 namespace gpunoise::record {
@@ -80,8 +81,9 @@ class CpuStaging {
   // drain was cut at its budget (`ring_cut`), then those before the held-back
   // tail, and with batching those stamped before the floor. `all_in`: the
   // programs are detached and every batch flushed and drained, so nothing
-  // waits for a batch. Call Written() after writing them.
-  std::span<const model::Event> Writable(bool ring_cut, bool all_in = false);
+  // waits for a batch. The view reads the staged events in place (valid
+  // until Written()); call Written() after writing them.
+  model::EventView Writable(bool ring_cut, bool all_in = false);
   // Drops what Writable() returned; the held-back events move to the front,
   // in the order they came.
   void Written();
@@ -97,21 +99,24 @@ class CpuStaging {
   // The cut point: the position of the last direct record at the lowest
   // context level among the staged direct records; used_ when none.
   size_t CutPoint() const;
-  void SortWritable();
+  // order_: the staging positions in `positions` (ascending) by time.
+  void OrderByTime(std::span<const uint32_t> positions);
   // Sorts keys_ by merging its ascending runs.
   void MergeRuns();
 
   std::vector<model::Event> events_;  // reused: no allocation once warm
   std::vector<uint8_t> batched_;      // per event: 0 direct, 1 + s from a batch of stream s
   std::vector<BatchEnd> batch_ends_;
-  std::vector<model::Event> held_;    // reused by Writable()
-  std::vector<uint8_t> held_batched_;
+  // Reused by Writable(): with batching, the positions stamped up to the
+  // floor and those held back for it (each ascending); the order it returns.
+  std::vector<uint32_t> floor_positions_, held_positions_;
+  bool partitioned_ = false;  // some considered events are held: Written() compacts
+  std::vector<uint32_t> order_;
   // Reused by the sort: (ts, position) keys, the merge's second buffer and
-  // its runs' starts, and the events in their order.
+  // its runs' starts.
   std::vector<std::pair<uint64_t, uint32_t>> keys_;
   std::vector<std::pair<uint64_t, uint32_t>> merged_;
   std::vector<uint32_t> runs_, next_runs_;
-  std::vector<model::Event> sorted_;
   size_t used_ = 0;
   size_t writable_ = 0;
   // Staged events Writable() looked at: [writable_, considered_) are held for

@@ -23,7 +23,7 @@ Status WriteStaged(std::vector<CpuBatch>& batches, std::span<const uint64_t> los
     b.lost_seen = lost_now;
     if (b.staging.staged() == 0 && !new_loss) continue;
     bool cut = !final && records_per_drain && b.drained >= records_per_drain;
-    std::span<const model::Event> events = b.staging.Writable(cut, final);
+    model::EventView events = b.staging.Writable(cut, final);
     if (chain)
       for (const model::Event& ev : events) chain->Observe(ev);
     Status st = sink.WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);

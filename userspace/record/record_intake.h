@@ -47,7 +47,7 @@ struct CpuBatch {
     unwritten += n;
     unwritten_by_kind[std::string(kind)] += n;
   }
-  void CountUnwritten(std::span<const model::Event> events) {
+  void CountUnwritten(model::EventView events) {
     for (const model::Event& e : events) CountUnwritten(model::EventName(e), 1);
   }
 };

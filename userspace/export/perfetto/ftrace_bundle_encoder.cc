@@ -68,7 +68,7 @@ bool HasFtraceForm(const model::Event& event) {
   return true;
 }
 
-void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, std::span<const model::Event> events,
+void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, model::EventView events,
                                        IrqNameSource& irq_names, std::string* packet) {
   ProtoWriter w(packet);
   size_t bundle_token = w.BeginMessage(pf::TracePacket::kFtraceEvents);

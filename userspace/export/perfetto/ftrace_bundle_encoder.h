@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "export/perfetto/compact_sched.h"
+#include "model/event_view.h"
 #include "model/events.h"
 
 namespace gpunoise::perfetto {
@@ -47,7 +48,7 @@ class FtraceBundleEncoder {
   // `events` belong to one CPU and are sorted by timestamp. Appends one
   // serialized TracePacket holding the bundle to `packet`, written field by
   // field (no message objects: this runs for every event recorded).
-  void EncodePacket(const BundleInfo& info, std::span<const model::Event> events,
+  void EncodePacket(const BundleInfo& info, model::EventView events,
                     IrqNameSource& irq_names, std::string* packet);
   // The same, parsed into `packet` (merged into what it holds) by
   // libprotobuf's classes: for tests, which read the bundle with that

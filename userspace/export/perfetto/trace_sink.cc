@@ -78,7 +78,7 @@ Status TraceSink::WriteHeader(const model::HostInfo& host,
   return writer_.Flush();
 }
 
-Status TraceSink::WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events,
+Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
                                         bool lost_events) {
   if (events.empty() && !lost_events) return OkStatus();
   if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, data_start_);
@@ -126,7 +126,7 @@ void TraceSink::TakeUnwritten(
 // Perfetto has no ftrace message the trace processor turns into slices for
 // IPIs and other system vectors (only the local timer), so those become
 // track-event slices on one track per CPU.
-Status TraceSink::WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events,
+Status TraceSink::WriteVectorSlices(uint32_t cpu, model::EventView events,
                                     std::span<const uint32_t> positions) {
   for (uint32_t at : positions) {
     const model::Event& ev = events[at];

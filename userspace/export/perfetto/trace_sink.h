@@ -20,6 +20,7 @@
 #include "export/perfetto/node_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
+#include "model/event_view.h"
 #include "model/events.h"
 #include "model/host_info.h"
 #include "model/irq_info.h"
@@ -53,7 +54,7 @@ class TraceSink : public perfetto::IrqNameSource {
   Status WriteHeader(const model::HostInfo& host, const model::ProcessSnapshot& processes,
                      const model::SessionInfo& session);
   // `events`: one CPU's events of one drain, sorted by timestamp.
-  Status WriteCpuBatch(uint32_t cpu, std::span<const model::Event> events, bool lost_events);
+  Status WriteCpuBatch(uint32_t cpu, model::EventView events, bool lost_events);
   // After a write error: calls fn(cpu, kind, n) for the events of every batch
   // the file never got, also those the writer had accepted into its buffer
   // before the error, and forgets them.
@@ -105,7 +106,7 @@ class TraceSink : public perfetto::IrqNameSource {
  private:
   explicit TraceSink(perfetto::TraceFileWriter writer);
   // The events at `positions` of `events` (those without an ftrace form).
-  Status WriteVectorSlices(uint32_t cpu, std::span<const model::Event> events, std::span<const uint32_t> positions);
+  Status WriteVectorSlices(uint32_t cpu, model::EventView events, std::span<const uint32_t> positions);
   Status Write(const TracePacketBuilder& packet);
   Status WriteSerialized(std::string_view packet);
   void RememberIdentities(const model::ProcessSnapshot& processes);
