@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include "record.h"
 #include "cpu_filter.bpf.h"
+#include "gate.bpf.h"
 
 /* Template for the inner maps only. User space creates one ring per CPU with
  * the size chosen on the command line, builds the outer map itself and hands
@@ -25,21 +26,6 @@ struct {
 	__type(key, __u32);
 	__array(values, struct gn_ring_template);
 } gn_rings SEC(".maps");
-
-/* The recording's gate, shared like gn_rings: one u32, non-zero while user
- * space has closed it. Collectors attach and detach one link at a time, and
- * each detach waits for an RCU grace period (about 35 ms per link on a
- * 16-CPU VM), so without a gate the first collector stops recording seconds
- * before the last and the trace ends ragged. Closing the gate stops every
- * producer in one write; what fires behind it is outside the recording and
- * is not counted as lost. An object whose gate is not shared keeps its own,
- * which stays open. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} gn_gate SEC(".maps");
 
 /* Records lost because their CPU's ring was full (or the CPU had no ring),
  * by record kind, per CPU. Cumulative: user space computes deltas, so nothing
@@ -130,13 +116,6 @@ static __always_inline __u16 gn_context_flags(void)
  * order across drains with it (a record made in task context was never
  * reserved inside another program's window), and Perfetto marks wakeups from
  * interrupts with it. */
-static __always_inline bool gn_gate_closed(void)
-{
-	__u32 zero = 0;
-	__u32 *closed = bpf_map_lookup_elem(&gn_gate, &zero);
-	return closed && *closed;
-}
-
 /* gn_reserve on ring `ring_index` rather than this CPU's: only the scale
  * model (bench/scale_model.cc) writes into rings of CPUs it does not run on. */
 static __always_inline void *gn_reserve_on(__u32 ring_index, __u32 size, __u16 kind, __u64 *wake_flags)

@@ -19,6 +19,7 @@
 #include <bpf/bpf_tracing.h>
 #include "kwork.h"
 #include "cpu_filter.bpf.h"
+#include "gate.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -44,28 +45,15 @@ struct {
 	__type(value, struct gn_kwork_head);
 } gn_kw_heads SEC(".maps");
 
-/* The recording's gate (bpf/common.bpf.h gn_gate), shared through the ring
- * transport's fd; this object's own (always open) when there is none. Shut,
- * nothing is recorded, opened or counted: attaching and detaching
- * tracepoints patches kernel text, and every patch sends text_poke's
- * do_sync_core IPI to each CPU (perf's remote_function too), whose callbacks
- * ran with csd_function_exit's site half-patched. Those entries never saw
- * their exit: 37 on a 2-CPU VM at every start, each holding a slot, and
- * evicted slots counted as unpaired callbacks, more at the end as entries
- * detach before exits. The recording's window is the gate's anyway. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} gn_gate SEC(".maps");
-
-static __always_inline bool gn_kw_gate_closed(void)
-{
-	__u32 zero = 0;
-	__u32 *closed = bpf_map_lookup_elem(&gn_gate, &zero);
-	return closed && *closed;
-}
+/* The recording's gate (bpf/gate.bpf.h) is shared through the ring
+ * transport's fd. Shut, nothing is recorded, opened or counted: attaching
+ * and detaching tracepoints patches kernel text, and every patch sends
+ * text_poke's do_sync_core IPI to each CPU (perf's remote_function too),
+ * whose callbacks ran with csd_function_exit's site half-patched. Those
+ * entries never saw their exit: 37 on a 2-CPU VM at every start, each
+ * holding a slot, and evicted slots counted as unpaired callbacks, more at
+ * the end as entries detach before exits. The recording's window is the
+ * gate's anyway. */
 
 /* The irq collector's per-CPU interrupt state (bpf/common.bpf.h), shared
  * through the ring transport's fd; this object's own copy (all zero) when
@@ -123,7 +111,7 @@ static __always_inline struct gn_kwork_head *gn_kw_head(__u32 cpu)
 
 static __always_inline void gn_kw_unpaired(void)
 {
-	if (gn_kw_gate_closed())
+	if (gn_gate_closed())
 		return;
 	struct gn_kwork_head *h = gn_kw_head(bpf_get_smp_processor_id());
 	if (h)
@@ -133,7 +121,7 @@ static __always_inline void gn_kw_unpaired(void)
 static __always_inline void gn_kw_emit(__u8 kind, __u64 begin, __u64 end, __u64 func, __u64 callsite,
 				       __u64 targets, __u64 csd)
 {
-	if (gn_kw_gate_closed())
+	if (gn_gate_closed())
 		return;
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct gn_kwork_head *h = gn_kw_head(cpu);
@@ -169,7 +157,7 @@ static __always_inline void gn_kw_emit(__u8 kind, __u64 begin, __u64 end, __u64 
 
 static __always_inline void gn_kw_enter(__u64 key, __u64 func)
 {
-	if (gn_kw_gate_closed())
+	if (gn_gate_closed())
 		return;
 	__u32 zero = 0;
 	struct gn_kw_slots *slots = bpf_map_lookup_elem(&gn_kw_open, &zero);
@@ -306,7 +294,7 @@ int gn_kw_work_in(struct trace_event_raw_workqueue_execute_start *ctx)
 {
 	if (!gn_kw_cpu_allowed(bpf_get_smp_processor_id()))
 		return 0;
-	if (gn_kw_gate_closed())
+	if (gn_gate_closed())
 		return 0;
 	__u64 key = (__u64)ctx->work;
 	struct gn_kw_work w = {bpf_ktime_get_boot_ns(), (__u64)ctx->function};
