@@ -96,9 +96,9 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
                           .decode_errors = 1, .unwritten = 7, .unseen_switches = 2});
   session.cpus.push_back({.cpu = 1, .events = 2000, .lost = 0, .bytes = 8192});
   session.program_misses.push_back({"sched", "gn_sched_switch", 4});
-  session.map_full.push_back({"sampler", "gn_samples", 9});
-  session.map_full.push_back({"kwork", "gn_kw_log", 5, model::MapLossKind::kOverwritten});
-  session.map_full.push_back({"kwork", "gn_kw_open", 50, model::MapLossKind::kUnpaired});
+  session.map_losses.push_back({"sampler", "gn_samples", 9});
+  session.map_losses.push_back({"kwork", "gn_kw_log", 5, model::MapLossKind::kOverwritten});
+  session.map_losses.push_back({"kwork", "gn_kw_open", 50, model::MapLossKind::kUnpaired});
   session.records_outside_cpus = 6;
   session.switch_chain_checked = false;
 
@@ -122,14 +122,14 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(back.program_misses[0].collector, "sched");
   EXPECT_EQ(back.program_misses[0].program, "gn_sched_switch");
   EXPECT_EQ(back.program_misses[0].missed, 4u);
-  ASSERT_EQ(back.map_full.size(), 3u);
-  EXPECT_EQ(back.map_full[0].map, "gn_samples");
-  EXPECT_EQ(back.map_full[0].count, 9u);
-  EXPECT_EQ(back.map_full[0].kind, model::MapLossKind::kFull);
-  EXPECT_EQ(back.map_full[1].map, "gn_kw_log");
-  EXPECT_EQ(back.map_full[1].kind, model::MapLossKind::kOverwritten);
-  EXPECT_EQ(back.map_full[2].count, 50u);
-  EXPECT_EQ(back.map_full[2].kind, model::MapLossKind::kUnpaired);
+  ASSERT_EQ(back.map_losses.size(), 3u);
+  EXPECT_EQ(back.map_losses[0].map, "gn_samples");
+  EXPECT_EQ(back.map_losses[0].count, 9u);
+  EXPECT_EQ(back.map_losses[0].kind, model::MapLossKind::kFull);
+  EXPECT_EQ(back.map_losses[1].map, "gn_kw_log");
+  EXPECT_EQ(back.map_losses[1].kind, model::MapLossKind::kOverwritten);
+  EXPECT_EQ(back.map_losses[2].count, 50u);
+  EXPECT_EQ(back.map_losses[2].kind, model::MapLossKind::kUnpaired);
   EXPECT_EQ(back.records_outside_cpus, 6u);
   EXPECT_FALSE(back.switch_chain_checked);
   EXPECT_EQ(model::TotalKernelAndUserLoss(back), model::TotalKernelAndUserLoss(session));

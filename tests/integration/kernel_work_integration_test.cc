@@ -359,7 +359,7 @@ TEST(Workqueue, WorkItemsQueuedOnTheFocusCpuAreNamedByTheirFunction) {
 // Attaching and detaching tracepoints patches kernel text, and each patch
 // IPIs every CPU (text_poke's do_sync_core), whose callbacks ran while
 // csd_function_exit was half-patched: before the collector followed the
-// recording's gate, a quiet 3 s recording on a 2-CPU VM held 600-odd such
+// recording's gate, a quiet 3 s recording on a 2-CPU VM held such
 // callbacks before its start and left 38-126 callbacks unpaired. Now only a
 // callback running at the instant the gate opens can lose its entry (at
 // most the kernel's nesting depth, 4 slots, per CPU).
@@ -385,7 +385,7 @@ TEST(KernelWork, OnlyCallbacksInsideTheRecordingWindowAreRecordedOrCountedUnpair
   }
   EXPECT_GT(callbacks, 0u) << "not even a tick's hrtimer in 3 s";
   uint64_t unpaired = 0;
-  for (const auto& m : s.map_full)
+  for (const auto& m : s.map_losses)
     if (m.collector == "kwork" && m.kind == model::MapLossKind::kUnpaired) unpaired += m.count;
   std::printf("kwork: %zu callbacks, %lu unpaired\n", callbacks, static_cast<unsigned long>(unpaired));
   EXPECT_LE(unpaired, 4 * static_cast<uint64_t>(s.cpus.size())) << rec.stderr_text();

@@ -66,7 +66,7 @@ model::SessionInfo LossySession() {
   s.cpus = {c0, c1};
   s.program_misses = {{"sched", "gn_sched_switch", 5}};
   s.bpf_recursion_misses = 5;
-  s.map_full = {{"net", "gn_samples", 17}};
+  s.map_losses = {{"net", "gn_samples", 17}};
   s.records_outside_cpus = 1;
   s.end_reason = "disk full";
   return s;
@@ -127,8 +127,8 @@ TEST(ReportLossHeader, ShowsEachStageAndCauseAndTheTotalRecordPrinted) {
 TEST(ReportLossHeader, OverwrittenLogsAndUnpairedCallbacksAreNotCalledFullMaps) {
   ScopedTempDir dir;
   model::SessionInfo session = LossySession();
-  session.map_full.push_back({"kwork", "gn_kw_log", 7, model::MapLossKind::kOverwritten});
-  session.map_full.push_back({"kwork", "gn_kw_open", 50, model::MapLossKind::kUnpaired});
+  session.map_losses.push_back({"kwork", "gn_kw_log", 7, model::MapLossKind::kOverwritten});
+  session.map_losses.push_back({"kwork", "gn_kw_open", 50, model::MapLossKind::kUnpaired});
   std::string path = WriteGpunoiseTrace(dir.path(), session, false);
   std::string h = Header(ReportOf(path));
   EXPECT_NE(h.find("  lost events: 23 (source: gpunoise session summary)\n"), std::string::npos) << h;

@@ -242,7 +242,7 @@ LossSummary Losses(const Timeline& t) {
     l.collectors = s.collectors;
     l.bpf_recursion_misses = s.bpf_recursion_misses;
     l.programs = s.program_misses;
-    l.maps_full = s.map_full;
+    l.map_losses = s.map_losses;
     l.records_outside_cpus = s.records_outside_cpus;
     l.end_reason = s.end_reason;
   } else if (t.ftrace_stats) {

@@ -107,9 +107,10 @@ struct LossSummary {
   uint64_t kernel_ring_full = 0;  // sum of cpus[].lost
   uint64_t bpf_recursion_misses = 0;  // program runs the kernel skipped
   std::vector<model::ProgramLoss> programs;
-  // Aggregate maps that were full: the aggregates undercount, no event
-  // stream lost anything; never part of total_lost.
-  std::vector<model::MapLoss> maps_full;
+  // In-kernel map losses by kind: full aggregate maps (they undercount, no
+  // event stream lost anything), overwritten log records, unpaired
+  // callbacks; never part of total_lost.
+  std::vector<model::MapLoss> map_losses;
   uint64_t decode_errors = 0, unwritten = 0, records_outside_cpus = 0;  // user space
   uint64_t kprobe_misses = 0;  // ftrace_stats: kretprobe misses during the trace
   bool switch_chain_checked = true;  // false: a task filter was on, chain gaps are by design

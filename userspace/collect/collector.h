@@ -65,10 +65,12 @@ class Collector {
   // records why in its report (state kDisabled) and the others go on.
   virtual void Start(const CollectorContext& context) = 0;
 
-  // Appends the in-kernel maps of this collector that were full at least
-  // once, with how many updates they refused. Ring-full loss is not here:
-  // RingTransport counts it per CPU and record kind for every collector.
-  virtual void AddMapFull(std::vector<model::MapLoss>& /*out*/) const {}
+  // Appends this collector's in-kernel map losses: aggregate maps that
+  // refused updates, per-CPU logs whose records were overwritten before a
+  // drain, callbacks left unpaired (model::MapLossKind). Ring-full loss is
+  // not here: RingTransport counts it per CPU and record kind for every
+  // collector.
+  virtual void AddMapLosses(std::vector<model::MapLoss>& /*out*/) const {}
 
   // Program runs the kernel skipped because one of ours was already running
   // on that CPU (bpf_prog_info.recursion_misses): events lost before any ring.

@@ -82,7 +82,7 @@ uint64_t CpustateCollector::unpaired() const {
   return n;
 }
 
-void CpustateCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void CpustateCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (!heads_.addr) return;
   AddMapLoss(out, name(), "gn_cs_log", lost_, model::MapLossKind::kOverwritten);
   AddMapLoss(out, name(), "gn_nb_log", numa_lost_, model::MapLossKind::kOverwritten);

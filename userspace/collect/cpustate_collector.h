@@ -1,7 +1,7 @@
 // bpf/cpustate.bpf.c: idle periods and frequency changes of the recorded
 // CPUs, read from each CPU's region of an mmap'ed log, and NUMA balancing
 // events, read from the object's .bss log (no ring records). Entries a log
-// overwrote before they were read are counted as lost (AddMapFull), never
+// overwrote before they were read are counted as lost (AddMapLosses), never
 // silently dropped.
 #pragma once
 
@@ -26,7 +26,7 @@ class CpustateCollector : public Collector {
 
   std::string_view name() const override { return "cpustate"; }
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
 
   // Appends the entries written since the last call, CPU by CPU; returns
   // the most any one CPU wrote meanwhile (read or overwritten), so the

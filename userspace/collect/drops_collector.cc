@@ -40,7 +40,7 @@ void DropsCollector::Start(const CollectorContext& context) {
     log::Info("drops: this kernel's BTF has no enum skb_drop_reason; drops are counted without reasons");
 }
 
-void DropsCollector::AddMapFull(std::vector<model::MapLoss>& out) const { AddNetMapFull(skel_, name(), out); }
+void DropsCollector::AddMapLosses(std::vector<model::MapLoss>& out) const { AddNetMapFull(skel_, name(), out); }
 
 void DropsCollector::ReadCounters(model::NetSnapshot* out) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return;

@@ -16,7 +16,7 @@ class DropsCollector : public NetCollector {
 
   std::string_view name() const override { return "drops"; }
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
   void ReadCounters(model::NetSnapshot* out) const override;
   void ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* out) const override;
   size_t ForgetDevices(const std::set<model::NetDeviceKey>& gone) override;

@@ -46,7 +46,7 @@ void IrqtimeCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void IrqtimeCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void IrqtimeCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (skel_ && skel_->bss) AddFullMap(out, name(), "gn_hardirq_time", SumPerCpuCounter(skel_->bss->gn_irq_full));
 }
 

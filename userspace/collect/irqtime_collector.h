@@ -18,7 +18,7 @@ class IrqtimeCollector : public Collector {
   std::string_view name() const override { return "irqtime"; }
   void Start(const CollectorContext& context) override;
   // IRQ updates that found the hash full.
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
 
   // Fills out->softirqs, hardirqs, vectors and the interrupt part of
   // out->focus (cumulative).

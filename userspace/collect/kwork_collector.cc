@@ -76,7 +76,7 @@ uint64_t KworkCollector::unpaired() const {
   return n;
 }
 
-void KworkCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void KworkCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (!heads_.addr) return;
   AddMapLoss(out, name(), "gn_kw_log", lost_, model::MapLossKind::kOverwritten);
   AddMapLoss(out, name(), "gn_kw_open", unpaired(), model::MapLossKind::kUnpaired);

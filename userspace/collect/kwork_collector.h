@@ -2,7 +2,7 @@
 // the recorded CPUs, and the senders of the function-call IPIs aimed at
 // them, read from each CPU's region of an mmap'ed log (no ring records).
 // Entries a CPU overwrote before they were read are counted as lost
-// (AddMapFull), never silently dropped.
+// (AddMapLosses), never silently dropped.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +25,7 @@ class KworkCollector : public Collector {
 
   std::string_view name() const override { return "kwork"; }
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
 
   // Appends the entries written since the last call, CPU by CPU; returns
   // the most any one CPU wrote meanwhile (read or overwritten), so the

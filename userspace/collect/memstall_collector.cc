@@ -38,7 +38,7 @@ void MemstallCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void MemstallCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void MemstallCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (!skel_ || !skel_->bss) return;
   AddFullMap(out, name(), "gn_ms_begin", __atomic_load_n(&skel_->bss->gn_ms_begin_full, __ATOMIC_RELAXED));
   AddMapLoss(out, name(), "gn_ms_log", lost_, model::MapLossKind::kOverwritten);

@@ -1,7 +1,7 @@
 // bpf/memstall.bpf.c: tasks stalled in direct or memcg reclaim, reclaim
 // throttling and compaction, as whole stalls read from the object's .bss log
 // (no ring records). A stall the log overwrote before it was read is counted
-// as lost (AddMapFull), never silently dropped.
+// as lost (AddMapLosses), never silently dropped.
 #pragma once
 
 #include <vector>
@@ -20,7 +20,7 @@ class MemstallCollector : public Collector {
 
   std::string_view name() const override { return "memstall"; }
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
 
   // Appends the stalls completed since the last call.
   void Drain(std::vector<model::MemStall>* out);

@@ -30,7 +30,7 @@ void NapiCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void NapiCollector::AddMapFull(std::vector<model::MapLoss>& out) const { AddNetMapFull(skel_, name(), out); }
+void NapiCollector::AddMapLosses(std::vector<model::MapLoss>& out) const { AddNetMapFull(skel_, name(), out); }
 
 void NapiCollector::ReadCounters(model::NetSnapshot* out) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return;

@@ -54,7 +54,7 @@ void NetdevCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
-void NetdevCollector::AddMapFull(std::vector<model::MapLoss>& out) const { AddNetMapFull(skel_, name(), out); }
+void NetdevCollector::AddMapLosses(std::vector<model::MapLoss>& out) const { AddNetMapFull(skel_, name(), out); }
 
 void NetdevCollector::ReadCounters(model::NetSnapshot* out) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return;

@@ -148,7 +148,7 @@ void NicCollector::Start(const CollectorContext& context) {
   log::Info("nic: counting {} NIC-driver tracepoints", links_.size());
 }
 
-void NicCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void NicCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (skel_ && skel_->bss) AddFullMap(out, name(), "gn_nic_stats", SumPerCpuCounter(skel_->bss->gn_agg_full));
 }
 

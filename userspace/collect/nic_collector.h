@@ -31,7 +31,7 @@ class NicCollector : public NetCollector {
 
   std::string_view name() const override { return "nic"; }
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
   void ReadCounters(model::NetSnapshot* out) const override;
 
   // "category/event" of each attached event, by the index records carry.

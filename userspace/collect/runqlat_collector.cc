@@ -76,7 +76,7 @@ void RunqlatCollector::Start(const CollectorContext& context) {
 
 // Enqueue times the classic twins could not store (their hash was full),
 // and waits that could not be charged to their task (its hash was full).
-void RunqlatCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void RunqlatCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (!skel_ || !skel_->bss) return;
   AddFullMap(out, name(), "gn_rq_start", SumPerCpuCounter(skel_->bss->gn_rq_full));
   AddFullMap(out, name(), "gn_rq_culprit", SumPerCpuCounter(skel_->bss->gn_rq_culprit_full));

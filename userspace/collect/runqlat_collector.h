@@ -25,7 +25,7 @@ class RunqlatCollector : public Collector {
 
   std::string_view name() const override { return "runqlat"; }
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
 
   // Fills out->runqueue, out->focus and out->culprits (cumulative), for
   // every possible CPU with any count. Culprits whose task has exited are

@@ -128,7 +128,7 @@ std::vector<int> SamplerCollector::Reconcile(const std::vector<int>& cpus, const
   return running;
 }
 
-void SamplerCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void SamplerCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (skel_ && skel_->bss) AddFullMap(out, name(), "gn_samples", SumPerCpuCounter(skel_->bss->gn_sample_full));
 }
 

@@ -25,7 +25,7 @@ class SamplerCollector : public Collector {
   std::string_view name() const override { return "sampler"; }
   // Loads the program; perf events are opened by Reconcile.
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
   void Stop() override;
 
   // Makes one event run at `hz` on each CPU of `cpus` that is in `online`,

@@ -98,7 +98,7 @@ const gn_batch_word* SchedCollector::batch_words() const {
   return skel_->bss->gn_batch_words;
 }
 
-void SchedCollector::AddMapFull(std::vector<model::MapLoss>& out) const {
+void SchedCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
   if (!skel_ || !skel_->bss) return;
   AddFullMap(out, name(), "gn_tids", seed_failures_ + SumPerCpuCounter(skel_->bss->gn_tids_full));
 }

@@ -18,7 +18,7 @@ class SchedCollector : public Collector {
 
   std::string_view name() const override { return "sched"; }
   void Start(const CollectorContext& context) override;
-  void AddMapFull(std::vector<model::MapLoss>& out) const override;
+  void AddMapLosses(std::vector<model::MapLoss>& out) const override;
   int batch_flush_fd() const override;
   const gn_batch_word* batch_words() const override;
   uint32_t batch_stream() const override { return GN_BATCH_STREAM_SCHED; }

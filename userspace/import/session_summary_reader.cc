@@ -80,7 +80,7 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       if (program && key == "missed") s.program_misses.push_back({collector, object, Unsigned(a)});
       if (!program)
         for (auto kind : {model::MapLossKind::kFull, model::MapLossKind::kOverwritten, model::MapLossKind::kUnpaired})
-          if (key == model::MapLossKindName(kind)) s.map_full.push_back({collector, object, Unsigned(a), kind});
+          if (key == model::MapLossKindName(kind)) s.map_losses.push_back({collector, object, Unsigned(a), kind});
     }
     else if (StartsWith(name, "collector.")) {
       std::string_view rest = name.substr(10);

@@ -97,7 +97,7 @@ struct SessionInfo {
   std::vector<CpuLoss> cpus;
   uint64_t bpf_recursion_misses = 0;  // program runs the kernel skipped: sum of program_misses
   std::vector<ProgramLoss> program_misses;  // programs with misses only
-  std::vector<MapLoss> map_full;            // maps that were full, logs overwritten, callbacks unpaired
+  std::vector<MapLoss> map_losses;          // maps that were full, logs overwritten, callbacks unpaired
   // Records that came from a CPU outside the recording's CPU set (a CPU
   // brought online during the recording): counted, not decoded.
   uint64_t records_outside_cpus = 0;

@@ -236,7 +236,7 @@ model::AggregateSnapshot Monitor::Read() {
   s.dql_stalls = dql_stalls_;
   // Updates the in-kernel aggregates refused (a full map): they undercount.
   std::vector<model::MapLoss> full;
-  for (collect::Collector* c : AggregateCollectors()) c->AddMapFull(full);
+  for (collect::Collector* c : AggregateCollectors()) c->AddMapLosses(full);
   for (const auto& m : full) s.lost += m.count;
   if (net_transport_)
     for (uint64_t l : net_transport_->LostPerCpu()) s.lost += l;

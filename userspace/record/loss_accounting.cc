@@ -56,7 +56,7 @@ void ReportCollectors(std::span<const std::unique_ptr<collect::Collector>> colle
     report.events = intake.collector_events(i);
     report.lost = i < collector_lost.size() ? collector_lost[i] : 0;
     session.collectors.push_back(std::move(report));
-    collectors[i]->AddMapFull(session.map_full);
+    collectors[i]->AddMapLosses(session.map_losses);
   }
 }
 

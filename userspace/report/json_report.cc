@@ -55,7 +55,7 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   auto maps = [&](const char* key, model::MapLossKind kind, const char* count) {
     w.Key(key);
     w.BeginArray();
-    for (const auto& m : l.maps_full) {
+    for (const auto& m : l.map_losses) {
       if (m.kind != kind) continue;
       w.BeginObject();
       w.Field("collector", m.collector);

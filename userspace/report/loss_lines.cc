@@ -175,7 +175,7 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
   // Outside the total: what a per-CPU log or a pairing left out of its own
   // events, and what the reader must know before trusting counts.
   std::string maps, logs, unpaired;
-  for (const auto& m : l.maps_full) {
+  for (const auto& m : l.map_losses) {
     if (!m.count) continue;
     std::string item = fmt::format("{}/{} {}", m.collector, m.map, m.count);
     switch (m.kind) {

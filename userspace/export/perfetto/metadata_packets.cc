@@ -198,7 +198,7 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
   }
   for (const auto& p : session.program_misses)
     AddArg(e, fmt::format("program.{}.{}.missed", p.collector, p.program), p.missed);
-  for (const auto& m : session.map_full)
+  for (const auto& m : session.map_losses)
     AddArg(e, fmt::format("map.{}.{}.{}", m.collector, m.map, model::MapLossKindName(m.kind)), m.count);
   for (const auto& cpu : session.cpus) {
     std::string prefix = fmt::format("cpu.{}.", cpu.cpu);
