@@ -101,6 +101,27 @@ TEST(Interference, TheWindowCutsWaitsAtItsEdges) {
   EXPECT_LE(found[0].end, kBase + 256 * kMs);
 }
 
+TEST(Interference, AWaitAcrossAnEnormousSpanCostsItsSlicesNotItsWindows) {
+  // A corrupt or hostile trace: the focus thread, preempted by the hog,
+  // runs again 2^60 ns later. Cutting the wait into 100 ms windows would be
+  // 11 billion pieces; the hog's cost and worst window come from two slices.
+  Synth s = Named();
+  constexpr uint64_t kFar = uint64_t{1} << 60;
+  s.Switch(kBase, 1, 0, kFocus);
+  s.Switch(kBase + 10 * kMs, 1, kFocus, kHog, 0);
+  s.Switch(kBase + kFar, 1, kHog, kFocus);
+  s.Switch(kBase + kFar + 10 * kMs, 1, kFocus, 0, 1);
+  Timeline t = s.Build();
+  Analysis a = AnalyzeOrDie(t, {"trainer"});
+  auto found = FindingsOf(a, "interference");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].culprit_tid, kHog);
+  EXPECT_EQ(found[0].cost_ns, kFar - 10 * kMs);
+  ASSERT_EQ(found[0].windows.size(), 3u);
+  EXPECT_EQ(found[0].windows[0].cost_ns, 100 * kMs) << "a full window behind the hog";
+  EXPECT_EQ(found[0].windows[0].start, kBase + 100 * kMs);
+}
+
 TEST(Interference, AWaitThatMigratesIsSplitBetweenTheCpusItWaitedOn) {
   Synth s = Named();
   s.Process(kOther + 1, "hog2").Thread(kOther + 1, kOther + 1, "hog2");

@@ -83,6 +83,28 @@ TEST(SoftirqStorm, AStormAcrossAWindowBoundaryIsFound) {
   EXPECT_TRUE(hint) << "no network data: it says how to get the device named";
 }
 
+TEST(SoftirqStorm, AStormInATraceWithTimestampsFarApartIsFoundWithoutWalkingTheEmptySpan) {
+  // A corrupt or hostile trace: the CPU's last event is 2^60 ns after the
+  // storm, and a second NET_RX slice lasts 2^50 ns. Sliding 20 ms steps over
+  // that would be 58 billion windows; the empty and the busy stretches are
+  // each crossed in one jump, and both storms are found.
+  Synth s = Base();
+  constexpr uint64_t kFar = uint64_t{1} << 60, kLong = uint64_t{1} << 50;
+  s.Switch(kBase, 1, 0, kFocus);
+  for (uint64_t t = kBase + 200 * kMs; t < kBase + 700 * kMs; t += kMs) s.Softirq(1, t, t + 500 * kUs, kNetRx);
+  s.Softirq(1, kBase + kFar / 2, kBase + kFar / 2 + kLong, kNetRx);
+  s.Switch(kBase + kFar, 1, kFocus, 0, 1);
+  Timeline t = s.Build();
+  Analysis a = AnalyzeOrDie(t, {"trainer"});
+  auto storms = FindingsOf(a, "softirq_storm");
+  ASSERT_EQ(storms.size(), 2u);
+  EXPECT_EQ(storms[0].start, kBase + kFar / 2) << "the longer storm costs more";
+  EXPECT_EQ(storms[0].end, kBase + kFar / 2 + kLong);
+  EXPECT_NEAR(storms[0].Metric("share"), 1.0, 1e-9);
+  EXPECT_EQ(storms[1].start, kBase + 200 * kMs);
+  EXPECT_NEAR(storms[1].Metric("share"), 0.5, 0.05);
+}
+
 TEST(SoftirqStorm, KsoftirqdRunningMostOfACpuIsAStorm) {
   Synth s = Base();
   // ksoftirqd/1 and the focus thread alternate 6 ms / 4 ms: ksoftirqd runs

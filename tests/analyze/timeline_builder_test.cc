@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analyze/attribution.h"
 #include "analyze/synthetic.h"
 
@@ -69,6 +71,67 @@ TEST(TimelineBuilder, InterruptsAreSlicesWithTheTaskTheyHit) {
   EXPECT_EQ((b[{Culprit::Kind::kTask, 7}]), 200u);
   EXPECT_EQ((b[{Culprit::Kind::kSoftirq, 3}]), 90u);
   EXPECT_EQ((b[{Culprit::Kind::kHardirq, 45}]), 10u);
+}
+
+TEST(TimelineBuilder, AttributedPiecesTileTheIntervalAndAgreeWithTheBreakdown) {
+  Synth s;
+  // Unknown until 100; task 7 with a softirq and a hard IRQ inside it; a
+  // loss; task 8; an IRQ while no run slice covers the CPU.
+  s.Switch(100, 1, 0, 7).Softirq(1, 200, 300, 3).Irq(1, 250, 260, 45).Loss(1, 350, 500);
+  s.Irq(1, 400, 420, 46).Switch(500, 1, 5, 8).Switch(600, 1, 8, 0, 1).Switch(700, 1, 0, 9);
+  Timeline t = s.Build();
+  std::vector<AttributedPiece> pieces;
+  AttributeCpuPieces(t, 1, 50, 650, &pieces);
+  std::sort(pieces.begin(), pieces.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  uint64_t at = 50;
+  for (const AttributedPiece& p : pieces) {
+    EXPECT_EQ(p.start, at) << "no gap and no overlap";
+    at = p.end;
+  }
+  EXPECT_EQ(at, 650u);
+  Breakdown from_pieces, b;
+  for (const AttributedPiece& p : pieces) from_pieces[p.culprit] += p.end - p.start;
+  AttributeCpu(t, 1, 50, 650, &b);
+  EXPECT_EQ(from_pieces, b);
+  EXPECT_EQ((b[{Culprit::Kind::kUnknown, 0}]), 50u + 130u);
+  EXPECT_EQ((b[{Culprit::Kind::kHardirq, 46}]), 20u);
+  EXPECT_EQ((b[{Culprit::Kind::kTask, 7}]), 150u);
+  EXPECT_EQ((b[{Culprit::Kind::kTask, 8}]), 100u);
+  EXPECT_EQ((b[{Culprit::Kind::kIdle, 0}]), 50u);
+}
+
+TEST(TimelineBuilder, SlicesFromEventsOutOfOrderAreTrimmedSoTheyNeverOverlap) {
+  // A corrupt trace: CPU 0's switch at 200 arrives after the one at 300, and
+  // two hard IRQs overlap. Every reader of a CPU's slices relies on them not
+  // overlapping (a placement check looped forever on such a trace).
+  TimelineBuilder b;
+  auto sw = [](int32_t prev, int32_t next) {
+    model::SchedSwitch s;
+    s.prev_tid = prev;
+    s.next_tid = next;
+    return s;
+  };
+  b.OnEvent({100, 0, 0, sw(0, 7)});
+  b.OnEvent({300, 0, 7, sw(7, 8)});
+  b.OnEvent({200, 0, 8, sw(8, 9)});
+  b.OnEvent({400, 0, 9, sw(9, 0)});
+  b.OnEvent({500, 0, 0, sw(0, 5)});
+  b.OnEvent({150, 0, 0, model::IrqEntry{3}});
+  b.OnEvent({250, 0, 0, model::IrqExit{3, 1}});
+  b.OnEvent({120, 0, 0, model::IrqEntry{4}});
+  b.OnEvent({180, 0, 0, model::IrqExit{4, 1}});
+  Timeline t = b.Finish();
+  const auto& irqs = t.cpus[0].hardirqs;
+  for (size_t i = 1; i < irqs.size(); ++i) EXPECT_GE(irqs[i].start, irqs[i - 1].end) << i;
+  const auto& runs = t.cpus[0].runs;
+  ASSERT_GE(runs.size(), 2u);
+  for (size_t i = 1; i < runs.size(); ++i) EXPECT_GE(runs[i].start, runs[i - 1].end) << i;
+  for (const auto& r : runs) EXPECT_LE(r.start, r.end);
+  Breakdown bd;
+  AttributeCpu(t, 0, 100, 500, &bd);
+  uint64_t sum = 0;
+  for (const auto& [who, ns] : bd) sum += ns;
+  EXPECT_EQ(sum, 400u) << "the parts add up to the interval";
 }
 
 TEST(TimelineBuilder, NamesThreadsFromSwitchesRenamesAndForks) {

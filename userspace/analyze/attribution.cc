@@ -46,23 +46,18 @@ size_t FirstEndingAfter(const PodVector<Slice>& v, uint64_t ts) {
 template size_t FirstEndingAfter(const PodVector<RunSlice>&, uint64_t);
 template size_t FirstEndingAfter(const PodVector<IntrSlice>&, uint64_t);
 
-namespace {
-
-struct Piece {
-  uint64_t start, end;
-  Culprit culprit;
-};
-
-// Interrupt pieces within [from, to): hard IRQs whole, softirqs with the
-// hard IRQs inside them cut out. Sorted by start.
-void InterruptPieces(const CpuTimeline& c, uint64_t from, uint64_t to, std::vector<Piece>* out) {
-  std::vector<Piece> hard;
+void InterruptPieces(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to,
+                     std::vector<AttributedPiece>* out) {
+  if (cpu >= t.cpus.size() || to <= from) return;
+  const CpuTimeline& c = t.cpus[cpu];
+  std::vector<AttributedPiece> hard;
   for (size_t i = FirstEndingAfter(c.hardirqs, from); i < c.hardirqs.size(); ++i) {
     const IntrSlice& s = c.hardirqs[i];
     if (s.start >= to) break;
     uint64_t a = std::max(s.start, from), b = std::min(s.end, to);
     if (b > a) hard.push_back({a, b, {Culprit::Kind::kHardirq, s.id}});
   }
+  const size_t first_out = out->size();
   size_t first_hard = 0;  // both lists are in time order: one cursor
   for (size_t i = FirstEndingAfter(c.softirqs, from); i < c.softirqs.size(); ++i) {
     const IntrSlice& s = c.softirqs[i];
@@ -71,7 +66,7 @@ void InterruptPieces(const CpuTimeline& c, uint64_t from, uint64_t to, std::vect
     Culprit soft{Culprit::Kind::kSoftirq, s.id};
     while (first_hard < hard.size() && hard[first_hard].end <= a) ++first_hard;
     for (size_t j = first_hard; j < hard.size() && hard[j].start < b; ++j) {
-      const Piece& h = hard[j];
+      const AttributedPiece& h = hard[j];
       if (h.end <= a) continue;
       if (h.start > a) out->push_back({a, h.start, soft});
       a = std::max(a, h.end);
@@ -79,67 +74,62 @@ void InterruptPieces(const CpuTimeline& c, uint64_t from, uint64_t to, std::vect
     if (b > a) out->push_back({a, b, soft});
   }
   out->insert(out->end(), hard.begin(), hard.end());
-  std::sort(out->begin(), out->end(), [](const Piece& x, const Piece& y) { return x.start < y.start; });
+  std::sort(out->begin() + static_cast<std::ptrdiff_t>(first_out), out->end(),
+            [](const AttributedPiece& x, const AttributedPiece& y) { return x.start < y.start; });
 }
 
-}  // namespace
-
-void AttributeInterrupts(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to,
-                         Breakdown* out) {
-  if (cpu >= t.cpus.size() || to <= from) return;
-  std::vector<Piece> pieces;
-  InterruptPieces(t.cpus[cpu], from, to, &pieces);
-  for (const Piece& p : pieces) (*out)[p.culprit] += p.end - p.start;
-}
-
-void AttributeCpu(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to, Breakdown* out) {
+void AttributeCpuPieces(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to,
+                        std::vector<AttributedPiece>* out) {
   if (to <= from) return;
+  const Culprit unknown{Culprit::Kind::kUnknown, 0};
   if (cpu >= t.cpus.size()) {
-    (*out)[{Culprit::Kind::kUnknown, 0}] += to - from;
+    out->push_back({from, to, unknown});
     return;
   }
   const CpuTimeline& c = t.cpus[cpu];
-  std::vector<Piece> interrupts;
-  InterruptPieces(c, from, to, &interrupts);
-  for (const Piece& p : interrupts) (*out)[p.culprit] += p.end - p.start;
+  std::vector<AttributedPiece> interrupts;
+  InterruptPieces(t, cpu, from, to, &interrupts);
+  out->insert(out->end(), interrupts.begin(), interrupts.end());
 
   // Runs and interrupt pieces are both sorted and each non-overlapping, so
-  // one pass with a cursor into the pieces finds what interrupted each run
-  // (a full cross product made the per-CPU table quadratic on long traces).
-  uint64_t covered = 0;
+  // one pass with a cursor into the pieces carves each stretch (a full cross
+  // product made the per-CPU table quadratic on long traces). The work is
+  // proportional to the slices in [from, to), never to its length.
   size_t piece = 0;
+  auto emit_uninterrupted = [&](uint64_t a, uint64_t b, Culprit who) {
+    while (piece < interrupts.size() && interrupts[piece].end <= a) ++piece;
+    for (size_t j = piece; j < interrupts.size() && interrupts[j].start < b; ++j) {
+      if (interrupts[j].start > a) out->push_back({a, interrupts[j].start, who});
+      a = std::max(a, interrupts[j].end);
+    }
+    if (b > a) out->push_back({a, b, who});
+  };
+  // Time no run slice covers (before the CPU's first switch, or lost) is
+  // unknown, but for the interrupts seen there.
+  uint64_t cursor = from;
   for (size_t i = FirstEndingAfter(c.runs, from); i < c.runs.size(); ++i) {
     const RunSlice& r = c.runs[i];
     if (r.start >= to) break;
-    uint64_t a = std::max(r.start, from), b = std::min(r.end, to);
+    uint64_t a = std::max({r.start, from, cursor}), b = std::min(r.end, to);
     if (b <= a) continue;
-    covered += b - a;
-    while (piece < interrupts.size() && interrupts[piece].end <= a) ++piece;
-    uint64_t interrupted = 0;
-    for (size_t j = piece; j < interrupts.size() && interrupts[j].start < b; ++j)
-      interrupted += Overlap(a, b, interrupts[j].start, interrupts[j].end);
-    uint64_t own = b - a - std::min(b - a, interrupted);
-    if (!own) continue;
-    Culprit who = r.tid == 0 ? Culprit{Culprit::Kind::kIdle, 0} : Culprit{Culprit::Kind::kTask, r.tid};
-    (*out)[who] += own;
+    if (a > cursor) emit_uninterrupted(cursor, a, unknown);
+    emit_uninterrupted(a, b, r.tid == 0 ? Culprit{Culprit::Kind::kIdle, 0} : Culprit{Culprit::Kind::kTask, r.tid});
+    cursor = b;
   }
-  // Time no run slice covers: before the CPU's first switch, or lost. The
-  // interrupts we saw there still count; the rest is unknown.
-  uint64_t span = to - from;
-  if (covered < span) {
-    uint64_t uncovered_interrupts = 0;
-    size_t run = FirstEndingAfter(c.runs, from);
-    for (const Piece& p : interrupts) {
-      while (run < c.runs.size() && c.runs[run].end <= p.start) ++run;
-      uint64_t inside_runs = 0;
-      for (size_t k = run; k < c.runs.size() && c.runs[k].start < p.end; ++k)
-        inside_runs += Overlap(p.start, p.end, c.runs[k].start, c.runs[k].end);
-      uncovered_interrupts += (p.end - p.start) - std::min(p.end - p.start, inside_runs);
-    }
-    uint64_t unknown = span - covered;
-    unknown -= std::min(unknown, uncovered_interrupts);
-    if (unknown) (*out)[{Culprit::Kind::kUnknown, 0}] += unknown;
-  }
+  if (to > cursor) emit_uninterrupted(cursor, to, unknown);
+}
+
+void AttributeInterrupts(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to,
+                         Breakdown* out) {
+  std::vector<AttributedPiece> pieces;
+  InterruptPieces(t, cpu, from, to, &pieces);
+  for (const AttributedPiece& p : pieces) (*out)[p.culprit] += p.end - p.start;
+}
+
+void AttributeCpu(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to, Breakdown* out) {
+  std::vector<AttributedPiece> pieces;
+  AttributeCpuPieces(t, cpu, from, to, &pieces);
+  for (const AttributedPiece& p : pieces) (*out)[p.culprit] += p.end - p.start;
 }
 
 std::vector<std::pair<Culprit, uint64_t>> Ranked(const Breakdown& b) {

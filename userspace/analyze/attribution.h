@@ -26,6 +26,22 @@ std::string DescribeCulprit(const Timeline& t, const Culprit& c);
 
 using Breakdown = std::map<Culprit, uint64_t>;  // ns per culprit
 
+// A stretch of time and who had the CPU in it.
+struct AttributedPiece {
+  uint64_t start, end;
+  Culprit culprit;
+};
+
+// Appends the pieces that make up [from, to) on `cpu` (they tile it
+// exactly): interrupt pieces in time order, then the pieces of the tasks,
+// idle and unknown time they carved, in time order.
+void AttributeCpuPieces(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to,
+                        std::vector<AttributedPiece>* out);
+// Appends the interrupt pieces within [from, to) on `cpu` in time order: hard
+// IRQs whole, softirqs with the hard IRQs inside them cut out.
+void InterruptPieces(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to,
+                     std::vector<AttributedPiece>* out);
+
 // Adds the breakdown of `cpu` over [from, to) to `out`.
 void AttributeCpu(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to, Breakdown* out);
 

@@ -1,6 +1,7 @@
 #include "analyze/interference_detector.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -59,59 +60,46 @@ InterferenceTotals MeasureInterference(const AnalysisContext& ctx) {
   InterferenceTotals totals;
   const Timeline& t = ctx.t();
   const uint64_t window = std::max<uint64_t>(1, ctx.th().GetNs("interference.window"));
-  // Splits [a, b) at window boundaries so each piece lands in one window.
-  auto for_each_piece = [&](uint64_t a, uint64_t b, auto&& fn) {
-    while (a < b) {
-      uint64_t index = (a - ctx.from) / window;
-      uint64_t edge = std::min(b, ctx.from + (index + 1) * window);
-      fn(a, edge, index);
-      a = edge;
-    }
+  auto culprit = [&](const Culprit& who) -> InterferenceTotals::PerCulprit& {
+    return totals.culprits.try_emplace(who, ctx.from, window).first->second;
   };
-  // Not a structured binding: the lambdas below capture tid, which clang
-  // before 16 does not allow for bindings (the fuzz build uses clang 14).
-  for (const auto& entry : ctx.activities) {
-    const auto tid = entry.first;
-    const auto& act = entry.second;
+  std::vector<AttributedPiece> pieces;
+  for (const auto& [tid, act] : ctx.activities) {
     for (const ThreadWait& w : act.waits) {
-      std::map<Culprit, bool> seen;
-      for_each_piece(w.start, w.end, [&](uint64_t a, uint64_t b, uint64_t index) {
-        Breakdown bd;
-        AttributeCpu(t, w.cpu, a, b, &bd);
-        for (const auto& [who, ns] : bd) {
-          // A wait attributed to the thread itself means it ran elsewhere
-          // meanwhile (a migration the trace did not show): not a culprit.
-          if (who.kind == Culprit::Kind::kTask && who.id == tid) continue;
-          auto& c = totals.culprits[who];
-          c.wait_ns += ns;
-          c.by_focus_tid[tid] += ns;
-          c.by_cpu[w.cpu] += ns;
-          c.by_window[index] += ns;
-          c.first = std::min(c.first, a);
-          c.last = std::max(c.last, b);
-          if (!seen[who]) {
-            ++c.waits;
-            seen[who] = true;
-          }
-          totals.wait_ns += ns;
-        }
-      });
+      pieces.clear();
+      AttributeCpuPieces(t, w.cpu, w.start, w.end, &pieces);
+      std::set<Culprit> seen;
+      for (const AttributedPiece& p : pieces) {
+        const Culprit& who = p.culprit;
+        // A wait attributed to the thread itself means it ran elsewhere
+        // meanwhile (a migration the trace did not show): not a culprit.
+        if (who.kind == Culprit::Kind::kTask && who.id == tid) continue;
+        const uint64_t ns = p.end - p.start;
+        auto& c = culprit(who);
+        c.wait_ns += ns;
+        c.by_focus_tid[tid] += ns;
+        c.by_cpu[w.cpu] += ns;
+        c.by_window.Add(p.start, p.end);
+        c.first = std::min(c.first, p.start);
+        c.last = std::max(c.last, p.end);
+        if (seen.insert(who).second) ++c.waits;
+        totals.wait_ns += ns;
+      }
     }
     for (const ThreadRun& r : act.runs) {
-      for_each_piece(r.start, r.end, [&](uint64_t a, uint64_t b, uint64_t index) {
-        Breakdown bd;
-        AttributeInterrupts(t, r.cpu, a, b, &bd);
-        for (const auto& [who, ns] : bd) {
-          auto& c = totals.culprits[who];
-          c.interrupt_ns += ns;
-          c.by_focus_tid[tid] += ns;
-          c.by_cpu[r.cpu] += ns;
-          c.by_window[index] += ns;
-          c.first = std::min(c.first, a);
-          c.last = std::max(c.last, b);
-          totals.interrupt_ns += ns;
-        }
-      });
+      pieces.clear();
+      InterruptPieces(t, r.cpu, r.start, r.end, &pieces);
+      for (const AttributedPiece& p : pieces) {
+        const uint64_t ns = p.end - p.start;
+        auto& c = culprit(p.culprit);
+        c.interrupt_ns += ns;
+        c.by_focus_tid[tid] += ns;
+        c.by_cpu[r.cpu] += ns;
+        c.by_window.Add(p.start, p.end);
+        c.first = std::min(c.first, p.start);
+        c.last = std::max(c.last, p.end);
+        totals.interrupt_ns += ns;
+      }
     }
   }
   return totals;
@@ -182,11 +170,10 @@ std::vector<Finding> DetectInterference(const AnalysisContext& ctx) {
       f.evidence.push_back(fmt::format("{} run-queue waits of focus threads had it on the CPU instead", c.waits));
 
     // Worst windows.
-    std::vector<std::pair<uint64_t, uint64_t>> windows(c.by_window.begin(), c.by_window.end());
-    std::sort(windows.begin(), windows.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const auto windows = c.by_window.Worst(3);
     f.start = c.first;
     f.end = c.last;
-    for (size_t i = 0; i < windows.size() && i < 3; ++i) {
+    for (size_t i = 0; i < windows.size(); ++i) {
       uint64_t ws = ctx.from + windows[i].first * window;
       uint64_t we = std::min(ctx.to, ws + window);
       f.windows.push_back({ws, we, windows[i].second,

@@ -11,18 +11,20 @@
 #include "analyze/analysis_context.h"
 #include "analyze/attribution.h"
 #include "analyze/finding.h"
+#include "analyze/window_totals.h"
 
 namespace gpunoise::analyze {
 
 // Per culprit: how long it kept focus threads waiting, and interrupted them.
 struct InterferenceTotals {
   struct PerCulprit {
+    PerCulprit(uint64_t origin, uint64_t window_ns) : by_window(origin, window_ns) {}
     uint64_t wait_ns = 0;
     uint64_t interrupt_ns = 0;
     uint64_t waits = 0;  // run-queue waits it took part in
     std::map<int32_t, uint64_t> by_focus_tid;
     std::map<uint32_t, uint64_t> by_cpu;
-    std::map<uint64_t, uint64_t> by_window;  // window index -> ns
+    WindowTotals by_window;  // of interference.window from the analysis start
     uint64_t first = UINT64_MAX, last = 0;   // span of the time it took
     uint64_t total() const { return wait_ns + interrupt_ns; }
   };

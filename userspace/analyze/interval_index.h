@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace gpunoise::analyze {
@@ -32,6 +33,20 @@ class IntervalIndex {
     if (starts_[i0] < a) sum -= a - starts_[i0];
     if (ends_[i1 - 1] > b) sum -= ends_[i1 - 1] - b;
     return sum;
+  }
+
+  // The first interval start at or after `ts`; UINT64_MAX when none.
+  uint64_t NextStart(uint64_t ts) const {
+    auto it = std::lower_bound(starts_.begin(), starts_.end(), ts);
+    return it == starts_.end() ? std::numeric_limits<uint64_t>::max() : *it;
+  }
+  // Where the gapless run of intervals covering `ts` ends; `ts` when no
+  // interval covers it. Walks the touching intervals: callers jump past them.
+  uint64_t CoveredUntil(uint64_t ts) const {
+    size_t i = static_cast<size_t>(std::upper_bound(ends_.begin(), ends_.end(), ts) - ends_.begin());
+    if (i >= starts_.size() || starts_[i] > ts) return ts;
+    while (i + 1 < starts_.size() && starts_[i + 1] == ends_[i]) ++i;
+    return ends_[i];
   }
 
  private:

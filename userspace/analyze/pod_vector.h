@@ -58,6 +58,7 @@ class PodVector {
   }
   void clear() { size_ = 0; }
   void pop_back() { --size_; }
+  void truncate(size_t n) { size_ = std::min(size_, n); }
 
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }

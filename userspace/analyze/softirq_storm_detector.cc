@@ -24,31 +24,59 @@ struct Episode {
   size_t windows = 0;
 };
 
-// Windows of `len` every `step` across [from, to); those where `index` is busy
-// at least `share` of the window merge into episodes.
+// Windows of `len` every `step` (at most `len`) across [from, to), plus one
+// ending exactly at `to`; those where `index` is busy at least `share` of the
+// window merge into episodes. Stretches with nothing in them, and stretches
+// busy throughout, are crossed in one jump each, so the cost follows the
+// intervals, not the span (a trace with timestamps far apart would otherwise
+// have billions of windows). The episodes are those a window-by-window walk
+// finds.
 std::vector<Episode> FindEpisodes(const IntervalIndex& index, uint64_t from, uint64_t to,
                                   uint64_t len, uint64_t step, double share) {
   std::vector<Episode> out;
   if (index.empty() || to <= from) return out;
   len = std::min(len, to - from);
-  // Window starts every `step`, plus one ending exactly at `to`.
-  std::vector<uint64_t> starts;
-  for (uint64_t ws = from; ws + len <= to; ws += step) starts.push_back(ws);
-  if (starts.empty() || starts.back() + len < to) starts.push_back(to - len);
-  for (uint64_t ws : starts) {
-    double s = static_cast<double>(index.Busy(ws, ws + len)) / static_cast<double>(len);
-    if (!StormRule::Reaches(s, share)) continue;
+  step = std::clamp<uint64_t>(step, 1, std::max<uint64_t>(1, len));  // windows overlap or touch
+  auto consider = [&](uint64_t ws, double s, uint64_t last_start, size_t windows) {
+    if (!StormRule::Reaches(s, share)) return;
     if (!out.empty() && ws <= out.back().end) {
       Episode& e = out.back();
-      e.end = ws + len;
-      ++e.windows;
+      e.end = last_start + len;
+      e.windows += windows;
       if (s > e.peak_share) {
         e.peak_share = s;
         e.peak_start = ws;
       }
     } else {
-      out.push_back({ws, ws + len, s, ws, 1});
+      out.push_back({ws, last_start + len, s, ws, windows});
     }
+  };
+  const uint64_t last_k = (to - len - from) / step;  // the last grid window ends by `to`
+  for (uint64_t k = 0; k <= last_k;) {
+    const uint64_t ws = from + k * step;
+    const uint64_t busy = index.Busy(ws, ws + len);
+    if (!busy) {
+      // Idle up to the first grid window that reaches the next interval.
+      const uint64_t next = index.NextStart(ws + len);
+      const uint64_t reach = next >= to ? last_k + 1 : (next - len - from) / step + 1;
+      consider(ws, 0.0, from + (reach - 1) * step, reach - k);
+      k = reach;
+      continue;
+    }
+    if (busy == len) {
+      // Every grid window inside the gapless stretch is busy throughout.
+      const uint64_t covered = std::min(index.CoveredUntil(ws), to);
+      const uint64_t more = std::min(last_k - k, (covered - len - ws) / step);
+      consider(ws, 1.0, ws + more * step, more + 1);
+      k += more + 1;
+      continue;
+    }
+    consider(ws, static_cast<double>(busy) / static_cast<double>(len), ws, 1);
+    ++k;
+  }
+  if (from + last_k * step + len < to) {
+    const uint64_t ws = to - len;
+    consider(ws, static_cast<double>(index.Busy(ws, to)) / static_cast<double>(len), ws, 1);
   }
   // A storm that dips under the threshold for less than a window is one
   // storm, not several.

@@ -24,6 +24,24 @@ void SortByStart(PodVector<T>& v) {
   std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
 }
 
+// Sorted slices that overlap only come from a corrupt or hostile trace
+// (events out of order on one CPU). Every reader of a CPU's slices relies on
+// them tiling time without overlap (ends sorted like starts), so the later
+// slice loses the part the earlier one already covers.
+template <typename T>
+void TrimOverlaps(PodVector<T>& v) {
+  size_t kept = 0;
+  uint64_t covered_until = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    T s = v[i];
+    if (kept && s.start < covered_until) s.start = covered_until;
+    if (s.end <= s.start && !(s.end == s.start && v[i].start == v[i].end)) continue;
+    covered_until = std::max(covered_until, s.end);
+    v[kept++] = s;
+  }
+  v.truncate(kept);
+}
+
 // Appends, noting when the order breaks so Finish() sorts only what needs it.
 template <typename T>
 void Append(PodVector<T>& v, const T& item, bool* unsorted) {
@@ -432,6 +450,9 @@ Timeline TimelineBuilder::Finish() {
     if (o.runs_unsorted) SortByStart(c.runs);
     if (o.hardirqs_unsorted) SortByStart(c.hardirqs);
     if (o.softirqs_unsorted) SortByStart(c.softirqs);
+    TrimOverlaps(c.runs);
+    TrimOverlaps(c.hardirqs);
+    TrimOverlaps(c.softirqs);
     o = OpenCpu{};
   }
   // Threads created with CLONE_THREAD join their creator's process.
