@@ -116,6 +116,23 @@ TEST(GpuIdleGaps, GpuWorkWithoutALaunchLinkStillBelongsToItsProcess) {
   EXPECT_TRUE(unknown);
 }
 
+TEST(GpuIdleGaps, GpuWorkOnATrackWithoutADescriptorIsNamedByItsUuid) {
+  // A damaged trace: the stream's identity survived, its descriptor did not
+  // (the report threw std::out_of_range on such a file).
+  Synth s;
+  s.Process(kPid, "python3").Thread(kLauncher, kPid, "pt_main_thread");
+  GpuTracks(s);
+  Slice(s, 12, kBase + 100 * kUs, kBase + 5 * kMs, "gemm", 1, true);
+  Timeline t = s.Build();
+  t.tracks.tracks.erase(12);
+  model::TrackIdentity stream;
+  stream.kind = model::TrackKind::kGpuStream;
+  t.tracks.identities[12] = stream;
+  GpuModel gpu = BuildGpuModel(t);
+  ASSERT_EQ(gpu.work.size(), 1u);
+  EXPECT_EQ(gpu.gpu_names.at(12), "GPU track 0xc");
+}
+
 TEST(GpuIdleGaps, BackToBackGpuWorkHasNoFinding) {
   Synth s;
   s.Process(kPid, "python3").Thread(kLauncher, kPid, "pt_main_thread");

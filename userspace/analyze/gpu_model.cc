@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "common/strings.h"
 
 namespace gpunoise::analyze {
@@ -59,7 +61,10 @@ uint64_t GpuOf(const TrackData& data, uint64_t uuid) {
 std::string GpuName(const TrackData& data, uint64_t gpu) {
   if (const model::TrackIdentity* id = data.Identity(gpu))
     if (std::string name = model::GpuDisplayName(*id); !name.empty()) return name;
-  return data.tracks.at(gpu).name;
+  // A work track with an identity but no descriptor (a damaged trace) has
+  // no name either.
+  auto it = data.tracks.find(gpu);
+  return it != data.tracks.end() ? it->second.name : fmt::format("GPU track {:#x}", gpu);
 }
 
 }  // namespace
