@@ -132,6 +132,11 @@ TEST(TimelineBuilder, SlicesFromEventsOutOfOrderAreTrimmedSoTheyNeverOverlap) {
   uint64_t sum = 0;
   for (const auto& [who, ns] : bd) sum += ns;
   EXPECT_EQ(sum, 400u) << "the parts add up to the interval";
+  // Two runs (task 9 cut; task 8, which "ended" before it began, dropped) and one hard IRQ.
+  EXPECT_EQ(t.cpus[0].slices_trimmed, 3u);
+  auto a = Analyze(t, AnalysisOptions{});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->loss.slices_trimmed, 3u) << "said in the report's loss header";
 }
 
 TEST(TimelineBuilder, NamesThreadsFromSwitchesRenamesAndForks) {

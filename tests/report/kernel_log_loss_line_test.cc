@@ -31,6 +31,18 @@ TEST(KernelLogLossLine, WithoutTheConsoleCollectorSaysSo) {
             "kernel log: 3 messages (no printk:console collector: times from /dev/kmsg, no CPU or task); none lost");
 }
 
+TEST(LossLines, SlicesCutWhereTheyOverlappedAreSaid) {
+  analyze::LossSummary l;
+  l.slices_trimmed = 3;
+  bool said = false;
+  for (const auto& line : LossLines(l))
+    said |= line == "3 CPU slices overlapped earlier ones (events out of order: a damaged trace) and were cut where "
+                    "they overlapped";
+  EXPECT_TRUE(said);
+  l.slices_trimmed = 0;
+  for (const auto& line : LossLines(l)) EXPECT_EQ(line.find("overlapped"), std::string::npos) << line;
+}
+
 TEST(KernelLogLossLine, NoKernelLogNoLine) {
   analyze::LossSummary l;
   EXPECT_EQ(KernelLogLine(l), "");

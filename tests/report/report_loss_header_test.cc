@@ -168,6 +168,7 @@ TEST(ReportLossHeader, ABreakInTheSwitchChainIsBlamedOnTheKernelOnlyWithoutATask
   std::string json = ReportOf(path, true);
   EXPECT_NE(json.find("\"switch_chain_checked\": false"), std::string::npos);
   EXPECT_NE(json.find("\"unseen_switches\": 0"), std::string::npos);
+  EXPECT_NE(json.find("\"slices_trimmed\": 0"), std::string::npos);
 }
 
 // What Perfetto's recorder writes during a UDP flood: per-CPU ftrace stats at

@@ -221,6 +221,7 @@ LossSummary Losses(const Timeline& t) {
     r.cpu = cpu;
     r.loss_spans = c.losses.size();
     r.unseen_switches = c.chain_breaks;
+    l.slices_trimmed += c.slices_trimmed;
   }
   std::vector<std::string> sources;
   if (t.session) {

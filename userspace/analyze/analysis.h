@@ -116,6 +116,7 @@ struct LossSummary {
   bool switch_chain_checked = true;  // false: a task filter was on, chain gaps are by design
   bool unseen_from_session = false;  // unseen switches are the recorder's check, not the analysis'
   uint64_t total_unseen_switches = 0;
+  uint64_t slices_trimmed = 0;  // CPU slices cut where they overlapped (a damaged trace)
   std::string end_reason;             // how the recording ended; empty: not said
   std::optional<model::GpuLoss> gpu;  // gpunoise's GPU collection summary
   // Perfetto's own fields, for traces from its recorder.

@@ -85,6 +85,7 @@ struct CpuTimeline {
   uint64_t first_ts = 0;  // 0: no events on this CPU
   uint64_t last_ts = 0;
   uint64_t chain_breaks = 0;  // switches whose prev was not the task we knew to be current
+  uint64_t slices_trimmed = 0;  // slices cut or dropped where they overlapped earlier ones (events out of order)
   bool has_data() const { return first_ts != 0; }
 };
 

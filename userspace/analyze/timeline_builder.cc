@@ -29,17 +29,25 @@ void SortByStart(PodVector<T>& v) {
 // them tiling time without overlap (ends sorted like starts), so the later
 // slice loses the part the earlier one already covers.
 template <typename T>
-void TrimOverlaps(PodVector<T>& v) {
+uint64_t TrimOverlaps(PodVector<T>& v) {
   size_t kept = 0;
+  uint64_t trimmed = 0;
   uint64_t covered_until = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     T s = v[i];
-    if (kept && s.start < covered_until) s.start = covered_until;
-    if (s.end <= s.start && !(s.end == s.start && v[i].start == v[i].end)) continue;
+    if (kept && s.start < covered_until) {
+      s.start = covered_until;
+      ++trimmed;
+    }
+    if (s.end <= s.start && !(s.end == s.start && v[i].start == v[i].end)) {
+      trimmed += s.start == v[i].start;  // ended before it began: dropped, not cut
+      continue;
+    }
     covered_until = std::max(covered_until, s.end);
     v[kept++] = s;
   }
   v.truncate(kept);
+  return trimmed;
 }
 
 // Appends, noting when the order breaks so Finish() sorts only what needs it.
@@ -450,9 +458,7 @@ Timeline TimelineBuilder::Finish() {
     if (o.runs_unsorted) SortByStart(c.runs);
     if (o.hardirqs_unsorted) SortByStart(c.hardirqs);
     if (o.softirqs_unsorted) SortByStart(c.softirqs);
-    TrimOverlaps(c.runs);
-    TrimOverlaps(c.hardirqs);
-    TrimOverlaps(c.softirqs);
+    c.slices_trimmed = TrimOverlaps(c.runs) + TrimOverlaps(c.hardirqs) + TrimOverlaps(c.softirqs);
     o = OpenCpu{};
   }
   // Threads created with CLONE_THREAD join their creator's process.

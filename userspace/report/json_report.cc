@@ -70,6 +70,7 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   maps("callbacks_unpaired", model::MapLossKind::kUnpaired, "unpaired");
   w.Field("switch_chain_checked", l.switch_chain_checked);
   w.Field("unseen_switches", l.total_unseen_switches);
+  w.Field("slices_trimmed", l.slices_trimmed);
   if (!l.end_reason.empty()) w.Field("end_reason", l.end_reason);
   else {
     w.Key("end_reason");

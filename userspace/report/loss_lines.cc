@@ -200,6 +200,10 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
                         : fmt::format("{} context switches missing from the data (breaks in the switch chain)",
                                       l.total_unseen_switches));
   }
+  if (l.slices_trimmed)
+    lines.push_back(fmt::format("{} CPU slices overlapped earlier ones (events out of order: a damaged trace) and "
+                                "were cut where they overlapped",
+                                l.slices_trimmed));
   if (const auto& k = l.kernel_log; k.messages || k.kmsg_gaps || k.console_overwritten) {
     std::string line = fmt::format("kernel log: {}", Plural(k.messages, "message", "messages"));
     if (k.console) line += fmt::format(", {} with the printk's CPU and task", k.with_caller);
