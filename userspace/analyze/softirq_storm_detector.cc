@@ -63,9 +63,9 @@ std::vector<Episode> FindEpisodes(const IntervalIndex& index, uint64_t from, uin
       k = reach;
       continue;
     }
-    if (busy == len) {
+    const uint64_t covered = busy == len ? std::min(index.CoveredUntil(ws), to) : 0;
+    if (covered >= ws + len) {
       // Every grid window inside the gapless stretch is busy throughout.
-      const uint64_t covered = std::min(index.CoveredUntil(ws), to);
       const uint64_t more = std::min(last_k - k, (covered - len - ws) / step);
       consider(ws, 1.0, ws + more * step, more + 1);
       k += more + 1;
