@@ -63,6 +63,14 @@ InterferenceTotals MeasureInterference(const AnalysisContext& ctx) {
   auto culprit = [&](const Culprit& who) -> InterferenceTotals::PerCulprit& {
     return totals.culprits.try_emplace(who, ctx.from, window).first->second;
   };
+  // Where and when a piece of a focus thread's time went to the culprit.
+  auto charge = [](InterferenceTotals::PerCulprit& c, int32_t focus_tid, uint32_t cpu, const AttributedPiece& p) {
+    c.by_focus_tid[focus_tid] += p.end - p.start;
+    c.by_cpu[cpu] += p.end - p.start;
+    c.by_window.Add(p.start, p.end);
+    c.first = std::min(c.first, p.start);
+    c.last = std::max(c.last, p.end);
+  };
   std::vector<AttributedPiece> pieces;
   for (const auto& [tid, act] : ctx.activities) {
     for (const ThreadWait& w : act.waits) {
@@ -74,31 +82,21 @@ InterferenceTotals MeasureInterference(const AnalysisContext& ctx) {
         // A wait attributed to the thread itself means it ran elsewhere
         // meanwhile (a migration the trace did not show): not a culprit.
         if (who.kind == Culprit::Kind::kTask && who.id == tid) continue;
-        const uint64_t ns = p.end - p.start;
         auto& c = culprit(who);
-        c.wait_ns += ns;
-        c.by_focus_tid[tid] += ns;
-        c.by_cpu[w.cpu] += ns;
-        c.by_window.Add(p.start, p.end);
-        c.first = std::min(c.first, p.start);
-        c.last = std::max(c.last, p.end);
+        charge(c, tid, w.cpu, p);
+        c.wait_ns += p.end - p.start;
+        totals.wait_ns += p.end - p.start;
         if (seen.insert(who).second) ++c.waits;
-        totals.wait_ns += ns;
       }
     }
     for (const ThreadRun& r : act.runs) {
       pieces.clear();
       InterruptPieces(t, r.cpu, r.start, r.end, &pieces);
       for (const AttributedPiece& p : pieces) {
-        const uint64_t ns = p.end - p.start;
         auto& c = culprit(p.culprit);
-        c.interrupt_ns += ns;
-        c.by_focus_tid[tid] += ns;
-        c.by_cpu[r.cpu] += ns;
-        c.by_window.Add(p.start, p.end);
-        c.first = std::min(c.first, p.start);
-        c.last = std::max(c.last, p.end);
-        totals.interrupt_ns += ns;
+        charge(c, tid, r.cpu, p);
+        c.interrupt_ns += p.end - p.start;
+        totals.interrupt_ns += p.end - p.start;
       }
     }
   }
