@@ -1,6 +1,7 @@
 #include "analyze/attribution.h"
 
 #include <algorithm>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -73,10 +74,28 @@ void InterruptPieces(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to
     }
     if (b > a) out->push_back({a, b, soft});
   }
+  // Two runs in time order: a merge, not a sort.
+  const size_t first_hard_out = out->size();
   out->insert(out->end(), hard.begin(), hard.end());
-  std::sort(out->begin() + static_cast<std::ptrdiff_t>(first_out), out->end(),
-            [](const AttributedPiece& x, const AttributedPiece& y) { return x.start < y.start; });
+  std::inplace_merge(out->begin() + static_cast<std::ptrdiff_t>(first_out),
+                     out->begin() + static_cast<std::ptrdiff_t>(first_hard_out), out->end(),
+                     [](const AttributedPiece& x, const AttributedPiece& y) { return x.start < y.start; });
 }
+
+namespace {
+
+// Sums pieces into a breakdown, one map update per run of pieces with the
+// same culprit (a task's run cut by its interrupts comes as several).
+void AddPieces(std::span<const AttributedPiece> pieces, Breakdown* out) {
+  for (size_t i = 0; i < pieces.size();) {
+    const Culprit& who = pieces[i].culprit;
+    uint64_t ns = 0;
+    for (; i < pieces.size() && pieces[i].culprit == who; ++i) ns += pieces[i].end - pieces[i].start;
+    (*out)[who] += ns;
+  }
+}
+
+}  // namespace
 
 void AttributeCpuPieces(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to,
                         std::vector<AttributedPiece>* out) {
@@ -123,13 +142,13 @@ void AttributeInterrupts(const Timeline& t, uint32_t cpu, uint64_t from, uint64_
                          Breakdown* out) {
   std::vector<AttributedPiece> pieces;
   InterruptPieces(t, cpu, from, to, &pieces);
-  for (const AttributedPiece& p : pieces) (*out)[p.culprit] += p.end - p.start;
+  AddPieces(pieces, out);
 }
 
 void AttributeCpu(const Timeline& t, uint32_t cpu, uint64_t from, uint64_t to, Breakdown* out) {
   std::vector<AttributedPiece> pieces;
   AttributeCpuPieces(t, cpu, from, to, &pieces);
-  for (const AttributedPiece& p : pieces) (*out)[p.culprit] += p.end - p.start;
+  AddPieces(pieces, out);
 }
 
 std::vector<std::pair<Culprit, uint64_t>> Ranked(const Breakdown& b) {

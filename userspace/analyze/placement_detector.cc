@@ -22,10 +22,8 @@ struct Span {
 void IdleOn(const Timeline& t, uint32_t cpu, uint64_t a, uint64_t b, std::vector<Span>* out) {
   if (cpu >= t.cpus.size()) return;
   const auto& runs = t.cpus[cpu].runs;
-  for (size_t i = FirstEndingAfter(runs, a); i < runs.size() && runs[i].start < b; ++i) {
-    const uint64_t start = std::max(a, runs[i].start), end = std::min(b, runs[i].end);
-    if (runs[i].tid == 0 && end > start) out->push_back({start, end, cpu});
-  }
+  for (size_t i = FirstEndingAfter(runs, a); i < runs.size() && runs[i].start < b; ++i)
+    if (runs[i].tid == 0) out->push_back({std::max(a, runs[i].start), std::min(b, runs[i].end), cpu});
 }
 
 }  // namespace
