@@ -74,13 +74,62 @@ void RunFocus(bool hog) {
 }
 
 
-std::string RecordNode(const std::string& dir, const std::string& name, bool hog) {
+// Whole numbers after `"key": ` in JSON text (the report's own layout),
+// from `from` on.
+int64_t JsonInt(const std::string& json, const std::string& key, size_t from = 0) {
+  size_t at = json.find("\"" + key + "\": ", from);
+  if (at == std::string::npos) return 0;
+  return std::strtoll(json.c_str() + at + key.size() + 4, nullptr, 10);
+}
+
+// The share of its time gn-focus waited in run queues, by the node's own
+// report (-1 when the report failed or saw no focus thread).
+double FocusWaitShare(const std::string& trace) {
+  ChildProcess report({GpunoiseBinary(), "report", "--json", "--focus", "gn-focus", trace});
+  if (report.Wait(120s) != 0) return -1;
+  const std::string json = report.stdout_text();
+  size_t threads = json.find("\"threads\": [");
+  if (threads == std::string::npos) return -1;
+  int64_t observed = JsonInt(json, "observed_ns", threads), waited = JsonInt(json, "wait_ns", threads);
+  return observed > 0 ? static_cast<double>(waited) / static_cast<double>(observed) : -1;
+}
+
+std::string RecordOnce(const std::string& dir, const std::string& name, bool hog) {
   std::string out = dir + "/" + name + ".pftrace";
+  std::filesystem::remove(out);
   ChildProcess rec({GpunoiseBinary(), "record", "-d", "2", "--machine-name", name, "-o", out});
   EXPECT_TRUE(rec.WaitForStderr("recording", 20s)) << rec.stderr_text();
   RunFocus(hog);
   EXPECT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
   return out;
+}
+
+// A node without hogs stands in for a quiet peer; when something outside
+// the test (the CI machine's own work) kept gn-focus waiting a tenth of its
+// time, that window is no quiet peer and is recorded again, at most twice,
+// saying so. Two such windows of five spread the fleet's MAD enough to hide
+// the hog node (CI, 2026-12-05). The hog node must wait most of its time:
+// that is the test's premise, not noise.
+std::string RecordNode(const std::string& dir, const std::string& name, bool hog) {
+  for (int attempt = 1;; ++attempt) {
+    std::string out = RecordOnce(dir, name, hog);
+    double share = FocusWaitShare(out);
+    if (hog) {
+      EXPECT_GT(share, 0.5) << name << ": three hogs on gn-focus's CPU, yet it waited only " << share;
+      return out;
+    }
+    EXPECT_GE(share, 0) << name << ": its own report saw no gn-focus";
+    if (share < 0.1 || attempt == 3) return out;
+    std::printf("%s: gn-focus waited %.1f%% of its time with no hog (this machine was busy); recording again\n",
+                name.c_str(), share * 100);
+  }
+}
+
+// The "CPU SIDE" table of a fleet report, to say first why a check failed
+// (CI keeps a few lines after each failure).
+std::string CpuSide(const std::string& out) {
+  size_t at = out.find("CPU SIDE");
+  return at == std::string::npos ? out : out.substr(at, out.find("\n\n", at) - at);
 }
 
 TEST(FleetCpuIntegration, OfFiveRecordingsTheOneWithAHogIsNamedAndTwoGiveNoRobustScore) {
@@ -98,7 +147,8 @@ TEST(FleetCpuIntegration, OfFiveRecordingsTheOneWithAHogIsNamedAndTwoGiveNoRobus
   std::string out = five.stdout_text();
   std::printf("%s", out.c_str());
   EXPECT_NE(out.find("gpunoise fleet report: 5 machines"), std::string::npos) << out;
-  EXPECT_NE(out.find(" 1. [straggler] node3 stands out on the CPU side"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 1. [straggler] node3 stands out on the CPU side"), std::string::npos)
+      << CpuSide(out) << "\n" << out;
   EXPECT_NE(out.find("gn-hog"), std::string::npos) << "its own finding as the cause:\n" << out;
 
   ChildProcess two({GpunoiseBinary(), "report", traces[0], traces[3], "--focus", "gn-focus"});
@@ -112,13 +162,6 @@ int64_t RealtimeNs() {
   struct timespec ts {};
   ::clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// Whole numbers after `"key": ` in JSON text (the report's own layout).
-int64_t JsonInt(const std::string& json, const std::string& key) {
-  size_t at = json.find("\"" + key + "\": ");
-  if (at == std::string::npos) return 0;
-  return std::strtoll(json.c_str() + at + key.size() + 4, nullptr, 10);
 }
 
 // RDMA counters as /sys/class/infiniband lays them out, in a tree of the
