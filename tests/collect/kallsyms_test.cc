@@ -1,10 +1,13 @@
 #include "collect/kallsyms.h"
+#include "collect/kallsyms_loader.h"
 
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace gpunoise::collect {
 namespace {
@@ -42,6 +45,42 @@ TEST(KernelSymbols, UnknownAddressesStayHex) {
   EXPECT_EQ(s.Symbolize(0x1000), "0x1000");
   EXPECT_EQ(s.Symbolize(0xffffffff90000000ull), "0xffffffff90000000");  // > 1 MiB past
   EXPECT_TRUE(KernelSymbols::FromTextForTesting("").empty());
+}
+
+TEST(KernelSymbols, DataSymbolsAndMalformedLinesAreSkipped) {
+  auto s = KernelSymbols::FromTextForTesting(
+      "not a line\n"
+      "ffffffff81300000 T\n"
+      "ffffffff81300000 d local_data\n"
+      "zzzz T bad_address\n"
+      "  ffffffff81400000 t indented_but_code\n"
+      "ffffffff81500000 T last_without_newline");
+  EXPECT_EQ(s.Symbolize(0xffffffff81300010ull), "0xffffffff81300010");
+  EXPECT_EQ(s.Symbolize(0xffffffff81400008ull), "indented_but_code+0x8");
+  EXPECT_EQ(s.Symbolize(0xffffffff81500000ull), "last_without_newline");
+}
+
+// The recorder reads /proc/kallsyms on a thread of its own, so that its
+// drain never pauses for it.
+TEST(KernelSymbolsLoader, ReadsTheTableOnAThreadOfItsOwnAndGetWaitsForIt) {
+  FILE* f = tmpfile();
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(fwrite(kText, 1, strlen(kText), f), strlen(kText));
+  fflush(f);
+  KernelSymbolsLoader loader(UniqueFd(::dup(fileno(f))));
+  fclose(f);
+  const KernelSymbols* polled = nullptr;
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       !polled && std::chrono::steady_clock::now() < end;)
+    if (!(polled = loader.TryGet())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_NE(polled, nullptr);
+  EXPECT_EQ(polled->Symbolize(0xffffffff8120003c), "udp_queue_rcv_one_skb+0x3c");
+  EXPECT_EQ(&loader.Get(), polled);
+}
+
+TEST(KernelSymbolsLoader, AnInvalidDescriptorGivesAnEmptyTable) {
+  KernelSymbolsLoader loader{UniqueFd()};
+  EXPECT_TRUE(loader.Get().empty());
 }
 
 }  // namespace

@@ -43,19 +43,21 @@ KernelSymbols KernelSymbols::FromTextForTesting(const std::string& text) {
   return out;
 }
 
-// "ffffffff81234560 T udp_queue_rcv_one_skb\t[module]"
-void KernelSymbols::Parse(const std::string& text) {
-  for (std::string_view line : Split(text, '\n')) {
-    auto parts = Split(Trim(line), ' ');
-    if (parts.size() < 3) continue;
-    char type = parts[1].empty() ? '?' : parts[1][0];
-    if (type != 't' && type != 'T') continue;  // code only
+// "ffffffff81234560 T udp_queue_rcv_one_skb\t[module]". Scanned in place:
+// 120k lines, and a split per line was half the load's time.
+void KernelSymbols::Parse(std::string_view text) {
+  while (!text.empty()) {
+    size_t eol = text.find('\n');
+    std::string_view line = Trim(text.substr(0, eol));
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
     uint64_t address = 0;
-    auto r = std::from_chars(parts[0].data(), parts[0].data() + parts[0].size(), address, 16);
+    auto r = std::from_chars(line.data(), line.data() + line.size(), address, 16);
     if (r.ec != std::errc() || address == 0) continue;
-    std::string_view name = parts[2];
-    name = name.substr(0, name.find('\t'));
-    symbols_.push_back({address, std::string(name)});
+    std::string_view rest = line.substr(static_cast<size_t>(r.ptr - line.data()));
+    if (rest.size() < 4 || rest[0] != ' ' || (rest[1] != 't' && rest[1] != 'T') || rest[2] != ' ') continue;  // code only
+    std::string_view name = rest.substr(3);
+    name = name.substr(0, name.find_first_of("\t "));
+    if (!name.empty()) symbols_.push_back({address, std::string(name)});
   }
   std::sort(symbols_.begin(), symbols_.end(),
             [](const Symbol& a, const Symbol& b) { return a.address < b.address; });

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpunoise::collect {
@@ -29,7 +30,7 @@ class KernelSymbols {
     uint64_t address;
     std::string name;
   };
-  void Parse(const std::string& text);
+  void Parse(std::string_view text);
   std::vector<Symbol> symbols_;  // sorted by address
 };
 

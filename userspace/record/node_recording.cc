@@ -107,17 +107,13 @@ Status NodeRecording::WriteStalls(perfetto::TraceSink& sink) {
   return WriteKernelWork(sink);
 }
 
-const std::string& NodeRecording::Symbol(uint64_t address) {
+const std::string& NodeRecording::Symbol(const collect::KernelSymbols& symbols, uint64_t address) {
   auto it = symbol_names_.find(address);
   if (it != symbol_names_.end()) return it->second;
-  // Read at the first need, through the descriptor opened while the
-  // recorder could still see kernel addresses.
-  if (!symbols_) symbols_ = collect::KernelSymbols::LoadFromFd(kallsyms_fd_.get());
-  return symbol_names_.emplace(address, address ? symbols_->Symbolize(address) : "").first->second;
+  return symbol_names_.emplace(address, address ? symbols.Symbolize(address) : "").first->second;
 }
 
 Status NodeRecording::WriteKernelWork(perfetto::TraceSink& sink) {
-  work_.clear();
   uint64_t most = kwork_->Drain(&work_);
   // The cpustate log has 4x kwork's entries per CPU: scaled to kwork's.
   GN_ASSIGN_OR_RETURN(uint64_t cs_most, cpustate_->Drain(sink));
@@ -129,20 +125,24 @@ Status NodeRecording::WriteKernelWork(perfetto::TraceSink& sink) {
     work_interval_ns_ = std::max(kShortest, work_interval_ns_ / 2);
   else if (most < collect::KworkCollector::kEntriesPerCpu / 16)
     work_interval_ns_ = std::min(longest, work_interval_ns_ * 2);
+  const collect::KernelSymbols* symbols = !symbols_ ? &no_symbols_ : frozen_ ? &symbols_->Get() : symbols_->TryGet();
+  if (!symbols) return OkStatus();
   for (const model::KernelWork& w : work_) {
     ++work_count_[static_cast<size_t>(w.kind)];
     const bool send = w.kind == model::KernelWorkKind::kIpiSend;
     const auto& who = send ? threads_.Who(w.tid, w.tgid) : kNobody;
-    GN_RETURN_IF_ERROR(sink.node_tracks().WriteKernelWork(w, Symbol(w.func), send ? Symbol(w.callsite) : "",
-                                                          who.first, who.second));
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteKernelWork(w, Symbol(*symbols, w.func),
+                                                          send ? Symbol(*symbols, w.callsite) : "", who.first,
+                                                          who.second));
   }
+  work_.clear();
   return OkStatus();
 }
 
 Status NodeRecording::Begin(perfetto::TraceSink& sink) {
   // Opened now, while the recorder still holds its capabilities: functions
   // are named after it has dropped them.
-  kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
+  symbols_.emplace(UniqueFd(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC)));
   mounts_ = collect::ReadCpuCgroupMounts();
   const uint64_t now = BoottimeNs();
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteNumaTopology(now, collect::ReadNumaTopology()));

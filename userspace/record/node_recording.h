@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "collect/collector.h"
-#include "collect/kallsyms.h"
+#include "collect/kallsyms_loader.h"
 #include "collect/node_counters.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -71,7 +71,7 @@ class NodeRecording {
   Status Rescan(perfetto::TraceSink& sink, uint64_t ts);
   Status WriteStalls(perfetto::TraceSink& sink);
   Status WriteKernelWork(perfetto::TraceSink& sink);
-  const std::string& Symbol(uint64_t address);
+  const std::string& Symbol(const collect::KernelSymbols& symbols, uint64_t address);
 
   uint64_t interval_ns_;
   uint64_t ns_per_tick_;
@@ -91,8 +91,10 @@ class NodeRecording {
   // CPU fills a quarter of its log between drains (an IPI storm can send
   // 30k a second from one CPU) and lengthened again when it is quiet.
   uint64_t work_interval_ns_ = 0, next_work_drain_ = 0;
-  UniqueFd kallsyms_fd_;
-  std::optional<collect::KernelSymbols> symbols_;
+  // Kernel work is written once the symbols are read (until then it waits
+  // in work_), except at the end, which waits for them.
+  std::optional<collect::KernelSymbolsLoader> symbols_;
+  collect::KernelSymbols no_symbols_;  // before Begin
   std::map<uint64_t, std::string> symbol_names_;
   inline static const std::pair<int32_t, std::string> kNobody{0, ""};
   std::unique_ptr<CpustateRecording> cpustate_;  // drained on the kwork cadence

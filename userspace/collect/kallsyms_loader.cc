@@ -1,0 +1,34 @@
+#include "collect/kallsyms_loader.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+
+namespace gpunoise::collect {
+
+KernelSymbolsLoader::KernelSymbolsLoader(UniqueFd kallsyms) : fd_(std::move(kallsyms)) {
+  const int fd = fd_.get();
+  loading_ = std::async(std::launch::async, [fd] {
+    // Only this thread: it must not take CPU from the drain, nor from the
+    // node's own work.
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+    return KernelSymbols::LoadFromFd(fd);
+  });
+}
+
+KernelSymbolsLoader::~KernelSymbolsLoader() {
+  if (loading_.valid()) loading_.wait();
+}
+
+const KernelSymbols* KernelSymbolsLoader::TryGet() {
+  if (!symbols_ && loading_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return nullptr;
+  return &Get();
+}
+
+const KernelSymbols& KernelSymbolsLoader::Get() {
+  if (!symbols_) symbols_ = loading_.get();
+  return *symbols_;
+}
+
+}  // namespace gpunoise::collect
