@@ -107,9 +107,9 @@ std::string RecordOnce(const std::string& dir, const std::string& name, bool hog
 // A node without hogs stands in for a quiet peer; when something outside
 // the test (the CI machine's own work) kept gn-focus waiting a tenth of its
 // time, that window is no quiet peer and is recorded again, at most twice,
-// saying so. Two such windows of five spread the fleet's MAD enough to hide
-// the hog node (CI, 2026-12-05). The hog node must wait most of its time:
-// that is the test's premise, not noise.
+// saying so. Two such windows of five can spread the fleet's MAD enough to
+// hide the hog node (CI once named no straggler here). The hog node must
+// wait most of its time: that is the test's premise, not noise.
 std::string RecordNode(const std::string& dir, const std::string& name, bool hog) {
   for (int attempt = 1;; ++attempt) {
     std::string out = RecordOnce(dir, name, hog);
