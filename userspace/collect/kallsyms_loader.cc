@@ -5,11 +5,16 @@
 
 #include <chrono>
 
+#include "common/capabilities.h"
+
 namespace gpunoise::collect {
 
 KernelSymbolsLoader::KernelSymbolsLoader(UniqueFd kallsyms) : fd_(std::move(kallsyms)) {
   const int fd = fd_.get();
   loading_ = std::async(std::launch::async, [fd] {
+    // Capabilities are per thread, and this one starts before the recorder
+    // drops its own: it needs none to read a descriptor already open.
+    (void)DropAllCapabilitiesOfThisThread();
     // Only this thread: it must not take CPU from the drain, nor from the
     // node's own work.
     ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
