@@ -20,6 +20,16 @@ constexpr const char* kText =
     "ffffffffc0100000 t mlx5e_poll_rx_cq\t[mlx5_core]\n"
     "0000000000000000 T hidden_without_root\n";
 
+// A descriptor of a file holding `text`, read as /proc/kallsyms is.
+UniqueFd FileHolding(const char* text) {
+  FILE* f = tmpfile();
+  if (!f) return UniqueFd();
+  UniqueFd fd(::dup(fileno(f)));
+  bool written = fwrite(text, 1, strlen(text), f) == strlen(text);
+  fclose(f);
+  return written ? std::move(fd) : UniqueFd();
+}
+
 TEST(KernelSymbols, SymbolizesToFunctionPlusOffset) {
   auto s = KernelSymbols::FromTextForTesting(kText);
   EXPECT_EQ(s.Symbolize(0xffffffff8120003cull), "udp_queue_rcv_one_skb+0x3c");
@@ -30,12 +40,9 @@ TEST(KernelSymbols, SymbolizesToFunctionPlusOffset) {
 // The recorder opens /proc/kallsyms before dropping its capabilities and
 // reads it at the end, from the fd.
 TEST(KernelSymbols, LoadFromFdReadsWhatWasOpenedBefore) {
-  FILE* f = tmpfile();
-  ASSERT_NE(f, nullptr);
-  ASSERT_EQ(fwrite(kText, 1, strlen(kText), f), strlen(kText));
-  fflush(f);
-  KernelSymbols symbols = KernelSymbols::LoadFromFd(fileno(f));
-  fclose(f);
+  UniqueFd fd = FileHolding(kText);
+  ASSERT_GE(fd.get(), 0);
+  KernelSymbols symbols = KernelSymbols::LoadFromFd(fd.get());
   EXPECT_EQ(symbols.Symbolize(0xffffffff8120003c), "udp_queue_rcv_one_skb+0x3c");
   EXPECT_TRUE(KernelSymbols::LoadFromFd(-1).empty());
 }
@@ -63,12 +70,9 @@ TEST(KernelSymbols, DataSymbolsAndMalformedLinesAreSkipped) {
 // The recorder reads /proc/kallsyms on a thread of its own, so that its
 // drain never pauses for it.
 TEST(KernelSymbolsLoader, ReadsTheTableOnAThreadOfItsOwnAndGetWaitsForIt) {
-  FILE* f = tmpfile();
-  ASSERT_NE(f, nullptr);
-  ASSERT_EQ(fwrite(kText, 1, strlen(kText), f), strlen(kText));
-  fflush(f);
-  KernelSymbolsLoader loader(UniqueFd(::dup(fileno(f))));
-  fclose(f);
+  UniqueFd fd = FileHolding(kText);
+  ASSERT_GE(fd.get(), 0);
+  KernelSymbolsLoader loader(std::move(fd));
   const KernelSymbols* polled = nullptr;
   for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
        !polled && std::chrono::steady_clock::now() < end;)
