@@ -1,4 +1,4 @@
-// Reads /proc/kallsyms on a thread of its own, at the lowest priority.
+// Reads /proc/kallsyms on a thread of its own, at a low priority (nice 10).
 // Reading and parsing it costs 30-50 ms of CPU (120k symbols); on the
 // recorder's drain thread, just after the gate opened on a node in a NET_RX
 // storm, that pause overflowed a 4 MiB ring (11-15k records lost at start).
