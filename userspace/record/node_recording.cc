@@ -72,7 +72,7 @@ model::NodeSnapshot NodeRecording::Read() const {
   return s;
 }
 
-Status NodeRecording::Rescan(perfetto::TraceSink& sink, uint64_t ts) {
+Status NodeRecording::Rescan(perfetto::TraceSink& sink, uint64_t ts, bool wait) {
   const uint64_t cpu_before = ThreadCpuNs();
   std::vector<collect::QuotaCgroup> found;
   if (!mounts_.v1_cpu.empty()) found = collect::FindQuotaCgroups(mounts_.v1_cpu, 1);
@@ -86,12 +86,32 @@ Status NodeRecording::Rescan(perfetto::TraceSink& sink, uint64_t ts) {
       GN_RETURN_IF_ERROR(sink.node_tracks().WriteQuotaProcess(ts, q.path, pid));
   }
   quotas_ = std::move(found);
+  quota_scan_cpu_ns_ = ThreadCpuNs() - cpu_before;
   // Affinity changes are rare; a scan a second (one syscall per thread)
   // catches those of threads that live longer than that, or less often
-  // where the scan is dear.
-  for (const auto& [tid, cpus] : collect::ReadThreadAffinities())
-    GN_RETURN_IF_ERROR(sink.node_tracks().WriteAffinity(ts, tid, cpus));
-  next_rescan_ = ts + NextRescanGapNs(ThreadCpuNs() - cpu_before);
+  // where the scan is dear. The next rescan is due once this one is done.
+  next_rescan_ = UINT64_MAX;
+  if (wait) GN_RETURN_IF_ERROR(CollectAffinityScan(sink, true));
+  if (!affinity_scan_)
+    affinity_scan_.emplace([ts] {
+      AffinityScan scan;
+      scan.ts = ts;
+      const uint64_t cpu_before = ThreadCpuNs();
+      scan.affinities = collect::ReadThreadAffinities();
+      scan.cpu_ns = ThreadCpuNs() - cpu_before;
+      return scan;
+    });
+  return wait ? CollectAffinityScan(sink, true) : OkStatus();
+}
+
+Status NodeRecording::CollectAffinityScan(perfetto::TraceSink& sink, bool wait) {
+  if (!affinity_scan_) return OkStatus();
+  AffinityScan* scan = wait ? &affinity_scan_->Get() : affinity_scan_->TryGet();
+  if (!scan) return OkStatus();
+  for (const auto& [tid, cpus] : scan->affinities)
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteAffinity(scan->ts, tid, cpus));
+  next_rescan_ = scan->ts + NextRescanGapNs(quota_scan_cpu_ns_ + scan->cpu_ns);
+  affinity_scan_.reset();
   return OkStatus();
 }
 
@@ -160,6 +180,7 @@ Result<uint64_t> NodeRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t 
     GN_RETURN_IF_ERROR(WriteKernelWork(sink));
     next_work_drain_ = now + work_interval_ns_;
   }
+  GN_RETURN_IF_ERROR(CollectAffinityScan(sink, false));
   if (now < due) return std::min(due, next_work_drain_) - now;
   if (now >= next_rescan_) GN_RETURN_IF_ERROR(Rescan(sink, now));
   model::NodeSnapshot current = Read();
@@ -178,7 +199,7 @@ void NodeRecording::Freeze() {
 Status NodeRecording::Finish(perfetto::TraceSink& sink) {
   if (!frozen_) Freeze();
   // Processes that joined a quota cgroup since the last scan still count.
-  GN_RETURN_IF_ERROR(Rescan(sink, final_.ts));
+  GN_RETURN_IF_ERROR(Rescan(sink, final_.ts, /*wait=*/true));
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, final_));
   GN_RETURN_IF_ERROR(WriteStalls(sink));  // the collector has stopped: the log is complete
   GN_RETURN_IF_ERROR(cpustate_->Finish(sink, final_.ts));

@@ -1,0 +1,51 @@
+// Work that the recorder's drain thread must never wait for (reading
+// /proc/kallsyms, scanning every thread's affinity), run on a thread of its
+// own. The drain polls for the result; a pause of the drain is a pause of
+// every ring, and inside a NET_RX storm a 4 MiB ring fills in ~90 ms.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <optional>
+#include <utility>
+
+namespace gpunoise {
+
+// Gives the calling thread up: every capability (they are per thread, and a
+// task may start before the recorder drops its own) and nice 10, below the
+// node's own work. Not nice 19: on a node busy on every CPU that starved a
+// task the end of a recording waits for (a 1 s recording took 4 s longer).
+void DemoteThisThread();
+
+template <typename T>
+class BackgroundTask {
+ public:
+  explicit BackgroundTask(std::function<T()> work)
+      : future_(std::async(std::launch::async, [work = std::move(work)] {
+          DemoteThisThread();
+          return work();
+        })) {}
+  ~BackgroundTask() {
+    if (future_.valid()) future_.wait();
+  }
+  BackgroundTask(const BackgroundTask&) = delete;
+  BackgroundTask& operator=(const BackgroundTask&) = delete;
+
+  // The result once the work is done, else nullptr; never blocks.
+  T* TryGet() {
+    if (!value_ && future_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return nullptr;
+    return &Get();
+  }
+  // The result, waiting for the work to finish.
+  T& Get() {
+    if (!value_) value_ = future_.get();
+    return *value_;
+  }
+
+ private:
+  std::future<T> future_;
+  std::optional<T> value_;
+};
+
+}  // namespace gpunoise
