@@ -11,11 +11,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
 
+#include "integration/support/cpu_cgroup.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
 #include "integration/support/veth_pair.h"
@@ -182,14 +184,21 @@ TEST(RecordStorm, ARecordingStartedInsideAUdpFloodLosesNoRecordToItsOwnStartUp) 
 }
 
 // The same on a node as big as the recorder is sized for: 20,000 threads,
-// and the 1 MiB rings `record` gives each CPU of a 256-CPU node (about 30 ms
-// of this flood). Scanning every thread's affinity on the drain thread at
-// the start (107 ms) lost 145-167k records here.
-TEST(RecordStorm, OnANodeWithTwentyThousandThreadsAndBigNodeRingsTheStartLosesNoRecord) {
+// 2,000 cgroups (500 with a CPU quota), and the 1 MiB rings `record` gives
+// each CPU of a 256-CPU node (about 30 ms of this flood). On the drain
+// thread at the start, scanning every thread's affinity (107 ms) lost
+// 145-167k records here, and walking the cgroups (56-66 ms) 150-153k.
+TEST(RecordStorm, OnANodeWithManyThreadsAndCgroupsAndBigNodeRingsTheStartLosesNoRecord) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   IdleThreads threads(20000);
   ASSERT_EQ(threads.size(), 20000u);
+  std::vector<std::unique_ptr<CpuCgroup>> cgroups;
+  for (int i = 0; i < 2000; ++i) {
+    cgroups.push_back(std::make_unique<CpuCgroup>("gn-test-storm-" + std::to_string(::getpid()) + "-" + std::to_string(i),
+                                                  i % 4 == 0 ? 50000 : 0, 100000));
+    ASSERT_TRUE(cgroups.back()->ok()) << cgroups.back()->error();
+  }
   EXPECT_EQ(RingLossOfARecordingStartedInsideAFlood({"--buffer-size", "1M"}), 0u);
 }
 

@@ -72,48 +72,78 @@ model::NodeSnapshot NodeRecording::Read() const {
   return s;
 }
 
+namespace {
+
+// Quota cgroups, the processes in them, with `first_stats` their counters
+// (the baseline of a recording), and every thread's affinity.
+NodeRecording::NodeScan ScanNode(const collect::CpuCgroupMounts& mounts, uint64_t ts, bool first_stats);
+
+}  // namespace
+
 Status NodeRecording::Rescan(perfetto::TraceSink& sink, uint64_t ts, bool wait) {
-  const uint64_t cpu_before = ThreadCpuNs();
-  std::vector<collect::QuotaCgroup> found;
-  if (!mounts_.v1_cpu.empty()) found = collect::FindQuotaCgroups(mounts_.v1_cpu, 1);
-  if (mounts_.v2_has_cpu) {
-    auto v2 = collect::FindQuotaCgroups(mounts_.v2, 2);
-    found.insert(found.end(), v2.begin(), v2.end());
+  if (wait) GN_RETURN_IF_ERROR(CollectScan(sink, true));
+  if (!scan_) {
+    const bool first = !scanned_once_;
+    scanned_once_ = true;
+    scan_.emplace([mounts = mounts_, ts, first] { return ScanNode(mounts, ts, first); });
+    next_rescan_ = UINT64_MAX;  // due once this one is done
   }
-  for (const auto& q : found) {
-    GN_RETURN_IF_ERROR(sink.node_tracks().WriteQuota(ts, {q.path, q.version, q.quota_us, q.period_us}));
-    for (int32_t pid : collect::CgroupProcessesBelow(q.dir))
-      GN_RETURN_IF_ERROR(sink.node_tracks().WriteQuotaProcess(ts, q.path, pid));
-  }
-  quotas_ = std::move(found);
-  quota_scan_cpu_ns_ = ThreadCpuNs() - cpu_before;
-  // Affinity changes are rare; a scan a second (one syscall per thread)
-  // catches those of threads that live longer than that, or less often
-  // where the scan is dear. The next rescan is due once this one is done.
-  next_rescan_ = UINT64_MAX;
-  if (wait) GN_RETURN_IF_ERROR(CollectAffinityScan(sink, true));
-  if (!affinity_scan_)
-    affinity_scan_.emplace([ts] {
-      AffinityScan scan;
-      scan.ts = ts;
-      const uint64_t cpu_before = ThreadCpuNs();
-      scan.affinities = collect::ReadThreadAffinities();
-      scan.cpu_ns = ThreadCpuNs() - cpu_before;
-      return scan;
-    });
-  return wait ? CollectAffinityScan(sink, true) : OkStatus();
+  return wait ? CollectScan(sink, true) : OkStatus();
 }
 
-Status NodeRecording::CollectAffinityScan(perfetto::TraceSink& sink, bool wait) {
-  if (!affinity_scan_) return OkStatus();
-  AffinityScan* scan = wait ? &affinity_scan_->Get() : affinity_scan_->TryGet();
+void NodeRecording::AdoptScan(NodeScan& scan) {
+  if (scan.adopted) return;
+  scan.adopted = true;
+  // A cgroup found by a later scan appeared during the recording: it counts
+  // from zero (WriteSample).
+  for (const auto& [path, stat] : scan.first_stats) baseline_.cgroups.emplace(path, stat);
+  quotas_ = scan.quotas;
+}
+
+Status NodeRecording::CollectScan(perfetto::TraceSink& sink, bool wait) {
+  if (!scan_) return OkStatus();
+  NodeScan* scan = wait ? &scan_->Get() : scan_->TryGet();
   if (!scan) return OkStatus();
+  AdoptScan(*scan);
+  for (size_t i = 0; i < scan->quotas.size(); ++i) {
+    const collect::QuotaCgroup& q = scan->quotas[i];
+    GN_RETURN_IF_ERROR(sink.node_tracks().WriteQuota(scan->ts, {q.path, q.version, q.quota_us, q.period_us}));
+    for (int32_t pid : scan->quota_processes[i])
+      GN_RETURN_IF_ERROR(sink.node_tracks().WriteQuotaProcess(scan->ts, q.path, pid));
+  }
   for (const auto& [tid, cpus] : scan->affinities)
     GN_RETURN_IF_ERROR(sink.node_tracks().WriteAffinity(scan->ts, tid, cpus));
-  next_rescan_ = scan->ts + NextRescanGapNs(quota_scan_cpu_ns_ + scan->cpu_ns);
-  affinity_scan_.reset();
+  // Affinity changes are rare; a scan a second catches those of threads
+  // that live longer than that, or less often where the scan is dear.
+  next_rescan_ = scan->ts + NextRescanGapNs(scan->cpu_ns);
+  scan_.reset();
   return OkStatus();
 }
+
+namespace {
+
+NodeRecording::NodeScan ScanNode(const collect::CpuCgroupMounts& mounts, uint64_t ts, bool first_stats) {
+  NodeRecording::NodeScan scan;
+  scan.ts = ts;
+  const uint64_t cpu_before = ThreadCpuNs();
+  if (!mounts.v1_cpu.empty()) scan.quotas = collect::FindQuotaCgroups(mounts.v1_cpu, 1);
+  if (mounts.v2_has_cpu) {
+    auto v2 = collect::FindQuotaCgroups(mounts.v2, 2);
+    scan.quotas.insert(scan.quotas.end(), v2.begin(), v2.end());
+  }
+  for (const auto& q : scan.quotas) {
+    scan.quota_processes.push_back(collect::CgroupProcessesBelow(q.dir));
+    if (!first_stats) continue;
+    auto text = ReadFileToString(q.dir + "/cpu.stat");
+    if (!text.ok()) continue;  // removed meanwhile
+    if (auto stat = collect::ParseCpuStat(*text)) scan.first_stats[q.path] = *stat;
+  }
+  scan.affinities = collect::ReadThreadAffinities();
+  scan.cpu_ns = ThreadCpuNs() - cpu_before;
+  return scan;
+}
+
+}  // namespace
 
 Status NodeRecording::WriteStalls(perfetto::TraceSink& sink) {
   stalls_.clear();
@@ -180,7 +210,7 @@ Result<uint64_t> NodeRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t 
     GN_RETURN_IF_ERROR(WriteKernelWork(sink));
     next_work_drain_ = now + work_interval_ns_;
   }
-  GN_RETURN_IF_ERROR(CollectAffinityScan(sink, false));
+  GN_RETURN_IF_ERROR(CollectScan(sink, false));
   if (now < due) return std::min(due, next_work_drain_) - now;
   if (now >= next_rescan_) GN_RETURN_IF_ERROR(Rescan(sink, now));
   model::NodeSnapshot current = Read();
@@ -193,6 +223,8 @@ Result<uint64_t> NodeRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t 
 void NodeRecording::Freeze() {
   if (frozen_) return;
   frozen_ = true;
+  // The end's counters need the quota list of a scan still in flight.
+  if (scan_) AdoptScan(scan_->Get());
   final_ = Read();
 }
 

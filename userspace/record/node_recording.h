@@ -67,14 +67,28 @@ class NodeRecording {
   // "node: 1 cgroup with a CPU quota (throttled 38 times), steal 0 ns"
   std::string Summary() const;
 
+  // What one background scan found (record/node_recording.cc, ScanNode).
+  struct NodeScan {
+    uint64_t ts = 0, cpu_ns = 0;
+    std::vector<collect::QuotaCgroup> quotas;
+    std::vector<std::vector<int32_t>> quota_processes;  // by quota
+    std::map<std::string, model::CgroupCpuStat> first_stats;  // the first scan's, by path
+    std::map<int32_t, std::vector<int>> affinities;
+    bool adopted = false;
+  };
+
  private:
   model::NodeSnapshot Read() const;
-  // Quota cgroups now; thread affinities on a background scan (`wait`:
-  // on this thread, after any scan in flight, as at the end).
+  // Starts a scan of quota cgroups and thread affinities in the background
+  // unless one is in flight; with `wait` (the end), finishes the one in
+  // flight, then a new one.
   Status Rescan(perfetto::TraceSink& sink, uint64_t ts, bool wait = false);
-  // Writes a finished affinity scan (with `wait`, waits for one in flight)
-  // and schedules the next rescan from what both scans cost.
-  Status CollectAffinityScan(perfetto::TraceSink& sink, bool wait);
+  // Writes a finished scan (with `wait`, waits for the one in flight) and
+  // schedules the next from what it cost.
+  Status CollectScan(perfetto::TraceSink& sink, bool wait);
+  // Takes a scan's quota list, and the first scan's counters as the
+  // baseline of the cgroups it found (once per scan).
+  void AdoptScan(NodeScan& scan);
   Status WriteStalls(perfetto::TraceSink& sink);
   Status WriteKernelWork(perfetto::TraceSink& sink);
   const std::string& Symbol(const collect::KernelSymbols& symbols, uint64_t address);
@@ -85,15 +99,12 @@ class NodeRecording {
   std::vector<collect::QuotaCgroup> quotas_;
   model::NodeSnapshot baseline_, previous_, final_;
   uint64_t next_rescan_ = 0;
-  // Every thread's affinity is one syscall a thread: 107 ms for 20k threads
-  // inside a UDP flood, and on the drain thread that lost 47k-167k records
-  // at the start of a recording. It runs in the background instead.
-  struct AffinityScan {
-    uint64_t ts = 0, cpu_ns = 0;
-    std::map<int32_t, std::vector<int>> affinities;
-  };
-  std::optional<BackgroundTask<AffinityScan>> affinity_scan_;
-  uint64_t quota_scan_cpu_ns_ = 0;
+  // Scans run in the background: every thread's affinity is one syscall a
+  // thread (107 ms for 20k threads inside a UDP flood) and the quota walk
+  // reads every cgroup (56-66 ms for 2000); on the drain thread the first
+  // lost 47k-167k records at the start of a recording.
+  std::optional<BackgroundTask<NodeScan>> scan_;
+  bool scanned_once_ = false;
   bool frozen_ = false;
   collect::MemstallCollector* memstall_ = nullptr;
   std::vector<model::MemStall> stalls_;  // reused
