@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +50,29 @@ TEST(BackgroundTask, GetWaitsForTheWork) {
   });
   EXPECT_EQ(task.Get(), 7);
   EXPECT_EQ(*task.TryGet(), 7);
+}
+
+// Where no thread can be had (a process at its thread limit), the work runs
+// in the caller: the recorder degrades to pausing, not to failing.
+TEST(BackgroundTask, WithoutAThreadToBeHadTheWorkRunsInTheCaller) {
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // RLIMIT_NPROC binds neither root nor a holder of CAP_SYS_RESOURCE: as
+    // nobody, no new task can start.
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    rlimit none{0, 0};
+    if (::setrlimit(RLIMIT_NPROC, &none) != 0) ::_exit(3);
+    const pid_t caller = ::gettid();
+    BackgroundTask<pid_t> task([] { return ::gettid(); });
+    const pid_t* ran_on = task.TryGet();
+    ::_exit(ran_on && *ran_on == caller ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "needs root to become nobody";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <functional>
 #include <future>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 namespace gpunoise {
@@ -21,11 +22,16 @@ void DemoteThisThread();
 template <typename T>
 class BackgroundTask {
  public:
-  explicit BackgroundTask(std::function<T()> work)
-      : future_(std::async(std::launch::async, [work = std::move(work)] {
-          DemoteThisThread();
-          return work();
-        })) {}
+  explicit BackgroundTask(std::function<T()> work) {
+    try {
+      future_ = std::async(std::launch::async, [work] {
+        DemoteThisThread();
+        return work();
+      });
+    } catch (const std::system_error&) {
+      value_ = work();  // no thread to be had (the node's thread limit): here and now
+    }
+  }
   ~BackgroundTask() {
     if (future_.valid()) future_.wait();
   }
