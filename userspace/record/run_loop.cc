@@ -39,21 +39,26 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
                                   const model::HostInfo& host, model::ProcessSnapshot processes,
                                   model::SessionInfo& session) {
   TraceStart start;
+  // Names and affinities of every IRQ: two files an IRQ, about a thousand
+  // IRQs on a big node. Read while the gate is still closed, since nothing
+  // drains the rings until this function returns, and before --start-at's
+  // wait, which must open the gate on its instant.
+  model::IrqTable irqs = collect::ScanIrqs();
+  collect::MapNicIrqs(&irqs);
+  sink.set_irq_table(irqs);
+  if (collect::IrqCollector* irq_collector = set.irq)
+    sink.set_irq_name_fallback([irq_collector](int32_t irq) { return irq_collector->LookupIrqName(irq); });
+
   // --start-at: the gate stays closed until that wall-clock instant (a stop
   // signal opens it at once; the loop then ends the recording).
   if (options.start_at_realtime_ns) WaitUntilRealtime(options.start_at_realtime_ns, options.stop_fd);
+
   session.start_ts = BoottimeNs();
   sink.set_data_start(session.start_ts);
   GN_RETURN_IF_ERROR(transport.Resume());
   // RDMA traffic bypasses the kernel's stack: its ports' own counters, read
   // now and at the end, say what it went through (nothing without RDMA).
   start.rdma_start = collect::ReadRdmaCounters();
-
-  model::IrqTable irqs = collect::ScanIrqs();
-  collect::MapNicIrqs(&irqs);
-  sink.set_irq_table(irqs);
-  if (collect::IrqCollector* irq_collector = set.irq)
-    sink.set_irq_name_fallback([irq_collector](int32_t irq) { return irq_collector->LookupIrqName(irq); });
 
   for (int cpu : plan.cpus) session.cpus.push_back({static_cast<uint32_t>(cpu), 0, 0, 0});
   for (auto& c : set.collectors) session.collectors.push_back(c->report());
