@@ -1,13 +1,12 @@
 #include "record/net_recording.h"
 
-#include <fcntl.h>
 
 #include <sys/stat.h>
 
 #include <algorithm>
 
 #include "collect/drops_collector.h"
-#include "collect/kallsyms.h"
+#include "collect/kallsyms_loader.h"
 #include "collect/napi_collector.h"
 #include "collect/netdev_collector.h"
 #include "collect/nic_collector.h"
@@ -54,15 +53,13 @@ void NetRecording::RefreshNames(const model::NetSnapshot& snapshot) {
       names_.drop_reasons.emplace(d.reason, drops_->reason_names().Name(d.reason));
 }
 
-void NetRecording::Begin(perfetto::TraceSink& sink) {
+void NetRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols) {
   active_ = std::any_of(collectors_.begin(), collectors_.end(), [](const collect::NetCollector* c) {
     return c->report().state != model::CollectorState::kDisabled;
   });
   names_.nic_events = nic_->event_names();
   sink.set_nic_event_names(names_.nic_events);
-  // Opened now, while the recorder still holds its capabilities: drop
-  // locations are named at the end, after it has dropped them.
-  if (active_) kallsyms_fd_.Reset(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
+  symbols_ = std::move(symbols);
   baseline_ = Read();
   previous_ = baseline_;
   if (Status st = nic_counters_.Begin(sink); !st.ok()) log::Warning("nic counters: {}", st.error().message);
@@ -113,7 +110,8 @@ Status NetRecording::Finish(perfetto::TraceSink& sink) {
   keep(sink.WriteNetRates(previous_, final_, names_));
   keep(sink.CloseNetRates(final_.ts));
   if (!final_.drops.empty()) {
-    collect::KernelSymbols symbols = collect::KernelSymbols::LoadFromFd(kallsyms_fd_.get());
+    static const collect::KernelSymbols kNone;
+    const collect::KernelSymbols& symbols = symbols_ ? symbols_->Get() : kNone;
     for (const auto& d : final_.drops)
       names_.drop_locations.emplace(d.location, symbols.Symbolize(d.location));
   }

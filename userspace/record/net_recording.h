@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collect/collector.h"
+#include "collect/kallsyms_loader.h"
 #include "collect/net_collector.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -38,7 +39,8 @@ class NetRecording {
                std::vector<std::unique_ptr<collect::Collector>>& collectors);
 
   // After every collector started: the baseline the totals count from.
-  void Begin(perfetto::TraceSink& sink);
+  // Drop locations are named from `symbols` at the end (null: not named).
+  void Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols);
   // Writes the samples whose interval has passed. Returns how long until
   // the next one is due (ns), for the drain loop's timeout.
   Result<uint64_t> MaybeSample(perfetto::TraceSink& sink, uint64_t now);
@@ -60,7 +62,7 @@ class NetRecording {
   std::string Summary() const;
 
  private:
-  UniqueFd kallsyms_fd_;
+  std::shared_ptr<collect::KernelSymbolsLoader> symbols_;
   model::NetSnapshot Read() const;
   void RefreshNames(const model::NetSnapshot& snapshot);
 

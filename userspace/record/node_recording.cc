@@ -1,7 +1,6 @@
 #include "record/node_recording.h"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,10 +188,8 @@ Status NodeRecording::WriteKernelWork(perfetto::TraceSink& sink) {
   return OkStatus();
 }
 
-Status NodeRecording::Begin(perfetto::TraceSink& sink) {
-  // Opened now, while the recorder still holds its capabilities: functions
-  // are named after it has dropped them.
-  symbols_.emplace(UniqueFd(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC)));
+Status NodeRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols) {
+  symbols_ = std::move(symbols);
   mounts_ = collect::ReadCpuCgroupMounts();
   const uint64_t now = BoottimeNs();
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteNumaTopology(now, collect::ReadNumaTopology()));

@@ -53,7 +53,8 @@ class NodeRecording {
   NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors,
                 bool idle = true);
 
-  Status Begin(perfetto::TraceSink& sink);
+  // Kernel-work callbacks are named from `symbols` (null: not named).
+  Status Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols);
   // Writes a sample when the interval has passed; returns ns until the next.
   Result<uint64_t> MaybeSample(perfetto::TraceSink& sink, uint64_t now);
   // At the end of the recording (before the collectors detach).
@@ -119,8 +120,8 @@ class NodeRecording {
   uint64_t work_interval_ns_ = 0, next_work_drain_ = 0;
   // Kernel work is written once the symbols are read (until then it waits
   // in work_), except at the end, which waits for them.
-  std::optional<collect::KernelSymbolsLoader> symbols_;
-  collect::KernelSymbols no_symbols_;  // before Begin
+  std::shared_ptr<collect::KernelSymbolsLoader> symbols_;
+  collect::KernelSymbols no_symbols_;  // without a table: addresses stay hex
   std::map<uint64_t, std::string> symbol_names_;
   inline static const std::pair<int32_t, std::string> kNobody{0, ""};
   std::unique_ptr<CpustateRecording> cpustate_;  // drained on the kwork cadence

@@ -1,15 +1,18 @@
 #include "record/run_loop.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "collect/clock_discipline.h"
 #include "collect/irq_collector.h"
 #include "collect/irq_scanner.h"
+#include "collect/kallsyms_loader.h"
 #include "collect/rdma_counters.h"
 #include "collect/ring_transport.h"
 #include "common/clock.h"
@@ -65,11 +68,16 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
   GN_RETURN_IF_ERROR(sink.WriteHeader(host, processes, session));
   if (options.pid_ns_map) options.pid_ns_map->AddSnapshot(processes);
   processes = {};
+  // One read of /proc/kallsyms for both groups (kernel-work callbacks, drop
+  // locations), opened while the recorder still holds its capabilities.
+  std::shared_ptr<collect::KernelSymbolsLoader> symbols;
+  if (set.net || set.node)
+    symbols = std::make_shared<collect::KernelSymbolsLoader>(UniqueFd(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC)));
   if (set.net) {
     GN_RETURN_IF_ERROR(sink.WriteNetIrqMap(session.start_ts));
-    set.net->Begin(sink);
+    set.net->Begin(sink, symbols);
   }
-  if (set.node) GN_RETURN_IF_ERROR(set.node->Begin(sink));
+  if (set.node) GN_RETURN_IF_ERROR(set.node->Begin(sink, symbols));
   session.in_progress_path = sink.temp_path();
   if (options.on_started) options.on_started(session);
   if (options.start_workload) {
