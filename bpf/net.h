@@ -141,10 +141,17 @@ struct gn_nic_event_rec {
 
 enum gn_net_dir {
 	GN_NET_RX = 0,         /* netif_receive_skb */
-	GN_NET_TX = 1,         /* net_dev_xmit with NETDEV_TX_OK */
-	GN_NET_QUEUED = 2,     /* net_dev_queue: handed to the qdisc layer */
+	GN_NET_TX = 1,         /* transmitted: where, gn_tx_counted_at says */
+	GN_NET_QUEUED = 2,     /* net_dev_queue, when TX is counted at the driver */
 	GN_NET_TX_TIMEOUT = 3, /* net_dev_xmit_timeout: the TX watchdog fired */
 	GN_NET_NUM_DIRS = 4,
+};
+
+/* Where bpf/netdev.bpf.c counts GN_NET_TX. */
+enum gn_tx_count_point {
+	GN_TX_AT_QUEUE = 0, /* net_dev_queue: once per GSO skb, the default */
+	GN_TX_AT_START = 1, /* net_dev_start_xmit, corrected at net_dev_xmit */
+	GN_TX_AT_XMIT = 2,  /* net_dev_xmit alone (no net_dev_start_xmit) */
 };
 
 /* gn_dev_stats: packets and bytes per device, queue and direction. */

@@ -4,21 +4,36 @@
  * its driver is in trouble.
  *
  *   net:netif_receive_skb     RX: every skb entering the stack (after GRO)
- *   net:net_dev_queue         handed to the qdisc layer (only with net-packets)
- *   net:net_dev_start_xmit    TX: every skb handed to a driver, counted here
+ *   net:net_dev_queue         TX by default: every skb handed to a device,
+ *                             before software segmentation (one program per
+ *                             GSO skb, its segments counted from gso_segs)
+ *   net:net_dev_start_xmit    TX with net-packets: every skb handed to a
+ *                             driver, after segmentation
  *   net:net_dev_xmit          the driver's return code (only with net-packets,
  *                             or where net_dev_start_xmit is missing)
  *   net:net_dev_xmit_timeout  the TX watchdog fired (always recorded)
  *   tcp:tcp_retransmit_skb    a TCP retransmission (always recorded)
  *   net:napi_gro_receive_*    GRO per skb (only with --events net-packets)
  *
- * TX is counted where the skb is handed to the driver, one program per
- * packet: a driver that drops a packet frees it and returns NETDEV_TX_OK
- * anyway, and NETDEV_TX_BUSY is a hard error outside a driver bug
- * (Documentation/networking/driver.rst), so net_dev_xmit's return code adds
- * next to nothing to a count, for a second program on every packet (78-84 ns
- * each under W2 TCP here, docs/performance.md). With net-packets it runs for
- * its records and corrects the count for a requeue or an error.
+ * Where TX is counted decides what it costs. A stack that segments in
+ * software (a device without TSO: the bench's veth) hands the driver one skb
+ * per MTU segment: under W2 TCP net_dev_start_xmit ran 21 times as often as
+ * net_dev_queue (4.18M against 194k in 5 s), at ~50 ns a run. By default TX
+ * is therefore counted at net_dev_queue, after the TX queue is picked (so
+ * the queue is known) and after qdisc_pkt_len_init stored the skb's length
+ * on the wire (each segment with its headers). What that count includes
+ * that the device's own does not: packets a qdisc then drops (the drops
+ * collector counts them, reason QDISC_DROP) and those the driver frees;
+ * what it misses: skbs that skip the device layer's queueing (AF_PACKET
+ * with PACKET_QDISC_BYPASS, pktgen).
+ *
+ * With net-packets TX is counted where the skb is handed to the driver, one
+ * program per packet: a driver that drops a packet frees it and returns
+ * NETDEV_TX_OK anyway, and NETDEV_TX_BUSY is a hard error outside a driver
+ * bug (Documentation/networking/driver.rst), so net_dev_xmit's return code
+ * adds next to nothing to a count, for a second program on every packet
+ * (78-84 ns each under W2 TCP here, docs/performance.md). It runs for its
+ * records and corrects the count for a requeue or an error.
  *
  * net_dev_xmit fires after the driver took the skb, which it may already have
  * freed (or handed to another CPU), so the skb is not read there: its queue
@@ -34,9 +49,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Linux 6.12 ("tcp: add a new err field in tcp_retransmit_skb") added err as
  * the 3rd tp_btf argument; user space reads the prototype from BTF. */
 const volatile bool gn_retransmit_has_err = true;
-/* net_dev_start_xmit is attached and counts TX (user space knows before
- * load); otherwise net_dev_xmit counts each skb as one packet. */
-const volatile bool gn_tx_counted_at_start = true;
+/* Where TX is counted (GN_TX_AT_*, bpf/net.h; user space knows before load
+ * which of the tracepoints the kernel has). */
+const volatile __u32 gn_tx_counted_at = GN_TX_AT_START;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -181,6 +196,22 @@ int gn_tp_rx(struct trace_event_raw_net_dev_template *ctx)
 
 /* ---- TX ------------------------------------------------------------------ */
 
+/* The skb's bytes on the wire: a GSO skb carries its headers once, its
+ * segments each carry them. __dev_queue_xmit computed that just before the
+ * tracepoint (qdisc_pkt_len_init, into the first word of skb->cb, which is
+ * what qdiscs count); read only for GSO skbs, and trusted only within what
+ * the segments' headers can add. */
+static __always_inline __u64 gn_wire_bytes(struct sk_buff *skb, __u32 len, __u32 segs)
+{
+	if (segs <= 1)
+		return len;
+	__u32 pkt_len = 0;
+	bpf_probe_read_kernel(&pkt_len, sizeof(pkt_len), &skb->cb[0]);
+	if (pkt_len < len || pkt_len - len > (segs - 1) * 256)
+		return len;
+	return pkt_len;
+}
+
 static __always_inline void gn_do_queue(bool btf, struct sk_buff *skb)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
@@ -188,9 +219,18 @@ static __always_inline void gn_do_queue(bool btf, struct sk_buff *skb)
 	struct net_device *dev = GN_LOAD(btf, skb, dev);
 	struct gn_dev_key key = {};
 	key.dev = gn_dev_id(btf, dev);
-	key.queue = -1; /* the TX queue is picked after this point */
+	/* netdev_core_pick_tx ran just before the tracepoint. */
+	key.queue = GN_LOAD(btf, skb, queue_mapping);
+	__u32 segs = gn_skb_segs(btf, skb);
+	__u32 len = GN_LOAD(btf, skb, len);
+	if (gn_tx_counted_at == GN_TX_AT_QUEUE) {
+		key.dir = GN_NET_TX;
+		if (gn_count(&key, segs, gn_wire_bytes(skb, len, segs), 0))
+			gn_remember_dev_name(&key.dev, dev);
+		return;
+	}
 	key.dir = GN_NET_QUEUED;
-	if (gn_count(&key, gn_skb_segs(btf, skb), GN_LOAD(btf, skb, len), 0))
+	if (gn_count(&key, segs, len, 0))
 		gn_remember_dev_name(&key.dev, dev);
 }
 
@@ -227,7 +267,7 @@ static __always_inline void gn_push_xmit(__u64 skb, struct gn_net_dev dev, __s32
 static __always_inline void gn_do_start_xmit(__u64 skb, struct net_device *dev, struct gn_net_dev id,
 					   __s32 queue, __u32 segs, __u32 len)
 {
-	if (gn_tx_counted_at_start) {
+	if (gn_tx_counted_at == GN_TX_AT_START) {
 		struct gn_dev_key key = {};
 		key.dev = id;
 		key.queue = queue;
@@ -293,7 +333,7 @@ static __always_inline void gn_do_xmit(__u64 skb, int rc, struct net_device *dev
 	}
 	if (!matched)
 		key.dev = gn_dev_id(true, dev);
-	if (gn_tx_counted_at_start) {
+	if (gn_tx_counted_at == GN_TX_AT_START) {
 		/* A requeue is handed over again; an error was not sent. An
 		 * unmatched skb (its start was missed) was counted or not: left
 		 * as it is. */
@@ -301,7 +341,7 @@ static __always_inline void gn_do_xmit(__u64 skb, int rc, struct net_device *dev
 			gn_uncount(&key, segs, len, 0);
 		else if (matched && rc != GN_NETDEV_TX_OK)
 			gn_uncount(&key, segs, len, segs);
-	} else if (rc != GN_NETDEV_TX_BUSY) {
+	} else if (gn_tx_counted_at == GN_TX_AT_XMIT && rc != GN_NETDEV_TX_BUSY) {
 		bool created =
 			rc == GN_NETDEV_TX_OK ? gn_count(&key, segs, len, 0) : gn_count(&key, 0, 0, segs);
 		if (created) {

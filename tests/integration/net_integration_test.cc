@@ -373,7 +373,7 @@ TEST(NetIntegration, IrqMapNamesTheDeviceAndQueueOfEachNicIrq) {
 
 // The classic twins against the devices' own statistics; with net-packets
 // also the per-packet records (TX is then counted at start_xmit and
-// corrected at net_dev_xmit, without them at start_xmit alone).
+// corrected at net_dev_xmit, without them at net_dev_queue).
 void ExpectClassicTwinsCountLikeTheDevices(bool packets) {
   std::string error;
   auto pair = VethPair::Create({}, &error);
@@ -431,9 +431,65 @@ TEST(NetIntegration, ClassicTracepointTwinsCountTheSame) {
   ExpectClassicTwinsCountLikeTheDevices(true);
 }
 
-TEST(NetIntegration, ClassicStartXmitAloneCountsTransmitsLikeTheDevice) {
+TEST(NetIntegration, ClassicQueueTracepointCountsTransmitsLikeTheDevice) {
   GN_REQUIRE_REAL_EBPF();
   ExpectClassicTwinsCountLikeTheDevices(false);
+}
+
+// A TCP stream from a sender without TSO: the stack hands the device GSO
+// skbs of up to 64 KiB and segments them in software, so by default TX is
+// counted once per GSO skb (net_dev_queue) and with net-packets once per
+// segment (net_dev_start_xmit). Either way packets and bytes must be the
+// device's: segments, each with its headers. Also, per queue: every TX
+// count names its queue.
+void ExpectTcpTransmitsCountedLikeTheDevice(std::vector<std::string> args) {
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  args.insert(args.begin(), {"-d", "60"});
+  Recording rec("tcp", args);
+  ASSERT_TRUE(rec.WaitStarted());
+  auto tx0 = pair->LinkStatistics(Side::kSender);
+  TcpStreamOptions stream;
+  stream.duration = 1500ms;
+  TcpStreamResult r = RunTcpStream(*pair, stream);
+  auto tx1 = pair->LinkStatistics(Side::kSender);
+  std::string log;
+  auto trace = rec.Finish(&log);
+  ASSERT_TRUE(trace) << log;
+  ASSERT_TRUE(r.connected);
+  const double packets = static_cast<double>(tx1["tx_packets"] - tx0["tx_packets"]);
+  const double bytes = static_cast<double>(tx1["tx_bytes"] - tx0["tx_bytes"]);
+  ASSERT_GT(packets, 10000) << "the stream sent too little to check";
+  auto tx = DeviceTotals(*trace, Label(*pair, Side::kSender));
+  ASSERT_TRUE(tx) << log;
+  EXPECT_LT(RelativeError(ArgU64(*tx, "tx_packets"), packets), 0.02) << ArgU64(*tx, "tx_packets") << " vs " << packets;
+  EXPECT_LT(RelativeError(ArgU64(*tx, "tx_bytes"), bytes), 0.02) << ArgU64(*tx, "tx_bytes") << " vs " << bytes;
+  uint64_t queued = 0;
+  for (const auto& q : TrackEventArgs(*trace, "net queue")) {
+    if (q.count("device") == 0 || q.at("device") != Label(*pair, Side::kSender) || q.at("direction") != "tx") continue;
+    EXPECT_EQ(q.at("queue"), "0") << "veth has one TX queue";
+    queued += ArgU64(q, "packets");
+  }
+  EXPECT_EQ(queued, ArgU64(*tx, "tx_packets"));
+}
+
+TEST(NetIntegration, TcpTransmitsAreCountedPerGsoSkbAsTheDeviceCountsThem) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  ExpectTcpTransmitsCountedLikeTheDevice({"-e", "net"});
+}
+
+TEST(NetIntegration, ClassicTcpTransmitsAreCountedPerGsoSkbAsTheDeviceCountsThem) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  ExpectTcpTransmitsCountedLikeTheDevice({"-e", "net", "--attach", "tracepoint"});
+}
+
+TEST(NetIntegration, TcpTransmitsWithNetPacketsAreCountedPerSegmentAsTheDeviceCountsThem) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  ExpectTcpTransmitsCountedLikeTheDevice({"-e", "net-packets", "--net-dev", "none-such"});
 }
 
 TEST(NetIntegration, TcpRetransmissionsAreRecordedAsPerfettoRetransmitEvents) {

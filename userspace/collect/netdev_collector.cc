@@ -24,14 +24,21 @@ void NetdevCollector::Start(const CollectorContext& context) {
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
   skel_->rodata->gn_retransmit_has_err = context.catalog->BtfTracepointArity("tcp_retransmit_skb") >= 3;
-  // TX is counted at net_dev_start_xmit, one program per packet; net_dev_xmit
-  // (the driver's return code) runs only for per-packet records, or to count
-  // where the kernel lacks net_dev_start_xmit (bpf/netdev.bpf.c says why).
-  const bool start_xmit = options_.device_counters &&
-                          ((context.attach_mode == AttachMode::kPreferBtf &&
-                            context.catalog->HasBtfTracepoint("net_dev_start_xmit")) ||
-                           context.catalog->HasTracefsEvent("net", "net_dev_start_xmit"));
-  skel_->rodata->gn_tx_counted_at_start = start_xmit;
+  // Where TX is counted (bpf/netdev.bpf.c says why): at net_dev_queue, once
+  // per GSO skb, unless packets are recorded anyway; then at
+  // net_dev_start_xmit, corrected at net_dev_xmit; at net_dev_xmit alone
+  // where the kernel has neither.
+  auto has = [&](std::string_view event) {
+    return (context.attach_mode == AttachMode::kPreferBtf && context.catalog->HasBtfTracepoint(event)) ||
+           context.catalog->HasTracefsEvent("net", event);
+  };
+  uint32_t tx_at = GN_TX_AT_XMIT;
+  if (!options_.packets && has("net_dev_queue"))
+    tx_at = GN_TX_AT_QUEUE;
+  else if (has("net_dev_start_xmit"))
+    tx_at = GN_TX_AT_START;
+  if (!options_.device_counters) tx_at = GN_TX_AT_XMIT;  // only the TX watchdog is attached
+  skel_->rodata->gn_tx_counted_at = tx_at;
   if (!ShareTransport(skel_, context)) {
     Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
@@ -39,15 +46,15 @@ void NetdevCollector::Start(const CollectorContext& context) {
   // Packets through devices are what this collector is for; the rest is
   // welcome where the kernel has it.
   static constexpr std::string_view kRequired[] = {"netif_receive_skb"};
-  // GRO entry/exit are only wanted as per-packet records. net_dev_queue
-  // would add a fourth program to every transmitted packet for a count that
-  // net_dev_xmit and the qdisc drop reasons already give (bench/net: ~85 ns
-  // per packet), so it is counted only when packets are recorded anyway.
-  auto wanted = [this, start_xmit](std::string_view event) {
+  // GRO entry/exit are only wanted as per-packet records; each TX
+  // tracepoint only where it counts or makes records.
+  auto wanted = [this, tx_at](std::string_view event) {
     if (event == "tcp_retransmit_skb") return options_.retransmits;
     if (!options_.device_counters && event != "net_dev_xmit_timeout") return false;
-    if (event == "net_dev_xmit") return options_.packets || !start_xmit;
-    return options_.packets || !(StartsWith(event, "napi_gro_receive_") || event == "net_dev_queue");
+    if (event == "net_dev_queue") return options_.packets || tx_at == GN_TX_AT_QUEUE;
+    if (event == "net_dev_start_xmit") return options_.packets || tx_at == GN_TX_AT_START;
+    if (event == "net_dev_xmit") return options_.packets || tx_at == GN_TX_AT_XMIT;
+    return options_.packets || !StartsWith(event, "napi_gro_receive_");
   };
   Status st = SelectLoadAttach(skel_->obj, context, kRequired,
                                [&] { return netdev_bpf__load(skel_); }, wanted);
