@@ -5,7 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "common/capabilities.h"
@@ -41,6 +46,57 @@ TEST(BackgroundTask, RunsOnAThreadOfItsOwnWithoutCapabilitiesAndAtNice10) {
   EXPECT_EQ(&task.Get(), seen);
   // The caller's own thread keeps what it had.
   EXPECT_EQ(::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())), own_nice);
+}
+
+// What /proc says a thread of this process holds.
+struct ThreadStatus {
+  CapMask effective = 0, bounding = 0;
+  bool no_new_privs = false;
+};
+ThreadStatus StatusOf(pid_t tid) {
+  ThreadStatus t;
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/status");
+  std::string key;
+  while (in >> key) {
+    std::string value;
+    in >> value;
+    if (key == "CapEff:") t.effective = std::stoull(value, nullptr, 16);
+    if (key == "CapBnd:") t.bounding = std::stoull(value, nullptr, 16);
+    if (key == "NoNewPrivs:") t.no_new_privs = value == "1";
+    std::getline(in, value);
+  }
+  return t;
+}
+
+// A task started by a thread that still holds capabilities (the recorder
+// starts two just before it drops its own) is never seen holding them once
+// its constructor returned: checked right away, many times, since a new
+// thread usually runs only after its creator's time slice.
+TEST(BackgroundTask, ATaskStartedWithCapabilitiesHoldsNoneOnceStarted) {
+  if (!ThisThreadHoldsCapabilities()) GTEST_SKIP() << "needs capabilities to start with";
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<pid_t> tid{0};
+    std::atomic<bool> release{false};
+    std::set<pid_t> before;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
+      before.insert(std::stoi(e.path().filename()));
+    BackgroundTask<int> task([&] {
+      tid = ::gettid();
+      while (!release) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      return 0;
+    });
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+      pid_t t = std::stoi(e.path().filename());
+      if (before.count(t)) continue;
+      ThreadStatus s = StatusOf(t);
+      EXPECT_EQ(s.effective, 0u) << "round " << round << ": thread " << t;
+      EXPECT_EQ(s.bounding, 0u) << "round " << round << ": thread " << t;
+      EXPECT_TRUE(s.no_new_privs) << "round " << round << ": thread " << t;
+    }
+    release = true;
+    task.Get();
+    if (::testing::Test::HasFailure()) break;
+  }
 }
 
 TEST(BackgroundTask, GetWaitsForTheWork) {

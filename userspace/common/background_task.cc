@@ -12,4 +12,9 @@ void DemoteThisThread() {
   ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
 }
 
+bool ThisThreadHoldsCapabilities() {
+  auto caps = CurrentCapabilities();
+  return !caps.ok() || caps->effective || caps->permitted;
+}
+
 }  // namespace gpunoise

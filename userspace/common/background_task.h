@@ -19,15 +19,28 @@ namespace gpunoise {
 // task the end of a recording waits for (a 1 s recording took 4 s longer).
 void DemoteThisThread();
 
+// Whether the calling thread holds any capability (effective or permitted).
+bool ThisThreadHoldsCapabilities();
+
 template <typename T>
 class BackgroundTask {
  public:
   explicit BackgroundTask(std::function<T()> work) {
     try {
-      future_ = std::async(std::launch::async, [work] {
+      std::promise<void> demoted;
+      std::future<void> demoted_seen = demoted.get_future();
+      future_ = std::async(std::launch::async, [work, demoted = std::move(demoted)]() mutable {
         DemoteThisThread();
+        demoted.set_value();
         return work();
       });
+      // Until it runs, the new thread holds what its creator holds. One
+      // started just before the recorder drops its capabilities must not be
+      // seen with them after the drop (CI saw one on a loaded machine), so a
+      // creator that holds any waits for the demotion (a thread start).
+      // After the drop the drain creates tasks that inherit nothing, and
+      // does not wait.
+      if (ThisThreadHoldsCapabilities()) demoted_seen.wait();
     } catch (const std::system_error&) {
       value_ = work();  // no thread to be had (the node's thread limit): here and now
     }
