@@ -166,6 +166,30 @@ TEST(LeastPrivilege, RecordUnderSudoKeepsOnlyDacOverrideForTheUsersDirectoryAndT
   std::filesystem::remove_all(dir);
 }
 
+// The GPU side's long-lived threads (here the pod directories' watcher;
+// on a GPU node also the NVML sampler, which runs the vendor's library)
+// start after the drop and hold no more than the main thread kept.
+TEST(LeastPrivilege, RecordStartsItsGpuThreadsAfterTheDropWithNoMoreThanTheMainThreadKept) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string dir = MakeTempDir();
+  std::string root = dir + "/gpu";
+  ASSERT_EQ(::mkdir(root.c_str(), 0711), 0);
+  ChildProcess r({GpunoiseBinary(), "record", "-d", "3", "--gpu-pod-dirs", root, "-o", dir + "/t.pftrace"});
+  ASSERT_TRUE(r.WaitForStderr("until it ends", 60s)) << r.stderr_text();
+  ASSERT_TRUE(WaitForDrop(r.pid())) << r.stderr_text();
+  auto threads = Threads(r.pid());
+  ASSERT_TRUE(threads.count(r.pid()));
+  const ThreadPrivileges main_thread = threads[r.pid()];
+  EXPECT_GE(threads.size(), 2u) << "the pod directories' watcher runs for the whole recording";
+  for (const auto& [tid, t] : threads) {
+    EXPECT_EQ(t.effective & ~main_thread.effective, 0u) << tid << " " << t.comm << " " << CapabilityNames(t.effective);
+    EXPECT_EQ(t.bounding & ~main_thread.bounding, 0u) << tid << " " << t.comm << " " << CapabilityNames(t.bounding);
+    EXPECT_TRUE(t.no_new_privs) << tid << " " << t.comm;
+  }
+  EXPECT_EQ(r.Wait(60s), 0) << r.stderr_text();
+  std::filesystem::remove_all(dir);
+}
+
 #ifdef FAKE_CUDA_APP
 // The GPU path after the drop: fake_cuda_app (with fake_cupti standing in
 // for libcupti) runs as the sudo user and writes its fragments into a

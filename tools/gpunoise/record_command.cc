@@ -410,7 +410,14 @@ int RunRecord(int argc, char** argv) {
     needs.pod_dirs = !gpu_pod_dirs.empty();
     std::vector<std::string> reasons;
     CapMask keep = RecordKeeps(needs, &reasons);
-    return DropPrivilegesAfterAttach("record", keep, reasons);
+    GN_RETURN_IF_ERROR(DropPrivilegesAfterAttach("record", keep, reasons));
+    // Capabilities are per thread: the GPU side's threads (the pod
+    // directories' watcher, the NVML sampler, which runs the vendor's
+    // library) start after the drop, so they inherit only what was kept.
+    (*gpu)->Begin();
+    for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
+    for (const auto& i : (*gpu)->TakeInfos()) log::Info("{}", i);
+    return OkStatus();
   };
 
   UniqueFd signal_fd = BlockStopSignals();
@@ -424,9 +431,6 @@ int RunRecord(int argc, char** argv) {
     } else {
       log::Warning("kernel log not recorded: {}", reader.error().message);
     }
-    (*gpu)->Begin();
-    for (const auto& w : (*gpu)->TakeWarnings()) log::Warning("{}", w);
-    for (const auto& i : (*gpu)->TakeInfos()) log::Info("{}", i);
     if (!(*gpu)->workload_env().empty())
       log::Info("GPU fragments go to {}", (*gpu)->fragment_dir());
     std::string states;
