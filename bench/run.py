@@ -133,6 +133,11 @@ def main(argv):
         "gpunoise-plain": tracers.GpunoiseRecord(gpunoise, "gpunoise-plain",
                                                  "gpunoise record --compress none",
                                                  extra_args=["--compress", "none"]),
+        # Opt-in: zlib on every block, against the default (auto: zlib only
+        # while the node has CPU to spare).
+        "gpunoise-zlib": tracers.GpunoiseRecord(gpunoise, "gpunoise-zlib",
+                                                "gpunoise record --compress zlib",
+                                                extra_args=["--compress", "zlib"]),
         # Opt-in: per-CPU batching in the kernel (issue 18), for A/B against "gpunoise".
         "gpunoise-batching": tracers.GpunoiseRecord(gpunoise, "gpunoise-batching",
                                                     "gpunoise record --batching",

@@ -53,6 +53,18 @@ TEST(FormatSummary, NamesTheCompressionAndTheSizeBeforeIt) {
   EXPECT_NE(FormatSummary(r).find("(3.0 MiB; 15.0 MiB before zlib)"), std::string::npos) << FormatSummary(r);
 }
 
+TEST(FormatSummary, SaysHowManyBlocksWentUncompressedForWantOfSpareCpu) {
+  RecordResult r = TwoSecondsOnTwoCpus();
+  r.compression = perfetto::TraceCompression::kZlib;
+  r.packet_bytes = 15 << 20;
+  r.blocks_sealed = 60;
+  r.blocks_plain = 12;
+  EXPECT_NE(FormatSummary(r).find(
+                "(3.0 MiB; 15.0 MiB before zlib; 12 of 60 blocks written uncompressed, the node had no CPU to spare)"),
+            std::string::npos)
+      << FormatSummary(r);
+}
+
 TEST(FormatSummary, AppendsTheNetworkAndNodeLinesBelow) {
   RecordResult r = TwoSecondsOnTwoCpus();
   r.net_summary = "net: 2 devices";

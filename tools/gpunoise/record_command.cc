@@ -76,7 +76,7 @@ int RunRecord(int argc, char** argv) {
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
   std::string nic_interval_text = "1s";
-  std::string compress_text = "zlib", kubelet_log_dir, gpu_pod_dirs;
+  std::string compress_text = "auto", kubelet_log_dir, gpu_pod_dirs;
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
@@ -126,9 +126,10 @@ int RunRecord(int argc, char** argv) {
       ("no-batching", po::bool_switch(&no_batching), "one ring reservation per record (the default)")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")
-      ("compress", po::value(&compress_text)->default_value("zlib"),
-       "zlib (packets in compressed blocks, read by ui.perfetto.dev and trace_processor; 5-6x smaller) "
-       "or none (for tools that cannot read compressed packets)")
+      ("compress", po::value(&compress_text)->default_value("auto"),
+       "auto (zlib while the node has CPU to spare, else blocks written plain, so that a storm's node "
+       "does not pay for it), zlib (packets in compressed blocks, read by ui.perfetto.dev and "
+       "trace_processor; 5-6x smaller) or none (for tools that cannot read compressed packets)")
       ("gpu-dir", po::value(&gpu_dir), "collect GPU fragments written to this directory by processes started with the environment 'gpunoise env DIR' prints")
       ("gpu-pod-dirs", po::value(&gpu_pod_dirs),
        "a Kubernetes node's fragment root: make ROOT/<namespace>_<pod>_<uid> (0700) for each pod of the kubelet's "
@@ -282,10 +283,14 @@ int RunRecord(int argc, char** argv) {
     }
     options.ring_bytes_per_cpu = *b;
   }
-  if (auto compression = perfetto::ParseTraceCompression(compress_text); compression.ok()) {
+  options.compress_with_spare_cpu_only = compress_text == "auto";
+  if (compress_text == "auto") {
+    options.compression = perfetto::TraceCompression::kZlib;
+  } else if (auto compression = perfetto::ParseTraceCompression(compress_text); compression.ok()) {
     options.compression = *compression;
   } else {
-    std::fprintf(stderr, "usage: gpunoise record: --compress: %s\n", compression.error().message.c_str());
+    std::fprintf(stderr, "usage: gpunoise record: --compress: unknown compression '%s' (known: auto, zlib, none)\n",
+                 compress_text.c_str());
     return 2;
   }
   if (attach == "tracepoint") options.attach_mode = collect::AttachMode::kClassicOnly;

@@ -60,6 +60,8 @@ void FinishTrace(const RecordOptions& options, CollectorSet& set, perfetto::Trac
   result.bytes_written = sink.bytes_written();
   result.packet_bytes = sink.packet_bytes();
   result.compression = options.compression;
+  result.blocks_sealed = sink.writer().blocks_sealed();
+  result.blocks_plain = sink.writer().blocks_plain();
   if (result.detach_abandoned) LeaveToDetacher(set.collectors);
 }
 
@@ -92,6 +94,9 @@ std::string FormatSummary(const RecordResult& r) {
   if (r.compression != perfetto::TraceCompression::kNone)
     size_text += fmt::format("; {} before {}", HumanBytes(r.packet_bytes),
                              perfetto::TraceCompressionName(r.compression));
+  if (r.blocks_plain)
+    size_text += fmt::format("; {} of {} blocks written uncompressed, the node had no CPU to spare",
+                             r.blocks_plain, r.blocks_sealed);
   return fmt::format("gpunoise: recorded {:.1f} s on {} CPUs to {} ({}): {}; {} lost events{}{}{}",
                      seconds, s.cpus.size(), r.path, size_text, per_collector, lost, skipped_text, unseen_text,
                      net_text);

@@ -17,6 +17,7 @@
 #include "record/prepare_collectors.h"
 #include "record/record_intake.h"
 #include "record/run_loop.h"
+#include "record/spare_cpu.h"
 
 #ifndef GPUNOISE_VERSION
 #define GPUNOISE_VERSION "0.1.0"
@@ -46,6 +47,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
 
   GN_ASSIGN_OR_RETURN(std::unique_ptr<perfetto::TraceSink> sink,
                       perfetto::TraceSink::Create(options.output_path, options.compression, options.trace_gid));
+  if (options.compression != perfetto::TraceCompression::kNone && options.compress_with_spare_cpu_only)
+    sink->writer().CompressOnlyWhen([spare = std::make_shared<SpareCpu>()] { return spare->Now(); });
 
   RecordResult result;
   model::SessionInfo& session = result.session;

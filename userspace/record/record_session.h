@@ -69,6 +69,9 @@ struct RecordOptions {
   // zlib blocks by default: files about 5x smaller for a few % of the
   // recorder's CPU (docs/record.md, "Compression").
   perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;
+  // `--compress auto` (the default): a block is deflated only while the node
+  // has CPU to spare (record/spare_cpu.h), else written plain.
+  bool compress_with_spare_cpu_only = true;
   std::string command_line;
   // --redact: processes' command lines keep only the program's name.
   bool redact = false;
@@ -123,6 +126,8 @@ struct RecordResult {
   // The packets before compression (equal to bytes_written when none).
   uint64_t packet_bytes = 0;
   perfetto::TraceCompression compression = perfetto::TraceCompression::kNone;
+  // Compressed blocks sealed, and of them those written plain (no spare CPU).
+  uint64_t blocks_sealed = 0, blocks_plain = 0;
   uint64_t parse_errors = 0;
   // One line on the network counters ("" when net was not recorded).
   std::string net_summary;

@@ -299,6 +299,42 @@ TEST(TraceFileWriter, CompressedFileDecodesToTheSamePackets) {
   EXPECT_LT(zlib_size * 3, plain_size);
 }
 
+// `--compress auto` on a node without CPU to spare: a block the gate
+// refuses is its packets, plain, in the block's place; the file reads back
+// as the same packets in the same order.
+TEST(TraceFileWriter, BlocksTheGateRefusesAreWrittenPlainInTheirPlace) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  auto plain = TraceFileWriter::Create(dir + "/plain.pftrace", 0, TraceCompression::kNone);
+  auto mixed = TraceFileWriter::Create(dir + "/mixed.pftrace", 0, TraceCompression::kZlib);
+  ASSERT_TRUE(plain.ok() && mixed.ok());
+  int asked = 0;
+  mixed->CompressOnlyWhen([&asked] { return ++asked % 3 != 0; });  // every third block plain
+  for (uint64_t i = 0; i < 40000; ++i) {
+    ASSERT_TRUE(plain->WritePacket(BundlePacket(i)).ok());
+    ASSERT_TRUE(mixed->WritePacket(BundlePacket(i)).ok());
+  }
+  ASSERT_TRUE(plain->Commit().ok());
+  ASSERT_TRUE(mixed->Commit().ok());
+  ASSERT_GE(mixed->blocks_sealed(), 6u);
+  EXPECT_EQ(static_cast<int>(mixed->blocks_sealed()), asked);
+  EXPECT_EQ(mixed->blocks_plain(), mixed->blocks_sealed() / 3);
+
+  Trace raw = ReadRaw(dir + "/mixed.pftrace");
+  int blocks = 0, bare = 0;
+  for (const auto& p : raw.packet()) (p.has_compressed_packets() ? blocks : bare) += 1;
+  EXPECT_EQ(static_cast<uint64_t>(blocks), mixed->blocks_sealed() - mixed->blocks_plain());
+  EXPECT_GT(bare, 1000) << "the refused blocks' packets";
+  auto expanded = ExpandCompressedPackets(&raw);
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  Trace expected = ReadRaw(dir + "/plain.pftrace");
+  ASSERT_EQ(raw.packet_size(), expected.packet_size());
+  for (int i = 0; i < expected.packet_size(); ++i)
+    ASSERT_EQ(raw.packet(i).SerializeAsString(), expected.packet(i).SerializeAsString()) << i;
+  EXPECT_EQ(mixed->bytes_written(), SizeOf(dir + "/mixed.pftrace"));
+  EXPECT_EQ(mixed->packet_bytes(), SizeOf(dir + "/plain.pftrace"));
+}
+
 TEST(TraceFileWriter, CompressedBlocksHoldWholePacketsUpToTheBlockSize) {
   TempDir temp_dir;
   const std::string& dir = temp_dir.path();

@@ -90,6 +90,9 @@ TraceFileWriter& TraceFileWriter::operator=(TraceFileWriter&& o) noexcept {
   block_ = std::move(o.block_);
   deflated_ = std::move(o.deflated_);
   block_packet_ = std::move(o.block_packet_);
+  compress_gate_ = std::move(o.compress_gate_);
+  blocks_sealed_ = o.blocks_sealed_;
+  blocks_plain_ = o.blocks_plain_;
   bytes_written_ = o.bytes_written_;
   packet_bytes_ = o.packet_bytes_;
   accepted_ = o.accepted_;
@@ -146,6 +149,16 @@ Status TraceFileWriter::Flush() {
 
 Status TraceFileWriter::SealBlock() {
   if (block_.empty()) return WriteBuffer();
+  ++blocks_sealed_;
+  if (compress_gate_ && !compress_gate_()) {
+    // The block is framed packets already: in the file they are the same
+    // packets, in the same place, uncompressed.
+    ++blocks_plain_;
+    buffer_.append(block_);
+    block_.clear();
+    packet_ends_.push_back({buffer_.size(), block_accepted_});
+    return WriteBuffer();
+  }
   deflated_.clear();
   Status compressed = deflater_->Compress(block_, &deflated_);
   block_.clear();

@@ -7,7 +7,8 @@
 // only field is compressed_packets (a zlib stream of the block's framed
 // packets). Readers inflate a block in its place, so packet order, and with
 // it the order of clock snapshots and interned data, is what it would have
-// been without compression.
+// been without compression. A block the compression gate refuses
+// (CompressOnlyWhen) is written as its packets, plain, in its place.
 //
 // Data goes to a temporary file beside the target and is renamed over it only
 // by Commit(): a reader never sees a half-written trace under the final name.
@@ -20,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +84,15 @@ class TraceFileWriter {
   // Flushes, fsyncs and renames onto the final path.
   Status Commit();
 
+  // Asked as each block is sealed: false writes the block's packets plain
+  // instead of deflating them (the recorder's `--compress auto`: deflate
+  // only with CPU to spare, record/spare_cpu.h). Without a gate every block
+  // is compressed.
+  void CompressOnlyWhen(std::function<bool()> gate) { compress_gate_ = std::move(gate); }
+  // Blocks sealed so far, and of them those written plain by the gate.
+  uint64_t blocks_sealed() const { return blocks_sealed_; }
+  uint64_t blocks_plain() const { return blocks_plain_; }
+
   // Packets accepted so far, and how many of them are in the file: after a
   // write error the difference was dropped with the buffer, so a caller that
   // numbers what it wrote can count what never reached the file.
@@ -130,6 +141,9 @@ class TraceFileWriter {
   std::string block_;
   std::string deflated_;
   std::string block_packet_;
+  std::function<bool()> compress_gate_;
+  uint64_t blocks_sealed_ = 0;
+  uint64_t blocks_plain_ = 0;
   uint64_t bytes_written_ = 0;  // durable packet boundary in the file
   uint64_t packet_bytes_ = 0;
   bool disk_full_ = false;
