@@ -177,7 +177,12 @@ TEST(LeastPrivilege, RecordStartsItsGpuThreadsAfterTheDropWithNoMoreThanTheMainT
   ChildProcess r({GpunoiseBinary(), "record", "-d", "3", "--gpu-pod-dirs", root, "-o", dir + "/t.pftrace"});
   ASSERT_TRUE(r.WaitForStderr("until it ends", 60s)) << r.stderr_text();
   ASSERT_TRUE(WaitForDrop(r.pid())) << r.stderr_text();
+  // The watcher starts right after the drop: give it a moment to appear.
   auto threads = Threads(r.pid());
+  for (int i = 0; i < 100 && threads.size() < 2; ++i) {
+    std::this_thread::sleep_for(20ms);
+    threads = Threads(r.pid());
+  }
   ASSERT_TRUE(threads.count(r.pid()));
   const ThreadPrivileges main_thread = threads[r.pid()];
   EXPECT_GE(threads.size(), 2u) << "the pod directories' watcher runs for the whole recording";
