@@ -266,6 +266,16 @@ bool IsBareBlock(const TracePacket& p) {
   return p.has_compressed_packets() && p.SerializeAsString() == only.SerializeAsString();
 }
 
+// The same `n` bundle packets into both writers, then both committed.
+void WriteBundlesAndCommit(uint64_t n, TraceFileWriter& a, TraceFileWriter& b) {
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(a.WritePacket(BundlePacket(i)).ok());
+    ASSERT_TRUE(b.WritePacket(BundlePacket(i)).ok());
+  }
+  ASSERT_TRUE(a.Commit().ok());
+  ASSERT_TRUE(b.Commit().ok());
+}
+
 TEST(TraceFileWriter, CompressedFileDecodesToTheSamePackets) {
   TempDir temp_dir;
   const std::string& dir = temp_dir.path();
@@ -273,12 +283,7 @@ TEST(TraceFileWriter, CompressedFileDecodesToTheSamePackets) {
   auto zlib = TraceFileWriter::Create(dir + "/zlib.pftrace", 0, TraceCompression::kZlib);
   ASSERT_TRUE(plain.ok() && zlib.ok());
   EXPECT_EQ(zlib->compression(), TraceCompression::kZlib);
-  for (uint64_t i = 0; i < 20000; ++i) {
-    ASSERT_TRUE(plain->WritePacket(BundlePacket(i)).ok());
-    ASSERT_TRUE(zlib->WritePacket(BundlePacket(i)).ok());
-  }
-  ASSERT_TRUE(plain->Commit().ok());
-  ASSERT_TRUE(zlib->Commit().ok());
+  WriteBundlesAndCommit(20000, *plain, *zlib);
 
   Trace expected = ReadRaw(dir + "/plain.pftrace");
   Trace compressed = ReadRaw(dir + "/zlib.pftrace");
@@ -310,12 +315,7 @@ TEST(TraceFileWriter, BlocksTheGateRefusesAreWrittenPlainInTheirPlace) {
   ASSERT_TRUE(plain.ok() && mixed.ok());
   int asked = 0;
   mixed->CompressOnlyWhen([&asked] { return ++asked % 3 != 0; });  // every third block plain
-  for (uint64_t i = 0; i < 40000; ++i) {
-    ASSERT_TRUE(plain->WritePacket(BundlePacket(i)).ok());
-    ASSERT_TRUE(mixed->WritePacket(BundlePacket(i)).ok());
-  }
-  ASSERT_TRUE(plain->Commit().ok());
-  ASSERT_TRUE(mixed->Commit().ok());
+  WriteBundlesAndCommit(40000, *plain, *mixed);
   ASSERT_GE(mixed->blocks_sealed(), 6u);
   EXPECT_EQ(static_cast<int>(mixed->blocks_sealed()), asked);
   EXPECT_EQ(mixed->blocks_plain(), mixed->blocks_sealed() / 3);
