@@ -1,6 +1,5 @@
 #include "record/net_recording.h"
 
-
 #include <sys/stat.h>
 
 #include <algorithm>

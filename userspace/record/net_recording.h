@@ -13,7 +13,6 @@
 #include "collect/kallsyms_loader.h"
 #include "collect/net_collector.h"
 #include "common/result.h"
-#include "common/unique_fd.h"
 #include "model/net_counters.h"
 #include "record/nic_recording.h"
 

@@ -17,10 +17,9 @@
 
 #include "collect/collector.h"
 #include "collect/kallsyms_loader.h"
-#include "common/background_task.h"
 #include "collect/node_counters.h"
+#include "common/background_task.h"
 #include "common/result.h"
-#include "common/unique_fd.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
 #include "record/cpustate_recording.h"

@@ -66,8 +66,8 @@ struct RecordOptions {
   // each drain first flushes every CPU whose batch holds records. Off: one reservation per
   // record (--no-batching, the direct path).
   bool batching = false;
-  // zlib blocks by default: files about 5x smaller for a few % of the
-  // recorder's CPU (docs/record.md, "Compression").
+  // zlib blocks: files about 5x smaller for a few % of the recorder's CPU
+  // (docs/record.md, "Compression").
   perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;
   // `--compress auto` (the default): a block is deflated only while the node
   // has CPU to spare (record/spare_cpu.h), else written plain.

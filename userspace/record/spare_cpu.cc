@@ -1,11 +1,10 @@
 #include "record/spare_cpu.h"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/strings.h"
 
 namespace gpunoise::record {
@@ -33,11 +32,9 @@ SpareCpu::SpareCpu(std::string uptime_path, double min_idle_cpus, uint64_t perio
     : uptime_path_(std::move(uptime_path)), min_idle_cpus_(min_idle_cpus), period_ns_(period_ns) {}
 
 std::optional<CpuTimes> SpareCpu::Read() const {
-  std::ifstream in(uptime_path_);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseUptime(text.str());
+  auto text = ReadFileToString(uptime_path_);
+  if (!text.ok()) return std::nullopt;
+  return ParseUptime(*text);
 }
 
 bool SpareCpu::Now() { return At(BoottimeNs()); }
