@@ -27,7 +27,7 @@ static __always_inline long gn_fill_record(__u64 i, __u32 ring)
 		if (!r)
 			goto full;
 		r->vec = 3;
-		r->pad = 0;
+		r->raise_wait_ns = kind == GN_REC_SOFTIRQ_ENTRY ? 280 : 0;
 		gn_submit(r, wake);
 	} else if (i % 3 == 0) {
 		struct gn_sched_wake *r = (struct gn_sched_wake *)gn_reserve_on(ring, sizeof(struct gn_sched_wake), GN_REC_SCHED_WAKING, &wake);

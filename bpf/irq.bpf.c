@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* irq collector: hard-irq handlers (with the action's name, which is how NIC
- * queues are recognised later), softirq raise/entry/exit per vector (raise to
- * entry is how long a raised NET_RX waited), and the x86 system vectors that
+ * queues are recognised later), softirq entry/exit per vector (each entry
+ * carrying how long its vector waited since it was raised), and the x86 system vectors that
  * irq_handler_entry never sees (local timer, IPIs, irq_work, ...).
  *
  * Each event has a tp_btf program and a classic tracepoint twin; user space
@@ -110,18 +110,65 @@ int gn_tp_irq_exit(struct trace_event_raw_irq_handler_exit *ctx)
 	return 0;
 }
 
+/* When each vector was first raised on this CPU since its last entry
+ * (bpf_ktime_get_boot_ns, 0: not raised). Slots past GN_NR_SOFTIRQS keep a
+ * vector from a newer kernel harmless. */
+struct gn_softirq_raised {
+	__u64 at[16];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gn_softirq_raised);
+} gn_softirq_raised SEC(".maps");
+
+static __always_inline struct gn_softirq_raised *gn_this_cpu_raises(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&gn_softirq_raised, &zero);
+}
+
+/* A raise writes no record: it notes its time when the vector has no
+ * unanswered raise, and the entry that answers it carries the wait. A raise
+ * always sets the raising CPU's own pending bit, so the entry that serves it
+ * runs on this CPU. */
+static __always_inline void gn_note_softirq_raise(__u32 vec)
+{
+	/* Behind the gate like a record: an entry's wait never reaches back
+	 * before the recording. */
+	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || gn_gate_closed())
+		return;
+	struct gn_softirq_raised *r = gn_this_cpu_raises();
+	if (!r)
+		return;
+	__u64 *at = &r->at[vec & 15];
+	if (*at == 0)
+		*at = bpf_ktime_get_boot_ns();
+}
+
 static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return;
-	if (kind == GN_REC_SOFTIRQ_ENTRY)
+	__u64 raised = 0;
+	if (kind == GN_REC_SOFTIRQ_ENTRY) {
 		gn_softirq_mark(true);
+		/* Taken before the record's timestamp: a raise from an irq that
+		 * lands after this point waits for the next round, which is
+		 * when the kernel serves it (pending bits were cleared before
+		 * the handlers ran). */
+		struct gn_softirq_raised *r = gn_this_cpu_raises();
+		if (r)
+			raised = __sync_lock_test_and_set(&r->at[vec & 15], 0);
+	}
 	__u64 wake = 0;
 	struct gn_batch_word *batch = NULL;
 	struct gn_softirq *rec = GN_CLAIM(struct gn_softirq, kind, &batch, &wake);
 	if (rec) {
 		rec->vec = vec;
-		rec->pad = 0;
+		__u64 wait = raised && rec->hdr.ts > raised ? rec->hdr.ts - raised : 0;
+		rec->raise_wait_ns = wait > 0xffffffffull ? 0xffffffffu : (__u32)wait;
 		GN_COMMIT(rec, batch, wake);
 	}
 	if (kind == GN_REC_SOFTIRQ_EXIT)
@@ -144,7 +191,19 @@ static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 
 GN_SOFTIRQ_PROGS(softirq_entry, GN_REC_SOFTIRQ_ENTRY)
 GN_SOFTIRQ_PROGS(softirq_exit, GN_REC_SOFTIRQ_EXIT)
-GN_SOFTIRQ_PROGS(softirq_raise, GN_REC_SOFTIRQ_RAISE)
+
+SEC("tp_btf/softirq_raise")
+int BPF_PROG(gn_softirq_raise, unsigned int vec)
+{
+	gn_note_softirq_raise(vec);
+	return 0;
+}
+SEC("tracepoint/irq/softirq_raise")
+int gn_tp_softirq_raise(struct trace_event_raw_softirq *ctx)
+{
+	gn_note_softirq_raise(ctx->vec);
+	return 0;
+}
 
 static __always_inline void gn_emit_vector(__u16 kind, __u32 vkind, __s32 vector)
 {

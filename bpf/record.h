@@ -47,7 +47,7 @@ enum gn_record_kind {
 	GN_REC_IRQ_EXIT = 33,
 	GN_REC_SOFTIRQ_ENTRY = 34,
 	GN_REC_SOFTIRQ_EXIT = 35,
-	GN_REC_SOFTIRQ_RAISE = 36,
+	/* 36 was softirq_raise: raises are folded into entries (gn_softirq.raise_wait_ns) */
 	GN_REC_VECTOR_ENTRY = 37,
 	GN_REC_VECTOR_EXIT = 38,
 	/* network collectors start at 64 (bpf/net.h) */

@@ -62,7 +62,7 @@ TEST(RecordDecoder, DecodesExecFilenameUpToNul) {
   EXPECT_EQ(std::get<model::ProcessExec>(ev.payload).filename.view(), "/usr/bin/python3");
 }
 
-TEST(RecordDecoder, DecodesIrqSoftirqAndVectors) {
+TEST(RecordDecoder, DecodesIrqSoftirqWithItsRaiseWaitAndVectors) {
   gn_irq irq{};
   irq.hdr.kind = GN_REC_IRQ_EXIT;
   irq.irq = 38;
@@ -71,10 +71,12 @@ TEST(RecordDecoder, DecodesIrqSoftirqAndVectors) {
   ASSERT_EQ(DecodeRecord(Bytes(irq), 0, &ev), DecodeResult::kOk);
   EXPECT_EQ(std::get<model::IrqExit>(ev.payload).ret, 1);
   gn_softirq sirq{};
-  sirq.hdr.kind = GN_REC_SOFTIRQ_RAISE;
+  sirq.hdr.kind = GN_REC_SOFTIRQ_ENTRY;
   sirq.vec = GN_SOFTIRQ_NET_RX;
+  sirq.raise_wait_ns = 2500;
   ASSERT_EQ(DecodeRecord(Bytes(sirq), 0, &ev), DecodeResult::kOk);
-  EXPECT_EQ(std::get<model::SoftirqRaise>(ev.payload).vec, 3u);
+  EXPECT_EQ(std::get<model::SoftirqEntry>(ev.payload).vec, 3u);
+  EXPECT_EQ(std::get<model::SoftirqEntry>(ev.payload).raise_wait_ns, 2500u);
   gn_vector v{};
   v.hdr.kind = GN_REC_VECTOR_ENTRY;
   v.kind = GN_VEC_RESCHEDULE;

@@ -140,6 +140,45 @@ TEST_P(ContextIntegration, AReaderWokenFromNetRxHasIrqContextAndAFutexWakeDoesNo
   EXPECT_EQ(futex.softirq + futex.hardirq, 0u) << "a futex wake is made in task context";
 }
 
+// Raises are folded into the entry that serves them and written back out as
+// softirq_raise events right before it. The oracle is the kernel's order: a
+// NET_RX raise always precedes the entry that serves it on the same CPU, by
+// far less than a second, and on veth every NET_RX round follows a raise.
+TEST_P(ContextIntegration, EachNetRxEntryIsPrecededByTheRaiseItServedOnTheSameCpu) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
+  Recorded r = RecordWakeups(GetParam(), {});
+  ASSERT_FALSE(r.path.empty());
+  std::string error;
+  auto trace = ReadTrace(r.path, &error);
+  ASSERT_TRUE(trace) << error;
+  constexpr uint32_t kNetRx = 3;
+  uint64_t entries = 0, raises = 0, raises_before_their_entry = 0;
+  for (const auto& p : trace->packet()) {
+    if (!p.has_ftrace_events()) continue;
+    const auto& events = p.ftrace_events().event();
+    for (int i = 0; i < events.size(); ++i) {
+      const auto& e = events[i];
+      if (e.has_softirq_entry() && e.softirq_entry().vec() == kNetRx) ++entries;
+      if (!e.has_softirq_raise() || e.softirq_raise().vec() != kNetRx) continue;
+      ++raises;
+      ASSERT_LT(i + 1, events.size()) << "a raise is written with its entry";
+      const auto& entry = events[i + 1];
+      ASSERT_TRUE(entry.has_softirq_entry());
+      EXPECT_EQ(entry.softirq_entry().vec(), kNetRx);
+      EXPECT_LE(e.timestamp(), entry.timestamp());
+      raises_before_their_entry += entry.timestamp() - e.timestamp() < 1'000'000'000;
+    }
+  }
+  std::printf("%s: %lu NET_RX entries, %lu with their raise\n", GetParam().c_str(), (unsigned long)entries,
+              (unsigned long)raises);
+  ASSERT_GT(entries, 1000u);
+  EXPECT_EQ(raises_before_their_entry, raises);
+  // Only a round raised before the recording began has no raise.
+  EXPECT_GE(raises * 100, entries * 99);
+}
+
 // Records the flood in `mode` (RecordWakeups) with eight records per CPU per
 // drain pass, and checks that every CPU's timestamps never decrease.
 void ExpectTimestampsNonDecreasingAcrossTinyDrainPasses(const std::string& mode) {

@@ -124,7 +124,7 @@ TEST(AssignRecordOwners, EachKindBelongsToTheCollectorOfItsName) {
   EXPECT_EQ(intake.OwnerOf(GN_REC_SCHED_SWITCH), 1);
   EXPECT_EQ(intake.OwnerOf(GN_REC_TASK_RENAME), 1);
   EXPECT_EQ(intake.OwnerOf(GN_REC_IRQ_ENTRY), 0);
-  EXPECT_EQ(intake.OwnerOf(GN_REC_SOFTIRQ_RAISE), 0);
+  EXPECT_EQ(intake.OwnerOf(GN_REC_SOFTIRQ_EXIT), 0);
   // No napi collector in the list: its kinds have no owner.
   EXPECT_EQ(intake.OwnerOf(GN_REC_NAPI_POLL), -1);
 }

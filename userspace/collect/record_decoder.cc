@@ -38,8 +38,7 @@ size_t FixedRecordSize(uint16_t kind) {
     case GN_REC_IRQ_ENTRY:
     case GN_REC_IRQ_EXIT: return sizeof(gn_irq);
     case GN_REC_SOFTIRQ_ENTRY:
-    case GN_REC_SOFTIRQ_EXIT:
-    case GN_REC_SOFTIRQ_RAISE: return sizeof(gn_softirq);
+    case GN_REC_SOFTIRQ_EXIT: return sizeof(gn_softirq);
     case GN_REC_VECTOR_ENTRY:
     case GN_REC_VECTOR_EXIT: return sizeof(gn_vector);
   }
@@ -78,7 +77,6 @@ std::string_view RecordKindName(uint16_t kind) {
     case GN_REC_IRQ_EXIT: return "irq_handler_exit";
     case GN_REC_SOFTIRQ_ENTRY: return "softirq_entry";
     case GN_REC_SOFTIRQ_EXIT: return "softirq_exit";
-    case GN_REC_SOFTIRQ_RAISE: return "softirq_raise";
     case GN_REC_VECTOR_ENTRY: return "vector_entry";
     case GN_REC_VECTOR_EXIT: return "vector_exit";
     case GN_REC_NAPI_POLL: return "napi_poll";
@@ -202,17 +200,12 @@ DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Ev
     }
     case GN_REC_SOFTIRQ_ENTRY: {
       GN_LOAD(gn_softirq, r);
-      out->payload = model::SoftirqEntry{r.vec};
+      out->payload = model::SoftirqEntry{r.vec, r.raise_wait_ns};
       return DecodeResult::kOk;
     }
     case GN_REC_SOFTIRQ_EXIT: {
       GN_LOAD(gn_softirq, r);
       out->payload = model::SoftirqExit{r.vec};
-      return DecodeResult::kOk;
-    }
-    case GN_REC_SOFTIRQ_RAISE: {
-      GN_LOAD(gn_softirq, r);
-      out->payload = model::SoftirqRaise{r.vec};
       return DecodeResult::kOk;
     }
     case GN_REC_VECTOR_ENTRY: {

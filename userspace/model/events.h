@@ -127,6 +127,11 @@ std::string_view SoftirqName(uint32_t vec);  // "NET_RX", ... or "?"
 
 struct SoftirqEntry {
   uint32_t vec = 0;
+  // ns since the earliest raise of this vector on this CPU that no entry had
+  // answered yet; 0 when no raise was seen. The recorder folds raises into
+  // entries, so a recording's SoftirqRaise events are this field, expanded on
+  // export (ftrace_bundle_encoder).
+  uint32_t raise_wait_ns = 0;
 };
 struct SoftirqExit {
   uint32_t vec = 0;

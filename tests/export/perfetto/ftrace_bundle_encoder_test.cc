@@ -110,6 +110,31 @@ TEST(FtraceBundleEncoder, RoundTripsEveryKernelEventKind) {
   EXPECT_FALSE(by_kind.count(FtraceEvent::kSchedSwitch)) << "switches go compact";
 }
 
+TEST(FtraceBundleEncoder, AnEntryThatWaitedForItsRaiseIsPrecededByTheRaiseAtTheRaisesTime) {
+  std::vector<model::Event> events;
+  events.push_back(At(1000, model::SoftirqEntry{3, 40}));
+  events.push_back(At(1100, model::SoftirqExit{3}));
+  events.push_back(At(1200, model::SoftirqEntry{1, 0}));  // no raise seen while recording
+  FtraceBundleEncoder encoder;
+  FakeIrqNames names;
+  TracePacket packet;
+  FtraceBundleEncoder::BundleInfo info;
+  info.cpu = 0;
+  encoder.Encode(info, events, names, &packet);
+  TracePacket decoded;
+  ASSERT_TRUE(decoded.ParseFromString(packet.SerializeAsString()));
+  const auto& b = decoded.ftrace_events();
+  ASSERT_EQ(b.event_size(), 4);
+  ASSERT_TRUE(b.event(0).has_softirq_raise());
+  EXPECT_EQ(b.event(0).timestamp(), 960u);
+  EXPECT_EQ(b.event(0).softirq_raise().vec(), 3u);
+  ASSERT_TRUE(b.event(1).has_softirq_entry());
+  EXPECT_EQ(b.event(1).timestamp(), 1000u);
+  EXPECT_TRUE(b.event(2).has_softirq_exit());
+  ASSERT_TRUE(b.event(3).has_softirq_entry());
+  EXPECT_EQ(b.event(3).softirq_entry().vec(), 1u);
+}
+
 TEST(FtraceBundleEncoder, SystemVectorsOtherThanTheTimerHaveNoFtraceForm) {
   EXPECT_TRUE(HasFtraceForm(At(1, model::VectorEntry{model::VectorKind::kLocalTimer, 0})));
   EXPECT_FALSE(HasFtraceForm(At(1, model::VectorEntry{model::VectorKind::kCallFunction, 0})));

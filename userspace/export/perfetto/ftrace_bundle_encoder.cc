@@ -105,11 +105,11 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, model::EventView 
     // The same for an event whose own fields are numbers, at most 1 + 1 + 11
     // + 6 + 4 + 3 + 1 bytes around two int fields (22).
     constexpr size_t kNumericEventMax = 64;
-    auto numeric_event = [&](uint32_t kind, auto&& fields) {
+    auto numeric_event_at = [&](uint64_t ts, uint32_t kind, auto&& fields) {
       if (run_used + kNumericEventMax > sizeof(run)) flush_run();
       FixedProtoWriter f(run + run_used);
       char* outer = f.BeginMessage(pf::FtraceEventBundle::kEvent);
-      f.Varint(Event::kTimestamp, ev.ts);
+      f.Varint(Event::kTimestamp, ts);
       f.Varint(Event::kPid, static_cast<uint32_t>(ev.tid));
       if (ev.common_flags) f.Varint(Event::kCommonFlags, ev.common_flags);
       char* inner = f.BeginMessage(kind);
@@ -118,6 +118,7 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, model::EventView 
       f.EndMessage(outer);
       run_used += f.size();
     };
+    auto numeric_event = [&](uint32_t kind, auto&& fields) { numeric_event_at(ev.ts, kind, fields); };
     auto comm = [&](uint32_t field, const model::TaskComm& c) { w.Bytes(field, c.view()); };
     std::visit(
         Overloaded{
@@ -196,6 +197,15 @@ void FtraceBundleEncoder::EncodePacket(const BundleInfo& info, model::EventView 
               });
             },
             [&](const model::SoftirqEntry& e) {
+              // The raise the recorder folded into this entry goes back out
+              // as the ftrace event it stands for, at its own time: the
+              // trace processor sorts a bundle's events. Its thread and
+              // context flags are the entry's (the recorder keeps only the
+              // raise's time).
+              if (e.raise_wait_ns != 0 && e.raise_wait_ns <= ev.ts)
+                numeric_event_at(ev.ts - e.raise_wait_ns, Event::kSoftirqRaise, [&](FixedProtoWriter& f) {
+                  f.Varint(pf::SoftirqRaiseFtraceEvent::kVec, e.vec);
+                });
               numeric_event(Event::kSoftirqEntry,
                             [&](FixedProtoWriter& f) { f.Varint(pf::SoftirqEntryFtraceEvent::kVec, e.vec); });
             },
