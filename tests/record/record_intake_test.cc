@@ -6,6 +6,7 @@
 #include <vector>
 
 extern "C" {
+#include "bpf/irq.h"
 #include "bpf/sched.h"
 }
 
@@ -25,6 +26,28 @@ TEST(RecordIntake, ARecordIsStagedOnItsCpuAndCountedForItsCollector) {
   EXPECT_EQ(intake.batches()[1].events_total, 1u);
   EXPECT_EQ(intake.batches()[1].bytes_total, rec.size());
   EXPECT_EQ(intake.collector_events(0), 1u);
+}
+
+// The trace holds the raise the entry carries as an event of its own.
+TEST(RecordIntake, ASoftirqEntryThatCarriesItsRaiseCountsAsTwoEvents) {
+  RecordIntake intake(0);
+  intake.SetOwner(GN_REC_SOFTIRQ_ENTRY, 0);
+  gn_softirq entry{};
+  entry.hdr.ts = 100;
+  entry.hdr.kind = GN_REC_SOFTIRQ_ENTRY;
+  entry.vec = GN_SOFTIRQ_NET_RX;
+  entry.raise_wait_ns = 700;
+  gn_softirq unraised = entry;
+  unraised.hdr.ts = 200;
+  unraised.raise_wait_ns = 0;
+  for (const gn_softirq& r : {entry, unraised}) {
+    std::vector<uint8_t> bytes(sizeof(r));
+    std::memcpy(bytes.data(), &r, sizeof(r));
+    intake.OnRecord(0, bytes);
+  }
+  EXPECT_EQ(intake.batches()[0].staging.staged(), 2u);
+  EXPECT_EQ(intake.batches()[0].events_total, 3u);
+  EXPECT_EQ(intake.collector_events(0), 3u);
 }
 
 TEST(RecordIntake, AMalformedRecordIsCountedOnItsCpuNotDropped) {

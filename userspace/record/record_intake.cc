@@ -79,13 +79,17 @@ void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> dat
     ++b.decode_errors;
     return;
   }
+  // An entry that carries its raise becomes two events in the trace
+  // (FtraceBundleEncoder): both count, as they did when raises were records.
+  const auto* entry = std::get_if<model::SoftirqEntry>(&b.staging.Slot().payload);
+  const uint64_t events = entry && entry->raise_wait_ns != 0 ? 2 : 1;
   b.staging.Push(batched, stream);
-  ++b.events_total;
+  b.events_total += events;
   b.bytes_total += data.size();
   uint16_t kind = 0;
   std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
   int owner = OwnerOf(kind);
-  if (owner >= 0) ++collector_events_[static_cast<size_t>(owner)];
+  if (owner >= 0) collector_events_[static_cast<size_t>(owner)] += events;
   if (pid_ns_map_ && (kind == GN_REC_PROCESS_FORK || kind == GN_REC_PROCESS_EXIT))
     LearnPidNs(kind, data);
 }
