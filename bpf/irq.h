@@ -37,7 +37,9 @@ struct gn_softirq {
 	/* Entries only: ns from the earliest raise of this vector on this CPU
 	 * that no entry has answered yet, to this entry (saturated at
 	 * UINT32_MAX, about 4.3 s); 0 when no such raise was seen (raised
-	 * before the recording, or the raise program did not run). Raises are
+	 * before the recording, or the raise program did not run); too long
+	 * when the previous entry's program did not run (a skipped run, which
+	 * the recording counts). Raises are
 	 * folded into their entry rather than written on their own: under a
 	 * NET_RX flood every packet raises, and a third of all records were
 	 * raises that no analysis reads. */
