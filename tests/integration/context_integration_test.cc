@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -101,6 +102,17 @@ Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra) 
   return r;
 }
 
+// RecordWakeups in `mode` with the default events, and the trace it wrote
+// (none, with the test failed, when there is no trace to read).
+std::optional<perfetto::Trace> RecordAndReadWakeups(const std::string& mode, Recorded* r) {
+  *r = RecordWakeups(mode, {});
+  if (r->path.empty()) return std::nullopt;
+  std::string error;
+  auto trace = ReadTrace(r->path, &error);
+  EXPECT_TRUE(trace) << error;
+  return trace;
+}
+
 struct WakeContexts {
   uint64_t total = 0, softirq = 0, hardirq = 0;
 };
@@ -122,11 +134,9 @@ TEST_P(ContextIntegration, AReaderWokenFromNetRxHasIrqContextAndAFutexWakeDoesNo
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
-  Recorded r = RecordWakeups(GetParam(), {});
-  ASSERT_FALSE(r.path.empty());
-  std::string error;
-  auto trace = ReadTrace(r.path, &error);
-  ASSERT_TRUE(trace) << error;
+  Recorded r;
+  auto trace = RecordAndReadWakeups(GetParam(), &r);
+  ASSERT_TRUE(trace);
   WakeContexts reader = ContextsOfWakingsOf(*trace, r.reader);
   WakeContexts futex = ContextsOfWakingsOf(*trace, r.futex_waiter);
   std::printf("%s: reader woken %lu times, %lu from softirq; futex waiter %lu times, %lu from irq\n",
@@ -148,11 +158,9 @@ TEST_P(ContextIntegration, EachNetRxEntryIsPrecededByTheRaiseItServedOnTheSameCp
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
-  Recorded r = RecordWakeups(GetParam(), {});
-  ASSERT_FALSE(r.path.empty());
-  std::string error;
-  auto trace = ReadTrace(r.path, &error);
-  ASSERT_TRUE(trace) << error;
+  Recorded r;
+  auto trace = RecordAndReadWakeups(GetParam(), &r);
+  ASSERT_TRUE(trace);
   constexpr uint32_t kNetRx = 3;
   uint64_t entries = 0, raises = 0, raises_before_their_entry = 0;
   for (const auto& p : trace->packet()) {
