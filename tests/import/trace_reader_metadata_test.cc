@@ -101,6 +101,9 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   session.map_losses.push_back({"kwork", "gn_kw_open", 50, model::MapLossKind::kUnpaired});
   session.records_outside_cpus = 6;
   session.switch_chain_checked = false;
+  session.unread_before_loss_ns = 142'000'000;
+  session.unread_before_loss_from = 1'300'000'000;
+  session.first_ring_loss_seen = 1'450'000'000;
 
   model::SessionInfo back;
   RoundTripSessionSummary(session, &back);
@@ -132,6 +135,9 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(back.map_losses[2].kind, model::MapLossKind::kUnpaired);
   EXPECT_EQ(back.records_outside_cpus, 6u);
   EXPECT_FALSE(back.switch_chain_checked);
+  EXPECT_EQ(back.unread_before_loss_ns, 142'000'000u);
+  EXPECT_EQ(back.unread_before_loss_from, 1'300'000'000u);
+  EXPECT_EQ(back.first_ring_loss_seen, 1'450'000'000u);
   EXPECT_EQ(model::TotalKernelAndUserLoss(back), model::TotalKernelAndUserLoss(session));
 }
 

@@ -365,6 +365,19 @@ void ExpectAStoppedConsumersLossCountedExactly(const std::string& mode) {
   EXPECT_EQ(Arg(args, "lost_events"), ring_lost + skipped);
   EXPECT_EQ(SummaryLost(rec.stdout_text()), ring_lost + skipped) << rec.stdout_text();
   EXPECT_EQ(ReportLost(out), ring_lost + skipped);
+
+  // The recorder's pace names the stall: the rings went unread for the
+  // whole stop before a drain found them short, inside the recording.
+  if (ring_lost) {
+    uint64_t start = Arg(args, "start_ts"), end = Arg(args, "end_ts");
+    uint64_t first_seen = Arg(args, "drain.first_ring_loss_seen");
+    EXPECT_GE(first_seen, start);
+    EXPECT_LE(first_seen, end);
+    EXPECT_GE(Arg(args, "drain.unread_before_loss_ns"), 600'000'000u) << rec.stdout_text();
+    uint64_t from = Arg(args, "drain.unread_before_loss_from");
+    EXPECT_GE(from, start);
+    EXPECT_LT(from, end);
+  }
 }
 
 TEST_P(LossIntegration, EverySwitchAndWakingIsInTheTraceOrCountedAsLostOnce) {

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -138,9 +139,18 @@ class IdleThreads {
   std::vector<pthread_t> threads_;
 };
 
+// The start-up: from the gate opening until the recorder drains at its
+// steady pace, with every start-up read (kallsyms, affinities, cgroups) done
+// off the drain thread.
+constexpr uint64_t kStartUpNs = 500'000'000;
+
 // Records 2 s from 1 s into a 4 s UDP flood; returns the records its rings
-// lost (the report's "kernel ring full").
-uint64_t RingLossOfARecordingStartedInsideAFlood(const std::vector<std::string>& options) {
+// lost in its first kStartUpNs (those the drain found by then). A loss found
+// later is the VM or the recorder stalling mid-flood, not the start-up: it
+// is printed with the recorder's pace, which says how long the rings went
+// unread and when (CI once lost 58,073 records so, with 1 MiB rings keeping
+// up in the same run).
+uint64_t StartUpRingLossOfARecordingStartedInsideAFlood(const std::vector<std::string>& options) {
   std::string error;
   auto pair = VethPair::Create({}, &error);
   EXPECT_TRUE(pair) << error;
@@ -170,17 +180,25 @@ uint64_t RingLossOfARecordingStartedInsideAFlood(const std::vector<std::string>&
   EXPECT_TRUE(result.ok()) << result.error().message;
   if (!result.ok()) return UINT64_MAX;
   std::printf("%s", rec.stdout_text().c_str());
-  return result->analysis.loss.kernel_ring_full;
+  const analyze::LossSummary& loss = result->analysis.loss;
+  if (!loss.kernel_ring_full) return 0;
+  EXPECT_NE(loss.first_ring_loss_seen, 0u) << "a ring lost records the drain never found";
+  EXPECT_NE(loss.unread_before_loss_ns, 0u);
+  uint64_t found_after = loss.first_ring_loss_seen - std::min(loss.first_ring_loss_seen, loss.recording_start);
+  std::printf("lost %lu records, first found %.3f s into the recording, after the rings went up to %.1f ms unread\n",
+              static_cast<unsigned long>(loss.kernel_ring_full), found_after / 1e9, loss.unread_before_loss_ns / 1e6);
+  return found_after < kStartUpNs ? loss.kernel_ring_full : 0;
 }
 
 // The node an operator records is often already in the storm. The recorder
 // must be draining by the time the storm fills its rings: a 4 MiB ring holds
 // about 90 ms of this flood, and reading /proc/kallsyms on the drain thread
-// at the first kernel-work drain (30-80 ms) lost 11-15k records here.
+// at the first kernel-work drain (30-80 ms) lost 11-15k records here, all
+// found by drains in the first 100 ms.
 TEST(RecordStorm, ARecordingStartedInsideAUdpFloodLosesNoRecordToItsOwnStartUp) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
-  EXPECT_EQ(RingLossOfARecordingStartedInsideAFlood({}), 0u);
+  EXPECT_EQ(StartUpRingLossOfARecordingStartedInsideAFlood({}), 0u);
 }
 
 // The same on a node as big as the recorder is sized for: 20,000 threads,
@@ -199,7 +217,7 @@ TEST(RecordStorm, OnANodeWithManyThreadsAndCgroupsAndBigNodeRingsTheStartLosesNo
                                                   i % 4 == 0 ? 50000 : 0, 100000));
     ASSERT_TRUE(cgroups.back()->ok()) << cgroups.back()->error();
   }
-  EXPECT_EQ(RingLossOfARecordingStartedInsideAFlood({"--buffer-size", "1M"}), 0u);
+  EXPECT_EQ(StartUpRingLossOfARecordingStartedInsideAFlood({"--buffer-size", "1M"}), 0u);
 }
 
 using Key = std::tuple<std::string, std::string, std::string>;  // detector, kind, culprit

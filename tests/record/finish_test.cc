@@ -46,6 +46,20 @@ TEST(FormatSummary, CountsEveryKindOfLossAndTheUnseenSwitches) {
             "not report");
 }
 
+TEST(FormatSummary, ARingLossSaysWhenItWasFirstFoundAndTheLongestTheRingsWentUnread) {
+  RecordResult r = TwoSecondsOnTwoCpus();
+  r.session.cpus[1].lost = 58073;
+  r.session.first_ring_loss_seen = r.session.start_ts + 1'234'000'000;
+  r.session.unread_before_loss_ns = 118'400'000;
+  r.session.unread_before_loss_from = r.session.start_ts + 1'100'000'000;
+  EXPECT_NE(FormatSummary(r).find("; 58073 lost events (58073 with the ring full, first found at +1.234 s; before a "
+                                  "drain that found loss the rings had gone up to 118.4 ms unread, from +1.100 s)"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.session.cpus[1].lost = 0;
+  EXPECT_EQ(FormatSummary(r).find("unread"), std::string::npos) << FormatSummary(r);
+}
+
 TEST(FormatSummary, NamesTheCompressionAndTheSizeBeforeIt) {
   RecordResult r = TwoSecondsOnTwoCpus();
   r.compression = perfetto::TraceCompression::kZlib;

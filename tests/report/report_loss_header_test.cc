@@ -121,6 +121,37 @@ TEST(ReportLossHeader, ShowsEachStageAndCauseAndTheTotalRecordPrinted) {
   EXPECT_NE(json.find("\"sched_waking\": 4"), std::string::npos);
 }
 
+// A ring that lost records while the recorder went 142 ms without reading
+// it: the header says so, and when, so that a stall of the recorder (or of
+// the VM under it) is not taken for a ring too small for the event rate.
+TEST(ReportLossHeader, ARingLossSaysHowLongTheRecorderLeftItsRingsUnreadAndWhen) {
+  ScopedTempDir dir;
+  model::SessionInfo session = LossySession();
+  session.unread_before_loss_ns = 142'300'000;
+  session.unread_before_loss_from = kBase + 31 * kMs;
+  session.first_ring_loss_seen = kBase + 174 * kMs;
+  std::string path = WriteGpunoiseTrace(dir.path(), session, false);
+  std::string h = Header(ReportOf(path));
+  EXPECT_NE(h.find("    kernel ring full: 12: CPU 0 12 (sched_switch 8, sched_waking 4)\n"
+                   "      a drain first found a ring short at +0.174 s; before such a drain the rings had gone up to "
+                   "142.3 ms unread (from +0.031 s)\n"),
+            std::string::npos)
+      << h;
+  std::string json = ReportOf(path, true);
+  EXPECT_NE(json.find("\"recorder_pace\": {\n"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"first_ring_loss_seen_ns\": 174000000,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"unread_before_loss_ns\": 142300000,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"unread_before_loss_from_ns\": 31000000\n"), std::string::npos) << json;
+
+  // Without ring loss the pace explains nothing: not in the header.
+  session.cpus[0].lost = 0;
+  session.cpus[0].lost_by_kind.clear();
+  session.first_ring_loss_seen = 0;
+  path = WriteGpunoiseTrace(dir.path(), session, false);
+  h = Header(ReportOf(path));
+  EXPECT_EQ(h.find("unread"), std::string::npos) << h;
+}
+
 // A per-CPU log that wrapped lost records, and unpaired callbacks were left
 // out: neither is a full map (a quiet run once read "a full in-kernel map
 // refused updates: kwork/gn_kw_open (callbacks unpaired) 50").

@@ -246,6 +246,10 @@ LossSummary Losses(const Timeline& t) {
     l.map_losses = s.map_losses;
     l.records_outside_cpus = s.records_outside_cpus;
     l.end_reason = s.end_reason;
+    l.recording_start = s.start_ts;
+    l.unread_before_loss_ns = s.unread_before_loss_ns;
+    l.unread_before_loss_from = s.unread_before_loss_from;
+    l.first_ring_loss_seen = s.first_ring_loss_seen;
   } else if (t.ftrace_stats) {
     sources.push_back("ftrace_stats, END minus START per CPU");
     for (const auto& d : t.ftrace_stats->cpus) {

@@ -117,6 +117,11 @@ struct LossSummary {
   bool unseen_from_session = false;  // unseen switches are the recorder's check, not the analysis'
   uint64_t total_unseen_switches = 0;
   uint64_t slices_trimmed = 0;  // CPU slices cut where they overlapped (a damaged trace)
+  // gpunoise: when the recorder first found a ring short (0: never), and the
+  // longest it had left the rings unread before a drain that found new loss
+  // (from: CLOCK_BOOTTIME), against when the recording began.
+  uint64_t recording_start = 0;
+  uint64_t unread_before_loss_ns = 0, unread_before_loss_from = 0, first_ring_loss_seen = 0;
   std::string end_reason;             // how the recording ended; empty: not said
   std::optional<model::GpuLoss> gpu;  // gpunoise's GPU collection summary
   // Perfetto's own fields, for traces from its recorder.

@@ -104,6 +104,15 @@ struct SessionInfo {
   // False when task filters (--pid, --cgroup) were on: then the switch chain
   // has gaps by design and unseen_switches is not measured.
   bool switch_chain_checked = true;
+  // The recorder's own pace while the gate was open (CLOCK_BOOTTIME): when a
+  // drain first found that a ring had lost records (0: never), and the
+  // longest time the rings had gone unread before a drain that found new
+  // loss, with when it began. Loss after stretches as short as the wakeup
+  // mark's is a ring too small for the event rate; after a long one, the
+  // recorder (or the VM under it) stalled.
+  uint64_t unread_before_loss_ns = 0;
+  uint64_t unread_before_loss_from = 0;
+  uint64_t first_ring_loss_seen = 0;
   std::string end_reason;  // "duration", "signal SIGINT", "disk full", "write error", ...
   // While recording: the file that holds the data until the end renames it
   // to the output (what is left if the recorder is killed). Not written.

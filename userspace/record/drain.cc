@@ -1,6 +1,9 @@
 #include "record/drain.h"
 
+#include <algorithm>
+
 #include "collect/ring_transport.h"
+#include "common/clock.h"
 #include "export/perfetto/trace_sink.h"
 
 namespace gpunoise::record {
@@ -70,6 +73,14 @@ Result<uint64_t> RecordDrain::Drain() {
   // the drain has read their stream that far.
   for (collect::BatchFlusher& f : flushers_) f.FlushAll();
   auto drained = transport_.DrainAll(records_per_drain_);
+  if (gate_open_) {
+    // From the end of the last read to the end of this one: a stall inside
+    // a read (between two rings) left rings unread too.
+    uint64_t now = BoottimeNs();
+    unread_ns_ = now - std::min(now, last_read_end_);
+    unread_from_ = last_read_end_;
+    last_read_end_ = now;
+  }
   if (drained.ok())
     for (collect::BatchFlusher& f : flushers_) TakeIdleBatches(f, batches_);
   return drained;
@@ -77,6 +88,17 @@ Result<uint64_t> RecordDrain::Drain() {
 
 Status RecordDrain::Flush(bool final) {
   std::vector<uint64_t> lost = transport_.LostPerCpu();
+  uint64_t lost_total = 0;
+  for (uint64_t n : lost) lost_total += n;
+  if (lost_total > lost_seen_) {
+    // New loss: it happened while the rings went unread before this drain.
+    lost_seen_ = lost_total;
+    if (!first_ring_loss_seen_) first_ring_loss_seen_ = BoottimeNs();
+    if (unread_ns_ > unread_before_loss_ns_) {
+      unread_before_loss_ns_ = unread_ns_;
+      unread_before_loss_from_ = unread_from_;
+    }
+  }
   return WriteStaged(batches_, lost, final, records_per_drain_, check_switch_chain_ ? &switch_chain_ : nullptr,
                      sink_);
 }
@@ -84,6 +106,13 @@ Status RecordDrain::Flush(bool final) {
 void RecordDrain::DrainToEnd(model::SessionInfo& session, std::optional<Error>& late_error) {
   // The programs are detached, so the rings only empty from here. After a
   // write error they are still read to the end, to count what they held.
+  // The last stretch ended when the gate closed (session.end_ts), however
+  // long the detach took after it.
+  if (gate_open_ && session.end_ts > last_read_end_) {
+    unread_ns_ = session.end_ts - last_read_end_;
+    unread_from_ = last_read_end_;
+  }
+  gate_open_ = false;
   bool file_failed = sink_.failed();
   if (file_failed) {
     // Whatever the failing write was (events, counters), what the writer had
@@ -116,6 +145,9 @@ void RecordDrain::DrainToEnd(model::SessionInfo& session, std::optional<Error>& 
     }
   }
   Discard();
+  session.unread_before_loss_ns = unread_before_loss_ns_;
+  session.unread_before_loss_from = unread_before_loss_from_;
+  session.first_ring_loss_seen = first_ring_loss_seen_;
 }
 
 }  // namespace gpunoise::record

@@ -50,15 +50,17 @@ void DiscardStaged(std::vector<CpuBatch>& batches);
 
 class RecordDrain {
  public:
+  // `gate_opened`: when the rings began to fill (CLOCK_BOOTTIME).
   RecordDrain(collect::RingTransport& transport, std::span<collect::BatchFlusher> flushers,
               std::vector<CpuBatch>& batches, perfetto::TraceSink& sink, uint64_t records_per_drain,
-              bool check_switch_chain)
+              bool check_switch_chain, uint64_t gate_opened)
       : transport_(transport),
         flushers_(flushers),
         batches_(batches),
         sink_(sink),
         records_per_drain_(records_per_drain),
-        check_switch_chain_(check_switch_chain) {}
+        check_switch_chain_(check_switch_chain),
+        last_read_end_(gate_opened) {}
 
   // Flushes the batching collectors' batches, then reads every ring (at most
   // records_per_drain records per CPU) into the staging.
@@ -69,7 +71,8 @@ class RecordDrain {
   void Discard() { DiscardStaged(batches_); }
   // After the programs were detached: reads the rings to the end and writes
   // what they held, or (after a write error) counts it unwritten; the first
-  // error goes to `late_error`, its cause to `session.end_reason`.
+  // error goes to `late_error`, its cause to `session.end_reason`. The
+  // recorder's pace (SessionInfo::unread_before_loss_ns, ...) goes to `session`.
   void DrainToEnd(model::SessionInfo& session, std::optional<Error>& late_error);
 
   // The context-switch chain of what was written (unchecked: empty).
@@ -84,6 +87,15 @@ class RecordDrain {
   const uint64_t records_per_drain_;
   const bool check_switch_chain_;
   model::SwitchChain switch_chain_;
+  // The recorder's pace while the gate is open: the stretch between the ends
+  // of two reads of the rings (unread_*), and the
+  // longest of those after which a drain found new ring loss. The gate
+  // closes before DrainToEnd.
+  bool gate_open_ = true;
+  uint64_t last_read_end_;
+  uint64_t unread_ns_ = 0, unread_from_ = 0;
+  uint64_t lost_seen_ = 0;
+  uint64_t unread_before_loss_ns_ = 0, unread_before_loss_from_ = 0, first_ring_loss_seen_ = 0;
 };
 
 }  // namespace gpunoise::record

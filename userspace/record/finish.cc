@@ -1,5 +1,7 @@
 #include "record/finish.h"
 
+#include <algorithm>
+
 #include "collect/rdma_counters.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -88,6 +90,16 @@ std::string FormatSummary(const RecordResult& r) {
           : "";
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
+  // A ring that lost records: did the recorder fall behind, and when?
+  uint64_t ring_lost = 0;
+  for (const auto& cpu : s.cpus) ring_lost += cpu.lost;
+  if (ring_lost && s.first_ring_loss_seen) {
+    auto offset = [&](uint64_t ts) { return static_cast<double>(ts - std::min(ts, s.start_ts)) / 1e9; };
+    skipped_text += fmt::format(" ({} with the ring full, first found at +{:.3f} s; before a drain that found loss "
+                                "the rings had gone up to {:.1f} ms unread, from +{:.3f} s)",
+                                ring_lost, offset(s.first_ring_loss_seen), static_cast<double>(s.unread_before_loss_ns) / 1e6,
+                                offset(s.unread_before_loss_from));
+  }
   std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
   if (!r.node_summary.empty()) net_text += "\n" + r.node_summary;
   std::string size_text = HumanBytes(r.bytes_written);

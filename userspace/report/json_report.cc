@@ -1,5 +1,7 @@
 #include "report/json_report.h"
 
+#include <algorithm>
+
 #include "report/json_writer.h"
 #include "report/loss_lines.h"
 #include "report/node_json.h"
@@ -33,6 +35,16 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   w.Field("total_lost", l.total_lost);
   w.Field("kernel_ring_full", l.kernel_ring_full);
   w.Field("bpf_recursion_misses", l.bpf_recursion_misses);
+  if (l.first_ring_loss_seen) {
+    // Offsets from the recording's start (only where a ring lost records).
+    auto offset = [&](uint64_t ts) { return ts - std::min(ts, l.recording_start); };
+    w.Key("recorder_pace");
+    w.BeginObject();
+    w.Field("first_ring_loss_seen_ns", offset(l.first_ring_loss_seen));
+    w.Field("unread_before_loss_ns", l.unread_before_loss_ns);
+    w.Field("unread_before_loss_from_ns", offset(l.unread_before_loss_from));
+    w.EndObject();
+  }
   w.Key("programs");
   w.BeginArray();
   for (const auto& p : l.programs) {

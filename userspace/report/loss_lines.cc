@@ -31,6 +31,19 @@ std::string KernelRingLine(const analyze::LossSummary& l) {
   return fmt::format("kernel ring full: {}: {}", l.kernel_ring_full, cpus);
 }
 
+// Whether the recorder itself fell behind: a ring left unread long enough
+// fills at any size (docs/record.md, "When the rings lose records").
+std::string RecorderPaceLine(const analyze::LossSummary& l) {
+  auto offset = [&](uint64_t ts) {
+    return ts >= l.recording_start ? fmt::format("+{:.3f} s", static_cast<double>(ts - l.recording_start) / 1e9)
+                                   : std::string("before the start");
+  };
+  return fmt::format("a drain first found a ring short at {}; before such a drain the rings had gone up to {:.1f} ms "
+                     "unread (from {})",
+                     offset(l.first_ring_loss_seen), static_cast<double>(l.unread_before_loss_ns) / 1e6,
+                     offset(l.unread_before_loss_from));
+}
+
 std::string ServiceLine(const model::TraceServiceStats& s) {
   std::string parts;
   for (const auto& b : s.buffers) {
@@ -154,6 +167,7 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
 
   // Each stage once, with its cause; they add up to the total.
   if (l.kernel_ring_full) lines.push_back("  " + KernelRingLine(l));
+  if (l.kernel_ring_full && l.first_ring_loss_seen) lines.push_back("    " + RecorderPaceLine(l));
   if (l.bpf_recursion_misses) {
     std::string programs;
     for (const auto& p : l.programs)

@@ -186,6 +186,11 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
   AddArg(e, "lost_events", model::TotalKernelAndUserLoss(session));
   AddArg(e, "records_outside_cpus", session.records_outside_cpus);
   AddArg(e, "switch_chain_checked", session.switch_chain_checked);
+  if (session.unread_before_loss_ns) {
+    AddArg(e, "drain.unread_before_loss_ns", session.unread_before_loss_ns);
+    AddArg(e, "drain.unread_before_loss_from", session.unread_before_loss_from);
+  }
+  if (session.first_ring_loss_seen) AddArg(e, "drain.first_ring_loss_seen", session.first_ring_loss_seen);
   for (const auto& c : session.collectors) {
     std::string prefix = "collector." + c.name + ".";
     AddArg(e, prefix + "state", model::CollectorStateName(c.state));
