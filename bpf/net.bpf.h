@@ -81,14 +81,28 @@ static __always_inline bool gn_dev_selected(struct net_device *dev, char out[GN_
 	return gn_dev_name_selected(out);
 }
 
-/* Packets in an skb: GRO-merged and GSO skbs carry several (gso_segs). */
+/* Linux 6.2+: turns a kernel address into a read-only BTF pointer, whose
+ * loads are plain loads (a fault reads zero) instead of a helper call. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* Packets in an skb: GRO-merged and GSO skbs carry several (gso_segs). The
+ * shared info sits past the data (skb->head + skb->end), where no BTF field
+ * leads: tp_btf programs cast the address, a plain load on every packet
+ * (W2 UDP and TCP run this twice a packet); the classic twins, and kernels
+ * without the kfunc, read it through bpf_probe_read_kernel. */
 static __always_inline __u32 gn_skb_segs(bool btf, struct sk_buff *skb)
 {
 	unsigned char *head = GN_LOAD(btf, skb, head);
 	__u32 end = GN_LOAD(btf, skb, end);
 	struct skb_shared_info *shinfo = (void *)(head + end);
 	__u16 segs = 0;
-	bpf_probe_read_kernel(&segs, sizeof(segs), &shinfo->gso_segs);
+	if (btf && bpf_rdonly_cast) {
+		struct skb_shared_info *ro =
+			bpf_rdonly_cast(shinfo, bpf_core_type_id_kernel(struct skb_shared_info));
+		segs = ro->gso_segs;
+	} else {
+		bpf_probe_read_kernel(&segs, sizeof(segs), &shinfo->gso_segs);
+	}
 	return segs ? segs : 1;
 }
 

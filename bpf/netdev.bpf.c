@@ -201,12 +201,15 @@ int gn_tp_rx(struct trace_event_raw_net_dev_template *ctx)
  * tracepoint (qdisc_pkt_len_init, into the first word of skb->cb, which is
  * what qdiscs count); read only for GSO skbs, and trusted only within what
  * the segments' headers can add. */
-static __always_inline __u64 gn_wire_bytes(struct sk_buff *skb, __u32 len, __u32 segs)
+static __always_inline __u64 gn_wire_bytes(bool btf, struct sk_buff *skb, __u32 len, __u32 segs)
 {
 	if (segs <= 1)
 		return len;
 	__u32 pkt_len = 0;
-	bpf_probe_read_kernel(&pkt_len, sizeof(pkt_len), &skb->cb[0]);
+	if (btf)
+		pkt_len = *(__u32 *)&skb->cb[0];
+	else
+		bpf_probe_read_kernel(&pkt_len, sizeof(pkt_len), &skb->cb[0]);
 	if (pkt_len < len || pkt_len - len > (segs - 1) * 256)
 		return len;
 	return pkt_len;
@@ -225,7 +228,7 @@ static __always_inline void gn_do_queue(bool btf, struct sk_buff *skb)
 	__u32 len = GN_LOAD(btf, skb, len);
 	if (gn_tx_counted_at == GN_TX_AT_QUEUE) {
 		key.dir = GN_NET_TX;
-		if (gn_count(&key, segs, gn_wire_bytes(skb, len, segs), 0))
+		if (gn_count(&key, segs, gn_wire_bytes(btf, skb, len, segs), 0))
 			gn_remember_dev_name(&key.dev, dev);
 		return;
 	}
