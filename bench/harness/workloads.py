@@ -18,6 +18,30 @@ class WorkloadError(Exception):
     pass
 
 
+def kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_in_own_group(argv, timeout):
+    """Runs argv in a process group of its own; returns (returncode, stdout,
+    stderr). On a timeout (subprocess.TimeoutExpired) or an interrupt (Ctrl-C,
+    or SIGTERM through run.py's handler) the whole group is killed before the
+    exception goes on, so no process the workload forked (perf bench's second
+    process) keeps running after the bench."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        kill_group(proc.pid)
+        proc.communicate()
+        raise
+    return proc.returncode, out, err
+
+
 @dataclasses.dataclass
 class WorkloadRun:
     throughput: float = None  # None: the workload has no throughput (idle)
@@ -74,14 +98,14 @@ class PipeWorkload(Workload):
         busy0 = system.busy_cpu_seconds()
         t0 = time.monotonic()
         try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout_s)
+            rc, out, err = run_in_own_group(argv, self.timeout_s)
         except subprocess.TimeoutExpired:
             raise WorkloadError(f"perf bench sched pipe ran over {self.timeout_s} s")
         wall = time.monotonic() - t0
         busy = system.busy_cpu_seconds() - busy0
-        m = re.search(r"([\d.]+)\s+ops/sec", r.stdout)
-        if r.returncode != 0 or not m:
-            raise WorkloadError("perf bench sched pipe failed: " + (r.stderr.strip() or r.stdout.strip())[:200])
+        m = re.search(r"([\d.]+)\s+ops/sec", out)
+        if rc != 0 or not m:
+            raise WorkloadError("perf bench sched pipe failed: " + (err.strip() or out.strip())[:200])
         return WorkloadRun(float(m.group(1)), float(self.loops), busy, wall)
 
 
@@ -149,6 +173,16 @@ class NetWorkload(Workload):
                 proc.communicate()
             remove_namespaces_of(proc.pid)
             raise WorkloadError(f"gpunoise-netload ran over {self.seconds + 60} s")
+        except BaseException:
+            # Interrupted: the same, without waiting long.
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            remove_namespaces_of(proc.pid)
+            raise
         remove_namespaces_of(proc.pid)
         values = parse_netload_line(out)
         if proc.returncode != 0 or "throughput" not in values:

@@ -3,10 +3,12 @@
 
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -24,6 +26,57 @@ class Fixed(workloads.Workload):
 
 def run(throughput, work, busy, wall):
     return workloads.WorkloadRun(throughput, work, busy, wall)
+
+
+class WorkloadCleanupTest(unittest.TestCase):
+    """A workload cut short takes every process it forked with it."""
+
+    def start_and_cut(self, timeout, cut_by_alarm):
+        with tempfile.TemporaryDirectory() as d:
+            pid_file = os.path.join(d, "pid")
+            # The forked process lets go of the pipes, so that only the group
+            # kill ends it early (one that held them would end when
+            # communicate() had waited out its 60 s).
+            argv = ["sh", "-c", f"sleep 60 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}; wait"]
+            if cut_by_alarm:
+                def interrupt(_signum, _frame):
+                    raise KeyboardInterrupt
+                old = signal.signal(signal.SIGALRM, interrupt)
+                signal.alarm(1)
+                try:
+                    with self.assertRaises(KeyboardInterrupt):
+                        workloads.run_in_own_group(argv, timeout)
+                finally:
+                    signal.alarm(0)
+                    signal.signal(signal.SIGALRM, old)
+            else:
+                with self.assertRaises(subprocess.TimeoutExpired):
+                    workloads.run_in_own_group(argv, timeout)
+            with open(pid_file) as f:
+                return int(f.read())
+
+    def assert_gone(self, pid):
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except FileNotFoundError:
+                return
+            if state == "Z":
+                return
+            time.sleep(0.05)
+        self.fail(f"process {pid} the workload forked is still running")
+
+    def test_a_workload_that_runs_over_its_time_leaves_no_process_it_forked(self):
+        self.assert_gone(self.start_and_cut(0.5, cut_by_alarm=False))
+
+    def test_an_interrupted_workload_leaves_no_process_it_forked(self):
+        self.assert_gone(self.start_and_cut(30, cut_by_alarm=True))
+
+    def test_a_workload_that_finishes_returns_its_code_and_output(self):
+        rc, out, err = workloads.run_in_own_group(["sh", "-c", "echo out; echo err >&2; exit 3"], 10)
+        self.assertEqual((rc, out, err), (3, "out\n", "err\n"))
 
 
 class ParsersTest(unittest.TestCase):
