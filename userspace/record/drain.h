@@ -88,9 +88,9 @@ class RecordDrain {
   const bool check_switch_chain_;
   model::SwitchChain switch_chain_;
   // The recorder's pace while the gate is open: the stretch between the ends
-  // of two reads of the rings (unread_*), and the
-  // longest of those after which a drain found new ring loss. The gate
-  // closes before DrainToEnd.
+  // of the last two reads of the rings (unread_*), and the longest such
+  // stretch after which a drain found new ring loss. The gate closes before
+  // DrainToEnd.
   bool gate_open_ = true;
   uint64_t last_read_end_;
   uint64_t unread_ns_ = 0, unread_from_ = 0;
