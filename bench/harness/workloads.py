@@ -159,29 +159,27 @@ class NetWorkload(Workload):
             return "gpunoise-netload is not built (build/bench/gpunoise-netload)"
         return None
 
+    @staticmethod
+    def stop(proc, grace_s):
+        """SIGTERM lets gpunoise-netload remove its namespaces; SIGKILL if it
+        does not within grace_s."""
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        remove_namespaces_of(proc.pid)
+
     def run(self):
         proc = subprocess.Popen(self.argv(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = proc.communicate(timeout=self.seconds + 60)
         except subprocess.TimeoutExpired:
-            # SIGTERM lets it remove its namespaces; SIGKILL if it does not.
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-            remove_namespaces_of(proc.pid)
+            self.stop(proc, 15)
             raise WorkloadError(f"gpunoise-netload ran over {self.seconds + 60} s")
         except BaseException:
-            # Interrupted: the same, without waiting long.
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-            remove_namespaces_of(proc.pid)
+            self.stop(proc, 5)  # interrupted: the same, without waiting long
             raise
         remove_namespaces_of(proc.pid)
         values = parse_netload_line(out)
