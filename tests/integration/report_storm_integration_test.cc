@@ -193,8 +193,7 @@ uint64_t StartUpRingLossOfARecordingStartedInsideAFlood(const std::vector<std::s
 // The node an operator records is often already in the storm. The recorder
 // must be draining by the time the storm fills its rings: a 4 MiB ring holds
 // about 90 ms of this flood, and reading /proc/kallsyms on the drain thread
-// at the first kernel-work drain (30-80 ms) lost 11-15k records here, all
-// found by drains in the first 100 ms.
+// at the first kernel-work drain (30-80 ms) lost 11-15k records here.
 TEST(RecordStorm, ARecordingStartedInsideAUdpFloodLosesNoRecordToItsOwnStartUp) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "analyze/format_util.h"
+
 namespace gpunoise::report_export {
 namespace {
 
@@ -34,10 +36,7 @@ std::string KernelRingLine(const analyze::LossSummary& l) {
 // Whether the recorder itself fell behind: a ring left unread long enough
 // fills at any size (docs/record.md, "When the rings lose records").
 std::string RecorderPaceLine(const analyze::LossSummary& l) {
-  auto offset = [&](uint64_t ts) {
-    return ts >= l.recording_start ? fmt::format("+{:.3f} s", static_cast<double>(ts - l.recording_start) / 1e9)
-                                   : std::string("before the start");
-  };
+  auto offset = [&](uint64_t ts) { return analyze::FormatOffset(ts, l.recording_start); };
   return fmt::format("a drain first found a ring short at {}; before such a drain the rings had gone up to {:.1f} ms "
                      "unread (from {})",
                      offset(l.first_ring_loss_seen), static_cast<double>(l.unread_before_loss_ns) / 1e6,
