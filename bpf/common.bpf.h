@@ -9,6 +9,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "record.h"
+#include "irq.h"
 #include "cpu_filter.bpf.h"
 #include "gate.bpf.h"
 
@@ -65,16 +66,13 @@ static __always_inline void gn_count_lost(__u16 kind)
  * first 8 bytes of its context hold a pt_regs pointer, perf_trace_run_bpf_submit).
  * The per-CPU preempt count is no help either without CONFIG_KALLSYMS_ALL
  * (the verifier finds no address for __preempt_count). So the irq collector
- * keeps each CPU's interrupt state here from its own entry and exit
- * programs (irq handlers, x86 system vectors, softirqs). Each is a flag, set
- * on entry and cleared on exit, not a depth: hard irqs do not nest on a CPU,
- * and a flag set by an entry whose exit program was not attached yet is
- * cleared by the next exit. Shared like gn_rings; all zero when no irq
- * collector runs, and then every record reads as task context. */
-struct gn_cpu_context {
-	__u32 hardirq; /* in a handler or system vector */
-	__u32 softirq; /* serving a softirq */
-};
+ * keeps each CPU's interrupt state in struct gn_cpu_context (bpf/record.h)
+ * from its own entry and exit programs (irq handlers, x86 system vectors,
+ * softirqs). Each is a flag, set on entry and cleared on exit, not a depth:
+ * hard irqs do not nest on a CPU, and a flag set by an entry whose exit
+ * program was not attached yet is cleared by the next exit. Shared like
+ * gn_rings; all zero when no irq collector runs, and then every record
+ * reads as task context. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -88,12 +86,66 @@ static __always_inline struct gn_cpu_context *gn_this_cpu_context(void)
 	return bpf_map_lookup_elem(&gn_cpu_ctx, &zero);
 }
 
-static __always_inline __u16 gn_context_flags(void)
+static __always_inline __u16 gn_flags_of(const struct gn_cpu_context *c)
 {
-	struct gn_cpu_context *c = gn_this_cpu_context();
 	if (!c)
 		return 0;
 	return (c->hardirq ? GN_FLAG_HARDIRQ : 0) | (c->softirq ? GN_FLAG_SOFTIRQ : 0);
+}
+
+static __always_inline __u16 gn_context_flags(void)
+{
+	return gn_flags_of(gn_this_cpu_context());
+}
+
+/* ns from a softirq's earliest unanswered raise to its entry at `at`,
+ * saturated (struct gn_softirq.raise_wait_ns); 0 when none was seen. */
+static __always_inline __u32 gn_raise_wait(__u64 at, __u64 raised)
+{
+	__u64 wait = raised && at > raised ? at - raised : 0;
+	return wait > 0xffffffffull ? 0xffffffffu : (__u32)wait;
+}
+
+/* The consumer is woken when a record makes the ring cross the wakeup mark. */
+static __always_inline __u64 gn_wake_flags(void *ring, __u32 size)
+{
+	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	return (avail < gn_wakeup_bytes && avail + size + 8 >= gn_wakeup_bytes) ? BPF_RB_FORCE_WAKEUP
+										 : BPF_RB_NO_WAKEUP;
+}
+
+/* Writes this CPU's softirq entry that waits for its exit (bpf/irq.bpf.c,
+ * "Softirq entries wait for their exit") ahead of another record made
+ * inside that softirq, so the ring keeps the entry before what is nested in
+ * it. The entry's record is reserved before the entry is taken: a program
+ * that interrupts this one in between finds the entry gone and writes its
+ * own records behind an uncommitted one, which the consumer does not read
+ * past, so one drain gets them all and sorts them. One that came before the
+ * reservation took the entry itself; the reservation is then discarded. */
+static __always_inline void gn_write_open_softirq(void *ring, struct gn_cpu_context *c)
+{
+	__u64 wake = gn_wake_flags(ring, sizeof(struct gn_softirq));
+	struct gn_softirq *rec = bpf_ringbuf_reserve(ring, sizeof(*rec), 0);
+	__u64 opened = __sync_lock_test_and_set(&c->softirq_open_ts, 0);
+	if (!rec) {
+		if (opened)
+			gn_count_lost(GN_REC_SOFTIRQ_ENTRY);
+		return;
+	}
+	if (!opened) {
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	/* Still opening: its program was interrupted before it read the
+	 * clock, so the softirq began before now. */
+	__u64 ts = opened == GN_SOFTIRQ_OPENING ? bpf_ktime_get_boot_ns() : opened;
+	rec->hdr.ts = ts;
+	rec->hdr.kind = GN_REC_SOFTIRQ_ENTRY;
+	rec->hdr.flags = GN_FLAG_SOFTIRQ;
+	rec->hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	rec->vec = c->softirq_open_vec;
+	rec->raise_wait_ns = gn_raise_wait(ts, c->softirq_open_raised);
+	bpf_ringbuf_submit(rec, wake);
 }
 
 /* Reserves `size` bytes on this CPU's ring and fills the header.
@@ -127,10 +179,12 @@ static __always_inline void *gn_reserve_on(__u32 ring_index, __u32 size, __u16 k
 		gn_count_lost(kind);
 		return NULL;
 	}
-	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
-	*wake_flags = (avail < gn_wakeup_bytes && avail + size + 8 >= gn_wakeup_bytes)
-			      ? BPF_RB_FORCE_WAKEUP
-			      : BPF_RB_NO_WAKEUP;
+	/* Only the irq collector opens softirq entries, on this CPU's ring
+	 * (the scale model, which writes into other rings, loads none). */
+	struct gn_cpu_context *c = gn_this_cpu_context();
+	if (c && *(volatile __u64 *)&c->softirq_open_ts)
+		gn_write_open_softirq(ring, c);
+	*wake_flags = gn_wake_flags(ring, size);
 	struct gn_header *hdr = bpf_ringbuf_reserve(ring, size, 0);
 	if (!hdr) {
 		gn_count_lost(kind);
@@ -138,7 +192,7 @@ static __always_inline void *gn_reserve_on(__u32 ring_index, __u32 size, __u16 k
 	}
 	hdr->ts = bpf_ktime_get_boot_ns();
 	hdr->kind = kind;
-	hdr->flags = gn_context_flags();
+	hdr->flags = gn_flags_of(c);
 	hdr->tid = (__u32)bpf_get_current_pid_tgid();
 	return hdr;
 }

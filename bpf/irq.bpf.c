@@ -147,6 +147,90 @@ static __always_inline void gn_note_softirq_raise(__u32 vec)
 		*at = bpf_ktime_get_boot_ns();
 }
 
+/* Softirq entries wait for their exit. Under a NET_RX flood most softirqs
+ * hold no other record of this CPU (a datagram's receive is counted, not
+ * recorded), and a ring reservation costs more than the rest of a program
+ * (docs/performance.md). So an entry only notes itself in gn_cpu_ctx, and
+ * its exit writes the pair as one record (struct gn_softirq_slice). Any
+ * other record made on the CPU in between writes the entry out first
+ * (gn_reserve_on), so the ring still holds the entry ahead of what is
+ * nested in it; and one still open when the recording ends is written by
+ * user space's last flush (gn_softirq_flush). Not with batching: a batched
+ * claim does not write the entry out. Set before load. */
+const volatile bool gn_softirq_defer = false;
+
+static __always_inline void gn_compiler_barrier(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+/* Writes out this CPU's open entry, if any, on its own ring. */
+static __always_inline void gn_flush_open_softirq(struct gn_cpu_context *c)
+{
+	if (!*(volatile __u64 *)&c->softirq_open_ts)
+		return;
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&gn_rings, &cpu);
+	if (ring)
+		gn_write_open_softirq(ring, c);
+	else if (__sync_lock_test_and_set(&c->softirq_open_ts, 0))
+		gn_count_lost(GN_REC_SOFTIRQ_ENTRY);
+}
+
+/* The entry's part: publish, then read the clock. A program that interrupts
+ * in between finds GN_SOFTIRQ_OPENING, writes the entry with its own time
+ * (the softirq had begun by then) and takes it; the compare-and-swap then
+ * finds it gone. */
+static __always_inline void gn_open_softirq(struct gn_cpu_context *c, __u32 vec, __u64 raised)
+{
+	/* An entry still open here lost its exit (a program run the kernel
+	 * skipped): written as it was before entries waited. */
+	gn_flush_open_softirq(c);
+	c->softirq_open_vec = vec;
+	c->softirq_open_raised = raised;
+	gn_compiler_barrier();
+	*(volatile __u64 *)&c->softirq_open_ts = GN_SOFTIRQ_OPENING;
+	gn_compiler_barrier();
+	__u64 ts = bpf_ktime_get_boot_ns();
+	__sync_val_compare_and_swap(&c->softirq_open_ts, GN_SOFTIRQ_OPENING, ts);
+}
+
+/* The exit's part when its entry is still open: one record for both.
+ * Reserved before the entry is taken, for the reason gn_write_open_softirq
+ * gives. Returns false when no entry was open (nothing written). */
+static __always_inline bool gn_close_softirq(struct gn_cpu_context *c, __u32 vec)
+{
+	if (!*(volatile __u64 *)&c->softirq_open_ts)
+		return false;
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&gn_rings, &cpu);
+	if (!ring) {
+		if (__sync_lock_test_and_set(&c->softirq_open_ts, 0))
+			gn_count_lost(GN_REC_SOFTIRQ_ENTRY);
+		gn_count_lost(GN_REC_SOFTIRQ_EXIT);
+		return true;
+	}
+	__u64 wake = gn_wake_flags(ring, sizeof(struct gn_softirq_slice));
+	struct gn_softirq_slice *rec = bpf_ringbuf_reserve(ring, sizeof(*rec), 0);
+	__u64 opened = __sync_lock_test_and_set(&c->softirq_open_ts, 0);
+	if (!rec) {
+		if (opened)
+			gn_count_lost(GN_REC_SOFTIRQ_ENTRY);
+		gn_count_lost(GN_REC_SOFTIRQ_EXIT);
+		return true;
+	}
+	rec->hdr.ts = bpf_ktime_get_boot_ns();
+	rec->hdr.kind = GN_REC_SOFTIRQ_SLICE;
+	rec->hdr.flags = gn_flags_of(c);
+	rec->hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	rec->vec = vec;
+	/* 0: a program that interrupted this one wrote the entry out. */
+	rec->entry_ts = opened == GN_SOFTIRQ_OPENING ? rec->hdr.ts : opened;
+	rec->raise_wait_ns = opened ? gn_raise_wait(rec->entry_ts, c->softirq_open_raised) : 0;
+	bpf_ringbuf_submit(rec, wake);
+	return true;
+}
+
 static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
@@ -162,17 +246,44 @@ static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 		if (r)
 			raised = __sync_lock_test_and_set(&r->at[vec & 15], 0);
 	}
+	if (gn_softirq_defer) {
+		struct gn_cpu_context *c = gn_this_cpu_context();
+		/* Behind a closed gate an open entry stays open: user space's
+		 * last flush writes it (it began inside the recording). */
+		if (c && !gn_gate_closed()) {
+			if (kind == GN_REC_SOFTIRQ_ENTRY) {
+				gn_open_softirq(c, vec, raised);
+				return;
+			}
+			if (gn_close_softirq(c, vec)) {
+				gn_softirq_mark(false);
+				return;
+			}
+		}
+	}
 	__u64 wake = 0;
 	struct gn_batch_word *batch = NULL;
 	struct gn_softirq *rec = GN_CLAIM(struct gn_softirq, kind, &batch, &wake);
 	if (rec) {
 		rec->vec = vec;
-		__u64 wait = raised && rec->hdr.ts > raised ? rec->hdr.ts - raised : 0;
-		rec->raise_wait_ns = wait > 0xffffffffull ? 0xffffffffu : (__u32)wait;
+		rec->raise_wait_ns = gn_raise_wait(rec->hdr.ts, raised);
 		GN_COMMIT(rec, batch, wake);
 	}
 	if (kind == GN_REC_SOFTIRQ_EXIT)
 		gn_softirq_mark(false);
+}
+
+/* Run by user space on each CPU whose softirq entry is still open when the
+ * recording ends (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU, after the
+ * programs are detached): writes it, behind the closed gate, since the
+ * softirq began inside the recording. */
+SEC("raw_tp")
+int gn_softirq_flush(void *ctx)
+{
+	struct gn_cpu_context *c = gn_this_cpu_context();
+	if (c)
+		gn_flush_open_softirq(c);
+	return 1;
 }
 
 #define GN_SOFTIRQ_PROGS(event, kind)                                   \

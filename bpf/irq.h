@@ -46,6 +46,17 @@ struct gn_softirq {
 	__u32 raise_wait_ns;
 };
 
+/* A softirq whose entry was still unwritten at its exit: nothing else was
+ * recorded on its CPU in between, so one record stands for both
+ * (bpf/irq.bpf.c, "Softirq entries wait for their exit"). hdr is the exit's
+ * (hdr.ts its time); user space writes the entry and the exit. */
+struct gn_softirq_slice {
+	struct gn_header hdr;
+	__u64 entry_ts; /* the entry's time; 0: an exit alone (its entry was written before) */
+	__u32 vec;
+	__u32 raise_wait_ns; /* the entry's, as in struct gn_softirq */
+};
+
 /* System vectors that irq_handler_entry does not see (x86 irq_vectors
  * tracepoints). */
 enum gn_vector_kind {

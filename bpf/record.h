@@ -50,6 +50,8 @@ enum gn_record_kind {
 	/* 36 was softirq_raise: raises are folded into entries (gn_softirq.raise_wait_ns) */
 	GN_REC_VECTOR_ENTRY = 37,
 	GN_REC_VECTOR_EXIT = 38,
+	/* A softirq's entry and exit in one record (struct gn_softirq_slice) */
+	GN_REC_SOFTIRQ_SLICE = 39,
 	/* network collectors start at 64 (bpf/net.h) */
 	/* A batch of records from one CPU (struct gn_batch_hdr, bpf/batch.bpf.h) */
 	GN_REC_BATCH = 250,
@@ -100,6 +102,23 @@ enum gn_batch_stream {
 	GN_BATCH_STREAM_IRQ = 1,
 	GN_BATCH_STREAMS = 2,
 };
+
+/* Each CPU's interrupt state (gn_cpu_ctx, bpf/common.bpf.h), shared by every
+ * collector object; user space creates the map, so its size lives here.
+ * hardirq and softirq are flags the irq collector's entry and exit programs
+ * set and clear. softirq_open_ts is a softirq entry not written yet
+ * (bpf/irq.bpf.c: "Softirq entries wait for their exit"): 0 none,
+ * GN_SOFTIRQ_OPENING while its entry program is between publishing it and
+ * reading the clock, else its time. */
+struct gn_cpu_context {
+	__u32 hardirq; /* in a handler or system vector */
+	__u32 softirq; /* serving a softirq */
+	__u64 softirq_open_ts;
+	__u64 softirq_open_raised; /* the entry's earliest unanswered raise, 0: none */
+	__u32 softirq_open_vec;
+	__u32 pad;
+};
+#define GN_SOFTIRQ_OPENING 1ull
 
 /* Ring-buffer transport: one BPF_MAP_TYPE_RINGBUF per CPU inside an
  * ARRAY_OF_MAPS indexed by CPU, created by user space and shared by every

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 
 #include "collect/records.h"
@@ -85,6 +86,65 @@ TEST(RecordDecoder, DecodesIrqSoftirqWithItsRaiseWaitAndVectors) {
   EXPECT_EQ(std::get<model::VectorEntry>(ev.payload).kind, model::VectorKind::kReschedule);
 }
 
+// A softirq whose exit found its entry unwritten: one record, two events.
+TEST(RecordDecoder, ASoftirqSliceIsItsEntryThenItsExit) {
+  gn_softirq_slice r{};
+  r.hdr.ts = 5000;
+  r.hdr.kind = GN_REC_SOFTIRQ_SLICE;
+  r.hdr.flags = GN_FLAG_SOFTIRQ;
+  r.hdr.tid = 42;
+  r.entry_ts = 4000;
+  r.vec = GN_SOFTIRQ_NET_RX;
+  r.raise_wait_ns = 300;
+  std::array<model::Event, 2> out;
+  DecodeResult result = DecodeResult::kUnknownKind;
+  ASSERT_EQ(DecodeRecordEvents(Bytes(r), 1, out, &result), 2u);
+  EXPECT_EQ(result, DecodeResult::kOk);
+  EXPECT_EQ(out[0].ts, 4000u);
+  EXPECT_EQ(out[0].cpu, 1u);
+  EXPECT_EQ(out[0].tid, 42);
+  EXPECT_EQ(out[0].common_flags, GN_FLAG_SOFTIRQ);
+  EXPECT_EQ(std::get<model::SoftirqEntry>(out[0].payload).vec, 3u);
+  EXPECT_EQ(std::get<model::SoftirqEntry>(out[0].payload).raise_wait_ns, 300u);
+  EXPECT_EQ(out[1].ts, 5000u);
+  EXPECT_EQ(out[1].tid, 42);
+  EXPECT_EQ(std::get<model::SoftirqExit>(out[1].payload).vec, 3u);
+  EXPECT_EQ(EventsInRingRecord(Bytes(r)), 2u);
+  // Alone, DecodeRecord would give half of it: it refuses.
+  model::Event ev;
+  EXPECT_EQ(DecodeRecord(Bytes(r), 1, &ev), DecodeResult::kUnknownKind);
+}
+
+// entry_ts 0: a record nested in the softirq wrote its entry out first.
+TEST(RecordDecoder, ASoftirqSliceWithoutItsEntryIsItsExitAlone) {
+  gn_softirq_slice r{};
+  r.hdr.ts = 5000;
+  r.hdr.kind = GN_REC_SOFTIRQ_SLICE;
+  r.vec = GN_SOFTIRQ_TIMER;
+  std::array<model::Event, 2> out;
+  DecodeResult result;
+  ASSERT_EQ(DecodeRecordEvents(Bytes(r), 0, out, &result), 1u);
+  EXPECT_EQ(out[0].ts, 5000u);
+  EXPECT_EQ(std::get<model::SoftirqExit>(out[0].payload).vec, 1u);
+  EXPECT_EQ(EventsInRingRecord(Bytes(r)), 1u);
+  EXPECT_EQ(DecodeRecordEvents(Bytes(r).first(20), 0, out, &result), 0u);
+  EXPECT_EQ(result, DecodeResult::kTooShort);
+}
+
+TEST(RecordDecoder, AnyOtherRecordIsOneEventThroughDecodeRecordEvents) {
+  gn_softirq r{};
+  r.hdr.ts = 77;
+  r.hdr.kind = GN_REC_SOFTIRQ_EXIT;
+  r.vec = GN_SOFTIRQ_NET_TX;
+  std::array<model::Event, 2> out;
+  DecodeResult result;
+  ASSERT_EQ(DecodeRecordEvents(Bytes(r), 0, out, &result), 1u);
+  EXPECT_EQ(std::get<model::SoftirqExit>(out[0].payload).vec, 2u);
+  r.hdr.kind = 200;
+  EXPECT_EQ(DecodeRecordEvents(Bytes(r), 0, out, &result), 0u);
+  EXPECT_EQ(result, DecodeResult::kUnknownKind);
+}
+
 TEST(RecordDecoder, RejectsTruncatedAndUnknownRecords) {
   gn_sched_switch r{};
   r.hdr.kind = GN_REC_SCHED_SWITCH;
@@ -101,6 +161,7 @@ TEST(RecordDecoder, KindsMapToTheirCollector) {
   EXPECT_EQ(CollectorOfKind(GN_REC_TASK_RENAME), "sched");
   EXPECT_EQ(CollectorOfKind(GN_REC_SOFTIRQ_ENTRY), "irq");
   EXPECT_EQ(CollectorOfKind(GN_REC_VECTOR_EXIT), "irq");
+  EXPECT_EQ(CollectorOfKind(GN_REC_SOFTIRQ_SLICE), "irq");
   EXPECT_EQ(CollectorOfKind(0), "");
 }
 

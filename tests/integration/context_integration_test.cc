@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -185,6 +186,81 @@ TEST_P(ContextIntegration, EachNetRxEntryIsPrecededByTheRaiseItServedOnTheSameCp
   EXPECT_EQ(raises_before_their_entry, raises);
   // Only a round raised before the recording began has no raise.
   EXPECT_GE(raises * 100, entries * 99);
+}
+
+// Softirq entries wait for their exit and are written out ahead of any
+// record nested in them (bpf/irq.bpf.c). The oracle is the kernel's own
+// nesting: on a CPU a softirq's entry is followed by its exit before the
+// next entry, and the flood's reader is woken from NET_RX on the sending CPU
+// (the context flag says so), so each such wakeup lies inside a NET_RX slice
+// of its CPU. One written ahead of its entry would fall outside.
+TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInThem) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
+  Recorded r;
+  auto trace = RecordAndReadWakeups(GetParam(), &r);
+  ASSERT_TRUE(trace);
+  constexpr int kNone = -1;
+  constexpr int kNetRx = 3;
+  struct CpuState {
+    int open = kNone;
+    bool seen_softirq = false;
+  };
+  // One CPU's events of a bundle in time order: softirq entries (vector),
+  // exits (-1 - vector), and wakeups made in softirq context (kWakeup).
+  constexpr int kWakeup = 1000;
+  std::map<uint32_t, CpuState> cpus;
+  uint64_t slices = 0, entry_while_open = 0, unmatched_exits = 0, wrong_vector = 0;
+  uint64_t wakeups_inside = 0, wakeups_outside = 0, bundles_after_loss = 0;
+  for (const auto& p : trace->packet()) {
+    if (!p.has_ftrace_events()) continue;
+    const auto& b = p.ftrace_events();
+    bundles_after_loss += b.lost_events();
+    std::vector<std::pair<uint64_t, int>> seq;
+    for (const auto& e : b.event()) {
+      if (e.has_softirq_entry()) seq.emplace_back(e.timestamp(), static_cast<int>(e.softirq_entry().vec()));
+      else if (e.has_softirq_exit()) seq.emplace_back(e.timestamp(), -1 - static_cast<int>(e.softirq_exit().vec()));
+    }
+    const auto& cs = b.compact_sched();
+    uint64_t ts = 0;
+    for (int i = 0; i < cs.waking_timestamp_size(); ++i) {
+      ts += cs.waking_timestamp(i);
+      if (i < cs.waking_pid_size() && cs.waking_pid(i) == r.reader && i < cs.waking_common_flags_size() &&
+          (cs.waking_common_flags(i) & kSoftirq))
+        seq.emplace_back(ts, kWakeup);
+    }
+    std::stable_sort(seq.begin(), seq.end(), [](const auto& a, const auto& z) { return a.first < z.first; });
+    CpuState& c = cpus[b.cpu()];
+    for (const auto& [at, what] : seq) {
+      if (what == kWakeup) {
+        if (c.open == kNetRx) ++wakeups_inside;
+        else ++wakeups_outside;
+      } else if (what >= 0) {
+        entry_while_open += c.open != kNone;
+        c.open = what;
+        c.seen_softirq = true;
+      } else {
+        // Only a CPU's first softirq may have begun before the recording.
+        if (c.open == kNone) unmatched_exits += c.seen_softirq;
+        else if (c.open != -1 - what) ++wrong_vector;
+        else ++slices;
+        c.open = kNone;
+        c.seen_softirq = true;
+      }
+    }
+  }
+  std::printf("%s: %lu softirq slices; reader woken from softirq %lu times inside NET_RX, %lu outside; "
+              "%lu bundles after a loss\n",
+              GetParam().c_str(), (unsigned long)slices, (unsigned long)wakeups_inside,
+              (unsigned long)wakeups_outside, (unsigned long)bundles_after_loss);
+  ASSERT_EQ(bundles_after_loss, 0u) << "the oracle needs every record";
+  EXPECT_GT(slices, 10000u);
+  EXPECT_EQ(entry_while_open, 0u);
+  EXPECT_EQ(unmatched_exits, 0u);
+  EXPECT_EQ(wrong_vector, 0u);
+  EXPECT_GT(wakeups_inside, 1000u);
+  EXPECT_EQ(wakeups_outside, 0u);
 }
 
 // Records the flood in `mode` (RecordWakeups) with eight records per CPU per

@@ -50,6 +50,33 @@ TEST(RecordIntake, ASoftirqEntryThatCarriesItsRaiseCountsAsTwoEvents) {
   EXPECT_EQ(intake.collector_events(0), 3u);
 }
 
+// A softirq written as one record at its exit is staged as its entry and its
+// exit, in that order, and counts as the events the trace holds.
+TEST(RecordIntake, ASoftirqSliceIsStagedAsItsEntryAndItsExit) {
+  RecordIntake intake(0);
+  intake.SetOwner(GN_REC_SOFTIRQ_SLICE, 0);
+  gn_softirq_slice r{};
+  r.hdr.ts = 900;
+  r.hdr.kind = GN_REC_SOFTIRQ_SLICE;
+  r.entry_ts = 800;
+  r.vec = GN_SOFTIRQ_NET_RX;
+  r.raise_wait_ns = 50;  // the raise is a third event in the trace
+  std::vector<uint8_t> bytes(sizeof(r));
+  std::memcpy(bytes.data(), &r, sizeof(r));
+  intake.OnRecord(0, bytes);
+  const CpuBatch& b = intake.batches()[0];
+  EXPECT_EQ(b.staging.staged(), 2u);
+  EXPECT_EQ(b.events_total, 3u);
+  EXPECT_EQ(b.drained, 2u) << "the drain's budget counts ring events";
+  EXPECT_EQ(intake.collector_events(0), 3u);
+  model::EventView view = intake.batches()[0].staging.Writable(false);
+  ASSERT_EQ(view.size(), 2u);
+  EXPECT_EQ(view[0].ts, 800u);
+  EXPECT_TRUE(std::holds_alternative<model::SoftirqEntry>(view[0].payload));
+  EXPECT_EQ(view[1].ts, 900u);
+  EXPECT_TRUE(std::holds_alternative<model::SoftirqExit>(view[1].payload));
+}
+
 TEST(RecordIntake, AMalformedRecordIsCountedOnItsCpuNotDropped) {
   RecordIntake intake(1);
   auto rec = SwitchRecord(100);

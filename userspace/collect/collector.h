@@ -93,6 +93,10 @@ class Collector {
   // Its per-CPU batch states (gn_batch_words, GN_MAX_CPUS of them), mapped
   // from its .bss; nullptr when it does not batch.
   virtual const gn_batch_word* batch_words() const { return nullptr; }
+  // Once its programs are detached, writes to the rings what the kernel side
+  // still held back (the irq collector: softirq entries still open).
+  // Returns the CPUs where that failed.
+  virtual uint64_t FlushHeldRecords(std::span<const int> /*cpus*/) { return 0; }
 
   const model::CollectorReport& report() const { return report_; }
   model::CollectorReport& mutable_report() { return report_; }

@@ -1,9 +1,11 @@
 #include "collect/irq_collector.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "common/log.h"
 #include "common/strings.h"
@@ -41,6 +43,9 @@ void IrqCollector::Start(const CollectorContext& context) {
   ApplyCommonConfig(skel_, context);
   skel_->rodata->gn_batching = batching_;
   bpf_program__set_autoload(skel_->progs.gn_irq_flush, batching_);
+  skel_->rodata->gn_softirq_defer = defers_softirq_entries();
+  bpf_program__set_autoload(skel_->progs.gn_softirq_flush, defers_softirq_entries());
+  cpu_ctx_fd_ = context.cpu_ctx_fd;
   if (!ShareTransport(skel_, context)) {
     Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
@@ -57,6 +62,29 @@ void IrqCollector::Start(const CollectorContext& context) {
   Status st = SelectLoadAttach(skel_->obj, context, required, [&] { return irq_bpf__load(skel_); },
                                wanted);
   if (!st.ok()) log::Warning("{}", st.error().message);
+}
+
+uint64_t IrqCollector::FlushHeldRecords(std::span<const int> cpus) {
+  if (!defers_softirq_entries() || !skel_ || report_.state == model::CollectorState::kDisabled) return 0;
+  int prog = bpf_program__fd(skel_->progs.gn_softirq_flush);
+  if (prog < 0) return 0;
+  // One read says which CPUs hold an open entry: only those get the IPI.
+  int ncpus = libbpf_num_possible_cpus();
+  std::vector<gn_cpu_context> contexts(ncpus > 0 ? static_cast<size_t>(ncpus) : 0);
+  uint32_t zero = 0;
+  int ctx_fd = cpu_ctx_fd_ >= 0 ? cpu_ctx_fd_ : bpf_map__fd(skel_->maps.gn_cpu_ctx);
+  bool known = !contexts.empty() && bpf_map_lookup_elem(ctx_fd, &zero, contexts.data()) == 0;
+  uint64_t failed = 0;
+  for (int cpu : cpus) {
+    if (known && cpu >= 0 && static_cast<size_t>(cpu) < contexts.size() &&
+        contexts[static_cast<size_t>(cpu)].softirq_open_ts == 0)
+      continue;
+    uint64_t args[1] = {0};  // a raw_tp test run takes arguments; the flush reads none
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args),
+                .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = static_cast<__u32>(cpu));
+    if (bpf_prog_test_run_opts(prog, &opts) != 0 || opts.retval != 1) ++failed;
+  }
+  return failed;
 }
 
 std::optional<std::string> IrqCollector::LookupIrqName(int32_t irq) const {

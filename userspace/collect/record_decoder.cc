@@ -1,5 +1,6 @@
 #include "collect/record_decoder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "collect/records.h"
@@ -29,6 +30,42 @@ model::NetDevice Device(const gn_net_dev& dev, const char (&name)[GN_NET_NAME_LE
 
 }  // namespace
 
+size_t DecodeRecordEvents(std::span<const uint8_t> data, uint32_t cpu, std::span<model::Event, 2> out,
+                          DecodeResult* result) {
+  gn_header hdr;
+  if (!Load(data, &hdr)) {
+    *result = DecodeResult::kTooShort;
+    return 0;
+  }
+  if (hdr.kind != GN_REC_SOFTIRQ_SLICE) {
+    *result = DecodeRecord(data, cpu, &out[0]);
+    return *result == DecodeResult::kOk ? 1 : 0;
+  }
+  gn_softirq_slice r;
+  if (!Load(data, &r)) {
+    *result = DecodeResult::kTooShort;
+    return 0;
+  }
+  *result = DecodeResult::kOk;
+  size_t n = 0;
+  // entry_ts 0: the entry went out on its own, ahead of a nested record.
+  if (r.entry_ts != 0) {
+    model::Event& entry = out[n++];
+    entry.ts = std::min(r.entry_ts, hdr.ts);
+    entry.cpu = cpu;
+    entry.tid = static_cast<int32_t>(hdr.tid);
+    entry.common_flags = hdr.flags;
+    entry.payload = model::SoftirqEntry{r.vec, r.raise_wait_ns};
+  }
+  model::Event& exit = out[n++];
+  exit.ts = hdr.ts;
+  exit.cpu = cpu;
+  exit.tid = static_cast<int32_t>(hdr.tid);
+  exit.common_flags = hdr.flags;
+  exit.payload = model::SoftirqExit{r.vec};
+  return n;
+}
+
 size_t FixedRecordSize(uint16_t kind) {
   switch (kind) {
     case GN_REC_SCHED_SWITCH: return sizeof(gn_sched_switch);
@@ -41,13 +78,14 @@ size_t FixedRecordSize(uint16_t kind) {
     case GN_REC_SOFTIRQ_EXIT: return sizeof(gn_softirq);
     case GN_REC_VECTOR_ENTRY:
     case GN_REC_VECTOR_EXIT: return sizeof(gn_vector);
+    case GN_REC_SOFTIRQ_SLICE: return sizeof(gn_softirq_slice);
   }
   return 0;
 }
 
 std::string_view CollectorOfKind(uint16_t kind) {
   if (kind >= GN_REC_SCHED_SWITCH && kind <= GN_REC_TASK_RENAME) return "sched";
-  if (kind >= GN_REC_IRQ_ENTRY && kind <= GN_REC_VECTOR_EXIT) return "irq";
+  if (kind >= GN_REC_IRQ_ENTRY && kind <= GN_REC_SOFTIRQ_SLICE) return "irq";
   switch (kind) {
     case GN_REC_NAPI_POLL:
     case GN_REC_DQL_STALL: return "napi";
@@ -79,6 +117,7 @@ std::string_view RecordKindName(uint16_t kind) {
     case GN_REC_SOFTIRQ_EXIT: return "softirq_exit";
     case GN_REC_VECTOR_ENTRY: return "vector_entry";
     case GN_REC_VECTOR_EXIT: return "vector_exit";
+    case GN_REC_SOFTIRQ_SLICE: return "softirq_entry+exit";
     case GN_REC_NAPI_POLL: return "napi_poll";
     case GN_REC_NET_RECEIVE: return "netif_receive_skb";
     case GN_REC_NET_XMIT: return "net_dev_xmit";
@@ -208,6 +247,7 @@ DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Ev
       out->payload = model::SoftirqExit{r.vec};
       return DecodeResult::kOk;
     }
+
     case GN_REC_VECTOR_ENTRY: {
       GN_LOAD(gn_vector, r);
       out->payload = model::VectorEntry{static_cast<model::VectorKind>(r.kind), r.vector};

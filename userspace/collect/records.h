@@ -38,6 +38,9 @@ static_assert(sizeof(gn_process_exit) == 40);
 static_assert(sizeof(gn_task_rename) == 56);
 static_assert(sizeof(gn_irq) == 24);
 static_assert(sizeof(gn_softirq) == 24);
+static_assert(sizeof(gn_softirq_slice) == 32);
+static_assert(offsetof(gn_softirq_slice, entry_ts) == 16);
+static_assert(sizeof(gn_cpu_context) == 32);
 static_assert(sizeof(gn_vector) == 24);
 
 // Network records (bpf/net.h).
@@ -73,11 +76,17 @@ static_assert(sizeof(gn_nic_key) == 24);
 static_assert(sizeof(gn_nic_field) == 8);
 
 // The events a ring record holds: a batch's records (at least 1, for an
-// empty flush), else 1. What `record --drain-batch` counts, so that a
-// drain reads as many events with batching as without.
+// empty flush), a softirq slice's entry and exit, else 1. What `record
+// --drain-batch` counts, so that a drain reads as many events whichever way
+// the kernel wrote them.
 inline uint64_t EventsInRingRecord(std::span<const uint8_t> data) {
   uint16_t kind = 0;
   if (data.size() >= sizeof(gn_header)) std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
+  if (kind == GN_REC_SOFTIRQ_SLICE && data.size() >= sizeof(gn_softirq_slice)) {
+    uint64_t entry_ts = 0;
+    std::memcpy(&entry_ts, data.data() + offsetof(gn_softirq_slice, entry_ts), sizeof(entry_ts));
+    return entry_ts ? 2 : 1;
+  }
   if (kind != GN_REC_BATCH || data.size() < sizeof(gn_batch_hdr)) return 1;
   uint16_t count = 0;
   std::memcpy(&count, data.data() + offsetof(gn_batch_hdr, count), sizeof(count));

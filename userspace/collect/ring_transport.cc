@@ -66,8 +66,7 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
                             sizeof(uint64_t), GN_REC_KIND_MAX, nullptr);
   if (lost < 0) return MakeError("failed to create the loss counter map: {}", std::strerror(errno));
   t->lost_fd_.Reset(lost);
-  // Two u32 per CPU: struct gn_cpu_context.
-  int ctx = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "gn_cpu_ctx", sizeof(uint32_t), 2 * sizeof(uint32_t), 1, nullptr);
+  int ctx = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "gn_cpu_ctx", sizeof(uint32_t), sizeof(gn_cpu_context), 1, nullptr);
   if (ctx < 0) return MakeError("failed to create the CPU context map: {}", std::strerror(errno));
   t->cpu_ctx_fd_.Reset(ctx);
   t->possible_cpus_ = libbpf_num_possible_cpus();

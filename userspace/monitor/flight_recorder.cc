@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <ctime>
 
@@ -275,17 +276,19 @@ void FlightRecorder::WriteDump(RecordRing snapshot, std::optional<KernelLogRing>
       return;
     }
     std::vector<model::Event>& events = stage[e.cpu];
-    events.emplace_back();
-    if (collect::DecodeRecord(e.record, e.cpu, &events.back()) != collect::DecodeResult::kOk) {
+    std::array<model::Event, 2> decoded;  // a softirq slice is two events
+    collect::DecodeResult result;
+    size_t n = collect::DecodeRecordEvents(e.record, e.cpu, decoded, &result);
+    if (n == 0) {
       ++parse_errors;
-      events.pop_back();
       return;
     }
-    if (events.back().ts < data_start) {
-      events.pop_back();
-      return;
+    for (size_t i = 0; i < n; ++i) {
+      if (decoded[i].ts < data_start) continue;
+      events.push_back(std::move(decoded[i]));
+      ++staged;
     }
-    if (++staged >= kStageEvents) flush();
+    if (staged >= kStageEvents) flush();
   });
   flush();
   stage.clear();

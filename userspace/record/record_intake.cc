@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "collect/record_decoder.h"
@@ -9,6 +10,16 @@
 #include "model/pid_ns_map.h"
 
 namespace gpunoise::record {
+namespace {
+
+// An entry that carries its raise becomes two events in the trace
+// (FtraceBundleEncoder): both count, as they did when raises were records.
+uint64_t EventsInTrace(const model::Event& e) {
+  const auto* entry = std::get_if<model::SoftirqEntry>(&e.payload);
+  return entry && entry->raise_wait_ns != 0 ? 2 : 1;
+}
+
+}  // namespace
 
 RecordIntake::RecordIntake(size_t max_cpu) : batches_(max_cpu + 1) { owners_.fill(-1); }
 
@@ -75,19 +86,34 @@ void RecordIntake::OnBatch(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> d
 }
 
 void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched, uint32_t stream) {
-  if (collect::DecodeRecord(data, cpu, &b.staging.Slot()) != collect::DecodeResult::kOk) {
-    ++b.decode_errors;
-    return;
+  uint16_t kind = 0;
+  if (data.size() >= sizeof(gn_header)) std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
+  uint64_t events = 0;
+  if (kind == GN_REC_SOFTIRQ_SLICE) {
+    // Two events in ring order, the entry first: nothing else was recorded
+    // on this CPU between them (bpf/irq.bpf.c).
+    std::array<model::Event, 2> pair;
+    collect::DecodeResult result;
+    size_t n = collect::DecodeRecordEvents(data, cpu, pair, &result);
+    if (n == 0) {
+      ++b.decode_errors;
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      events += EventsInTrace(pair[i]);
+      b.staging.Slot() = std::move(pair[i]);
+      b.staging.Push(batched, stream);
+    }
+  } else {
+    if (collect::DecodeRecord(data, cpu, &b.staging.Slot()) != collect::DecodeResult::kOk) {
+      ++b.decode_errors;
+      return;
+    }
+    events = EventsInTrace(b.staging.Slot());
+    b.staging.Push(batched, stream);
   }
-  // An entry that carries its raise becomes two events in the trace
-  // (FtraceBundleEncoder): both count, as they did when raises were records.
-  const auto* entry = std::get_if<model::SoftirqEntry>(&b.staging.Slot().payload);
-  const uint64_t events = entry && entry->raise_wait_ns != 0 ? 2 : 1;
-  b.staging.Push(batched, stream);
   b.events_total += events;
   b.bytes_total += data.size();
-  uint16_t kind = 0;
-  std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
   int owner = OwnerOf(kind);
   if (owner >= 0) collector_events_[static_cast<size_t>(owner)] += events;
   if (pid_ns_map_ && (kind == GN_REC_PROCESS_FORK || kind == GN_REC_PROCESS_EXIT))

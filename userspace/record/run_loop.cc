@@ -186,7 +186,8 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
 }
 
 bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::RingTransport& transport,
-                    std::span<collect::BatchFlusher> flushers, model::SessionInfo& session) {
+                    std::span<collect::BatchFlusher> flushers, std::span<const int> cpus,
+                    model::SessionInfo& session) {
   // Close the gate, so every collector ends at end_ts; then detach (each
   // detach waits for kernel grace periods) and drain what is left.
   // Recursion misses live in the programs, so read them before they go.
@@ -215,6 +216,10 @@ bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::Ri
   for (collect::BatchFlusher& f : flushers)
     if (uint64_t left = f.FlushAllUntilDone(); left)
       log::Warning("the record batches of {} CPUs could not be flushed at the end", left);
+  if (!abandoned)
+    for (auto& c : set.collectors)
+      if (uint64_t left = c->FlushHeldRecords(cpus); left)
+        log::Warning("{}: what the kernel side held back on {} CPUs could not be written at the end", c->name(), left);
   return abandoned;
 }
 

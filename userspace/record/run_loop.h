@@ -42,10 +42,11 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
              std::optional<Error>& late_error);
 
 // Closes the gate (session.end_ts), reads the programs' recursion misses,
-// detaches the collectors and flushes their last batches. Returns whether
-// the detach was abandoned to a stop signal (record_session.h
-// RecordResult::detach_abandoned).
+// detaches the collectors and flushes their last batches and what else the
+// kernel side held back on `cpus`. Returns whether the detach was abandoned
+// to a stop signal (record_session.h RecordResult::detach_abandoned).
 bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::RingTransport& transport,
-                    std::span<collect::BatchFlusher> flushers, model::SessionInfo& session);
+                    std::span<collect::BatchFlusher> flushers, std::span<const int> cpus,
+                    model::SessionInfo& session);
 
 }  // namespace gpunoise::record
