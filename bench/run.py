@@ -33,7 +33,7 @@ from harness import micro as micro_mod  # noqa: E402
 from harness import report, system, tracers, workloads  # noqa: E402
 
 ALL_WORKLOADS = "w1,w2udp,w2tcp,w3"
-ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,gpunoise,gpunoise-nonet,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
+ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,floor-store-hooks,gpunoise,gpunoise-nonet,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
 
 
 def log(text):
@@ -117,6 +117,11 @@ def main(argv):
         "floor-store": tracers.Floor(floor, peer_tps, "raw", store=True),
         "floor-classic": tracers.Floor(floor, peer_tps, "classic", store=False),
         "floor-classic-store": tracers.Floor(floor, peer_tps, "classic", store=True),
+        # The default's own hooks: the recorded tracepoints and those its
+        # `net` and `node` groups count on.
+        "floor-store-hooks": tracers.Floor(
+            floor, peer_tps + tracers.existing_tracepoints(tracers.GPUNOISE_DEFAULT_EXTRA_TRACEPOINTS),
+            "raw", store=True, hooks="-hooks"),
         "gpunoise": tracers.GpunoiseRecord(gpunoise, "gpunoise", "gpunoise record"),
         # Beside "gpunoise": what the default `net` group (in-kernel counters
         # per device, queue and CPU; NAPI polls; drops) costs on its own.

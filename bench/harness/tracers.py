@@ -35,10 +35,25 @@ GPUNOISE_RECORD_TRACEPOINTS = [
 SCHED_CATEGORIES = ("sched", "task")
 
 
+# The busy tracepoints gpunoise's default events also run programs on,
+# beyond those it records with the peers' events: the `net` group's
+# counters (per device, NAPI instance, drop reason) and the `node` group's
+# idle periods. A floor on these as well is what the default's own hooks cost
+# at the least. (The default also attaches to rare ones: TX timeouts, TCP
+# retransmissions, BQL stalls, reclaim and compaction, console, task_newtask.)
+GPUNOISE_DEFAULT_EXTRA_TRACEPOINTS = [
+    "net:netif_receive_skb", "net:net_dev_queue", "napi:napi_poll", "skb:kfree_skb", "power:cpu_idle",
+]
+
+
+def existing_tracepoints(names):
+    """Those of `names` that this kernel has."""
+    return [tp for tp in names if os.path.isdir(os.path.join(TRACEFS, "events", *tp.split(":")))]
+
+
 def peer_tracepoints():
     """The tracepoints above that this kernel has."""
-    return [tp for tp in GPUNOISE_RECORD_TRACEPOINTS
-            if os.path.isdir(os.path.join(TRACEFS, "events", *tp.split(":")))]
+    return existing_tracepoints(GPUNOISE_RECORD_TRACEPOINTS)
 
 
 @dataclasses.dataclass
@@ -297,15 +312,18 @@ class Floor(Tracer):
 
     has_bpf = True
 
-    def __init__(self, binary, tracepoints, attach, store):
+    def __init__(self, binary, tracepoints, attach, store, hooks=""):
+        """`hooks`: "" for the recorded tracepoints alone, "-hooks" when
+        `tracepoints` also holds every busy one the default counts on."""
         self.binary = binary
         self.tracepoints = tracepoints
         self.attach = attach
         self.store = store
-        suffix = ("" if attach == "raw" else "-classic") + ("-store" if store else "")
+        suffix = ("" if attach == "raw" else "-classic") + ("-store" if store else "") + hooks
         self.key = "floor" + suffix
         self.name = (f"floor: {'tp_btf path (raw_tp)' if attach == 'raw' else 'classic tracepoints'}, "
-                     + ("count + clock + record-sized store" if store else "per-CPU count"))
+                     + ("count + clock + record-sized store" if store else "per-CPU count")
+                     + (", also on the default's counting hooks (net, idle)" if hooks else ""))
 
     def available(self):
         return None if os.access(self.binary, os.X_OK) else "gpunoise-floor is not built"

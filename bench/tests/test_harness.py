@@ -375,6 +375,21 @@ class FloorAndProgramCostTest(unittest.TestCase):
                          1234)
         self.assertIsNone(tracers.parse_floor_count("floor: attached 31 raw programs (count)\n"))
 
+    def test_the_hooks_floor_stores_on_the_recorded_tracepoints_and_the_defaults_counting_hooks(self):
+        recorded = ["sched:sched_switch", "irq:softirq_entry"]
+        plain = tracers.Floor("/bin/floor", recorded, "raw", store=True)
+        hooks = tracers.Floor("/bin/floor", recorded + tracers.GPUNOISE_DEFAULT_EXTRA_TRACEPOINTS, "raw",
+                              store=True, hooks="-hooks")
+        self.assertEqual(plain.key, "floor-store")
+        self.assertEqual(hooks.key, "floor-store-hooks")
+        self.assertNotEqual(plain.name, hooks.name)
+        argv = hooks.argv("/tmp")
+        self.assertEqual(argv[:4], ["/bin/floor", "--attach", "raw", "--store"])
+        self.assertIn("net:netif_receive_skb", argv)
+        self.assertIn("napi:napi_poll", argv)
+        self.assertIn("sched:sched_switch", argv)
+        self.assertNotIn("net:netif_receive_skb", plain.argv("/tmp"))
+
     def test_floor_share_target_divides_gpunoise_by_the_floor(self):
         results = [cell("gpunoise", w, ratio=0.90, lost=0) for w in ("w1", "w2udp", "w2tcp")]
         results += [cell("floor", w, ratio=1.0, lost=0) for w in ("w1", "w2udp")]
