@@ -114,24 +114,33 @@ static __always_inline __u64 gn_wake_flags(void *ring, __u32 size)
 										 : BPF_RB_NO_WAKEUP;
 }
 
-/* Writes this CPU's softirq entry that waits for its exit (bpf/irq.bpf.c,
- * "Softirq entries wait for their exit") ahead of another record made
- * inside that softirq, so the ring keeps the entry before what is nested in
- * it. The entry's record is reserved before the entry is taken: a program
- * that interrupts this one in between finds the entry gone and writes its
- * own records behind an uncommitted one, which the consumer does not read
- * past, so one drain gets them all and sorts them. One that came before the
- * reservation took the entry itself; the reservation is then discarded. */
+/* Reserves `size` bytes on `ring`, then takes this CPU's softirq entry that
+ * waits for its exit (bpf/irq.bpf.c, "Softirq entries wait for their exit"):
+ * *opened is its time, GN_SOFTIRQ_OPENING, or 0 when none was open. In that
+ * order: a program that interrupts this one in between finds the entry gone
+ * and writes its own records behind an uncommitted one, which the consumer
+ * does not read past, so one drain gets them all and sorts them; one that
+ * came before the reservation took the entry itself. An entry taken without
+ * room for it is counted lost. */
+static __always_inline void *gn_reserve_taking_open_softirq(void *ring, __u32 size, struct gn_cpu_context *c,
+							    __u64 *opened)
+{
+	void *rec = bpf_ringbuf_reserve(ring, size, 0);
+	*opened = __sync_lock_test_and_set(&c->softirq_open_ts, 0);
+	if (!rec && *opened)
+		gn_count_lost(GN_REC_SOFTIRQ_ENTRY);
+	return rec;
+}
+
+/* Writes this CPU's open softirq entry ahead of another record made inside
+ * that softirq, so the ring keeps the entry before what is nested in it. */
 static __always_inline void gn_write_open_softirq(void *ring, struct gn_cpu_context *c)
 {
 	__u64 wake = gn_wake_flags(ring, sizeof(struct gn_softirq));
-	struct gn_softirq *rec = bpf_ringbuf_reserve(ring, sizeof(*rec), 0);
-	__u64 opened = __sync_lock_test_and_set(&c->softirq_open_ts, 0);
-	if (!rec) {
-		if (opened)
-			gn_count_lost(GN_REC_SOFTIRQ_ENTRY);
+	__u64 opened;
+	struct gn_softirq *rec = gn_reserve_taking_open_softirq(ring, sizeof(*rec), c, &opened);
+	if (!rec)
 		return;
-	}
 	if (!opened) {
 		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
 		return;

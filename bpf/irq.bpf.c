@@ -196,8 +196,7 @@ static __always_inline void gn_open_softirq(struct gn_cpu_context *c, __u32 vec,
 }
 
 /* The exit's part when its entry is still open: one record for both.
- * Reserved before the entry is taken, for the reason gn_write_open_softirq
- * gives. Returns false when no entry was open (nothing written). */
+ * Returns false when no entry was open (nothing written). */
 static __always_inline bool gn_close_softirq(struct gn_cpu_context *c, __u32 vec)
 {
 	if (!*(volatile __u64 *)&c->softirq_open_ts)
@@ -211,11 +210,9 @@ static __always_inline bool gn_close_softirq(struct gn_cpu_context *c, __u32 vec
 		return true;
 	}
 	__u64 wake = gn_wake_flags(ring, sizeof(struct gn_softirq_slice));
-	struct gn_softirq_slice *rec = bpf_ringbuf_reserve(ring, sizeof(*rec), 0);
-	__u64 opened = __sync_lock_test_and_set(&c->softirq_open_ts, 0);
+	__u64 opened;
+	struct gn_softirq_slice *rec = gn_reserve_taking_open_softirq(ring, sizeof(*rec), c, &opened);
 	if (!rec) {
-		if (opened)
-			gn_count_lost(GN_REC_SOFTIRQ_ENTRY);
 		gn_count_lost(GN_REC_SOFTIRQ_EXIT);
 		return true;
 	}
