@@ -54,6 +54,15 @@ class CpuStaging {
     }
     return events_[used_];
   }
+  // The slots for the next two events: a ring record holds at most two
+  // (collect::DecodeRecordEvents); Push() keeps each that was decoded.
+  std::span<model::Event, 2> Slots() {
+    while (events_.size() < used_ + 2) {
+      events_.emplace_back();
+      batched_.push_back(0);
+    }
+    return std::span<model::Event, 2>(events_.data() + used_, 2);
+  }
   static constexpr size_t kMaxStreams = 8;
   void Push(bool batched = false, uint32_t stream = 0) {
     batched_[used_++] = batched ? static_cast<uint8_t>(1 + std::min<uint32_t>(stream, kMaxStreams - 1)) : 0;

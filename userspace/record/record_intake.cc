@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include "collect/record_decoder.h"
@@ -88,28 +87,18 @@ void RecordIntake::OnBatch(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> d
 void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> data, bool batched, uint32_t stream) {
   uint16_t kind = 0;
   if (data.size() >= sizeof(gn_header)) std::memcpy(&kind, data.data() + offsetof(gn_header, kind), sizeof(kind));
+  // Decoded in place; a softirq slice is two events, the entry first:
+  // nothing else was recorded on this CPU between them (bpf/irq.bpf.c).
+  std::span<model::Event, 2> slots = b.staging.Slots();
+  collect::DecodeResult result;
+  size_t n = collect::DecodeRecordEvents(data, cpu, slots, &result);
+  if (n == 0) {
+    ++b.decode_errors;
+    return;
+  }
   uint64_t events = 0;
-  if (kind == GN_REC_SOFTIRQ_SLICE) {
-    // Two events in ring order, the entry first: nothing else was recorded
-    // on this CPU between them (bpf/irq.bpf.c).
-    std::array<model::Event, 2> pair;
-    collect::DecodeResult result;
-    size_t n = collect::DecodeRecordEvents(data, cpu, pair, &result);
-    if (n == 0) {
-      ++b.decode_errors;
-      return;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      events += EventsInTrace(pair[i]);
-      b.staging.Slot() = std::move(pair[i]);
-      b.staging.Push(batched, stream);
-    }
-  } else {
-    if (collect::DecodeRecord(data, cpu, &b.staging.Slot()) != collect::DecodeResult::kOk) {
-      ++b.decode_errors;
-      return;
-    }
-    events = EventsInTrace(b.staging.Slot());
+  for (size_t i = 0; i < n; ++i) {
+    events += EventsInTrace(slots[i]);
     b.staging.Push(batched, stream);
   }
   b.events_total += events;
