@@ -149,7 +149,25 @@ static __always_inline __s32 gn_report_state(bool preempt, unsigned int state,
 	return 1 << idx;
 }
 
-static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __u32 next_tid,
+/* A task's comm into a record. Switches and wakeups copy one per event: for
+ * tp_btf the source is a typed task_struct field, read with two plain loads
+ * (the verifier allows loads within a char array, and a fault reads zero),
+ * where a bpf_probe_read_kernel call costs more than the copy. The classic
+ * twins' comm lies in their context at an offset CO-RE may move, and keeps
+ * the helper. */
+static __always_inline void gn_copy_comm(bool btf, char dst[GN_TASK_COMM_LEN], const char *src)
+{
+	_Static_assert(GN_TASK_COMM_LEN == 16, "two 8-byte loads");
+	if (btf) {
+		__u64 *out = (__u64 *)dst;
+		out[0] = *(const __u64 *)src;
+		out[1] = *(const __u64 *)(src + 8);
+	} else {
+		bpf_probe_read_kernel(dst, GN_TASK_COMM_LEN, src);
+	}
+}
+
+static __always_inline void gn_emit_switch(bool btf, __u32 prev_tgid, __s32 prev_state, __u32 next_tid,
 					   __u32 next_tgid, __s32 next_prio, const char *next_comm)
 {
 	__u64 wake = 0;
@@ -163,7 +181,7 @@ static __always_inline void gn_emit_switch(__u32 prev_tgid, __s32 prev_state, __
 	rec->next_tgid = next_tgid;
 	rec->next_prio = next_prio;
 	rec->pad = 0;
-	bpf_probe_read_kernel(rec->next_comm, sizeof(rec->next_comm), next_comm);
+	gn_copy_comm(btf, rec->next_comm, next_comm);
 	GN_COMMIT(rec, batch, wake);
 }
 
@@ -183,7 +201,7 @@ int BPF_PROG(gn_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		state = gn_task_state(prev);
 	/* tp_btf hands typed task pointers: their fields are plain (CO-RE
 	 * relocated) loads, where BPF_CORE_READ makes a helper call each. */
-	gn_emit_switch(prev->tgid, gn_report_state(preempt, state, prev->exit_state),
+	gn_emit_switch(true, prev->tgid, gn_report_state(preempt, state, prev->exit_state),
 		       next->pid, next->tgid, next->prio, next->comm);
 	return 0;
 }
@@ -200,12 +218,12 @@ int gn_tp_sched_switch(struct trace_event_raw_sched_switch *ctx)
 			return 0;
 	}
 	/* next's tgid is unknown here; user space fills it from its thread table. */
-	gn_emit_switch(bpf_get_current_pid_tgid() >> 32, ctx->prev_state, ctx->next_pid, 0,
+	gn_emit_switch(false, bpf_get_current_pid_tgid() >> 32, ctx->prev_state, ctx->next_pid, 0,
 		       ctx->next_prio, ctx->next_comm);
 	return 0;
 }
 
-static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s32 prio,
+static __always_inline void gn_emit_wake(bool btf, __u16 kind, __u32 tid, __u32 tgid, __s32 prio,
 					 __s32 target_cpu, const char *comm)
 {
 	__u64 wake = 0;
@@ -217,7 +235,7 @@ static __always_inline void gn_emit_wake(__u16 kind, __u32 tid, __u32 tgid, __s3
 	rec->tgid = tgid;
 	rec->prio = prio;
 	rec->target_cpu = target_cpu;
-	bpf_probe_read_kernel(rec->comm, sizeof(rec->comm), comm);
+	gn_copy_comm(btf, rec->comm, comm);
 	GN_COMMIT(rec, batch, wake);
 }
 
@@ -225,7 +243,7 @@ static __always_inline void gn_wake_btf(__u16 kind, struct task_struct *p)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || !gn_task_selected(p))
 		return;
-	gn_emit_wake(kind, p->pid, p->tgid, p->prio, gn_task_cpu(p), p->comm);
+	gn_emit_wake(true, kind, p->pid, p->tgid, p->prio, gn_task_cpu(p), p->comm);
 }
 
 static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_wakeup_template *ctx)
@@ -234,7 +252,7 @@ static __always_inline void gn_wake_tp(__u16 kind, struct trace_event_raw_sched_
 		return;
 	if (gn_filtering() && !gn_id_selected(ctx->pid))
 		return;
-	gn_emit_wake(kind, ctx->pid, 0, ctx->prio, ctx->target_cpu, ctx->comm);
+	gn_emit_wake(false, kind, ctx->pid, 0, ctx->prio, ctx->target_cpu, ctx->comm);
 }
 
 SEC("tp_btf/sched_waking")
