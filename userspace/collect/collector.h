@@ -95,7 +95,7 @@ class Collector {
   virtual const gn_batch_word* batch_words() const { return nullptr; }
   // Once its programs are detached, writes to the rings what the kernel side
   // still held back (the irq collector: softirq entries still open).
-  // Returns the CPUs where that failed.
+  // Returns how many of `cpus` it failed on.
   virtual uint64_t FlushHeldRecords(std::span<const int> /*cpus*/) { return 0; }
 
   const model::CollectorReport& report() const { return report_; }

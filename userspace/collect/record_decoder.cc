@@ -247,7 +247,6 @@ DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Ev
       out->payload = model::SoftirqExit{r.vec};
       return DecodeResult::kOk;
     }
-
     case GN_REC_VECTOR_ENTRY: {
       GN_LOAD(gn_vector, r);
       out->payload = model::VectorEntry{static_cast<model::VectorKind>(r.kind), r.vector};
