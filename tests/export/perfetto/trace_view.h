@@ -23,10 +23,12 @@ struct Slice {
   std::vector<std::string> categories;
   const perfetto::TrackEvent* begin = nullptr;
   std::vector<uint64_t> flows, terminating_flows;
+  // The name of each of begin's debug annotations, interned or not.
+  std::vector<std::string> arg_names;
 
   const perfetto::DebugAnnotation* Arg(const std::string& arg) const {
-    for (const auto& a : begin->debug_annotations())
-      if (a.name() == arg) return &a;
+    for (int i = 0; i < begin->debug_annotations_size(); ++i)
+      if (arg_names[static_cast<size_t>(i)] == arg) return &begin->debug_annotations(i);
     return nullptr;
   }
 };
@@ -87,10 +89,35 @@ class TraceView {
       uint64_t ts;
       size_t order;
       const perfetto::TrackEvent* e;
+      const Resolved* strings;  // its interned strings, resolved in packet order
     };
     std::vector<Ev> events;
-    for (const auto& p : trace_.packet())
-      if (p.has_track_event()) events.push_back({p.timestamp(), events.size(), &p.track_event()});
+    // Interned strings per sequence, as the trace processor resolves them:
+    // defined in the packet of their first use, forgotten when a packet
+    // clears the sequence's incremental state.
+    std::map<uint32_t, Interned> sequences;
+    for (const auto& p : trace_.packet()) {
+      Interned& in = sequences[p.trusted_packet_sequence_id()];
+      if (p.sequence_flags() & perfetto::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) in = Interned{};
+      if (p.has_interned_data()) {
+        const auto& d = p.interned_data();
+        for (const auto& n : d.event_names()) in.names[n.iid()] = n.name();
+        for (const auto& c : d.event_categories()) in.categories[c.iid()] = c.name();
+        for (const auto& a : d.debug_annotation_names()) in.arg_names[a.iid()] = a.name();
+      }
+      if (p.has_track_event()) {
+        const perfetto::TrackEvent& e = p.track_event();
+        Resolved r;
+        r.name = e.has_name_iid() ? Lookup(in.names, e.name_iid()) : e.name();
+        r.categories.assign(e.categories().begin(), e.categories().end());
+        for (uint64_t iid : e.category_iids()) r.categories.push_back(Lookup(in.categories, iid));
+        for (const auto& a : e.debug_annotations())
+          r.arg_names.push_back(a.has_name_iid() ? Lookup(in.arg_names, a.name_iid()) : a.name());
+        resolved_.push_back(std::move(r));
+        events.push_back({p.timestamp(), events.size(), &e, nullptr});
+      }
+    }
+    for (size_t i = 0; i < events.size(); ++i) events[i].strings = &resolved_[i];
     std::stable_sort(events.begin(), events.end(),
                      [](const Ev& a, const Ev& b) { return a.ts < b.ts; });
     std::map<uint64_t, std::vector<size_t>> open;
@@ -101,8 +128,9 @@ class TraceView {
         Slice s;
         s.track = e.track_uuid();
         s.start = s.end = ev.ts;
-        s.name = e.name();
-        s.categories.assign(e.categories().begin(), e.categories().end());
+        s.name = ev.strings->name;
+        s.categories = ev.strings->categories;
+        s.arg_names = ev.strings->arg_names;
         s.begin = &e;
         s.flows.assign(e.flow_ids().begin(), e.flow_ids().end());
         s.terminating_flows.assign(e.terminating_flow_ids().begin(), e.terminating_flow_ids().end());
@@ -127,6 +155,19 @@ class TraceView {
     for (auto& [track, stack] : open) unclosed_ += stack.size();
   }
 
+  struct Interned {
+    std::map<uint64_t, std::string> names, categories, arg_names;
+  };
+  struct Resolved {
+    std::string name;
+    std::vector<std::string> categories, arg_names;
+  };
+  // An iid nothing defined reads as "?iid": a test sees it as a wrong name.
+  static std::string Lookup(const std::map<uint64_t, std::string>& table, uint64_t iid) {
+    auto it = table.find(iid);
+    return it == table.end() ? "?" + std::to_string(iid) : it->second;
+  }
+
   bool IsInstant(size_t i) const {
     return std::find(instants_.begin(), instants_.end(), i) != instants_.end();
   }
@@ -136,6 +177,7 @@ class TraceView {
   std::map<uint64_t, const perfetto::TrackDescriptor*> tracks_;
   std::vector<Slice> slices_;
   std::vector<size_t> instants_;
+  std::vector<Resolved> resolved_;  // one per track event, in packet order
   std::map<uint64_t, std::vector<std::pair<uint64_t, double>>> counters_;
   int unmatched_ends_ = 0;
   size_t unclosed_ = 0;

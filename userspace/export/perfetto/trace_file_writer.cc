@@ -154,7 +154,10 @@ Status TraceFileWriter::SealBlock() {
     // The block is framed packets already: in the file they are the same
     // packets, in the same place, uncompressed.
     ++blocks_plain_;
-    buffer_.append(block_);
+    // Under a storm every block goes this way: hand its bytes over rather
+    // than copy them (a third of the recorder's memcpy under a NET_RX flood).
+    if (buffer_.empty()) buffer_.swap(block_);
+    else buffer_.append(block_);
     block_.clear();
     packet_ends_.push_back({buffer_.size(), block_accepted_});
     return WriteBuffer();

@@ -146,9 +146,13 @@ Status TraceSink::WriteVectorSlices(uint32_t cpu, model::EventView events,
       track_it = vector_tracks_.emplace(cpu, uuid).first;
     }
     if (auto* v = std::get_if<model::VectorEntry>(&ev.payload)) {
-      auto e = track_events_.FillSliceBegin(packet_.get(), ev.ts, track_it->second,
-                                             model::VectorName(v->kind), "irq_vectors");
-      perfetto::AddArg(e, "vector", v->vector);
+      // Interned: under a TCP stream a CPU takes about 10k call-function
+      // IPIs a second, and with the name, category and arg name spelled out
+      // their begins were a quarter of the recording's bytes before zlib.
+      auto e = track_events_.FillInternedSliceBegin(packet_.get(), ev.ts, track_it->second,
+                                                    model::VectorName(v->kind), "irq_vectors");
+      track_events_.AddInternedArg(e, "vector", int64_t{v->vector});
+      track_events_.FinishInterned(packet_.get());
     } else {
       track_events_.FillSliceEnd(packet_.get(), ev.ts, track_it->second);
     }
