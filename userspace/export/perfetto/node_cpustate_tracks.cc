@@ -15,25 +15,31 @@ std::string CpuIdleState(uint32_t cpu) { return fmt::format("cpu{} idle state", 
 std::string CpuFrequency(uint32_t cpu) { return fmt::format("cpu{} frequency", cpu); }
 }  // namespace node_metric
 
+Result<uint64_t> NodeTrackWriter::CpuStateTrack(uint64_t ts, const std::string& name, std::string_view unit,
+                                                const model::TrackIdentity& id) {
+  auto it = cpustate_tracks_.find(name);
+  if (it != cpustate_tracks_.end()) return it->second;
+  TracePacketBuilder packet;
+  if (!root_track_) {
+    root_track_ = writer_.TrackUuid("gpunoise node root");
+    writer_.FillTrackDescriptor(&packet, root_track_, kNodeRootTrackName, 0,
+                                "steal time and CPU-quota throttling (gpunoise record)");
+    GN_RETURN_IF_ERROR(out_(packet));
+  }
+  uint64_t uuid = writer_.TrackUuid("gpunoise node counter " + name);
+  writer_.FillCounterTrackDescriptor(&packet, uuid, name, TrackEventWriter::CounterUnit::kNone, unit, root_track_);
+  GN_RETURN_IF_ERROR(out_(packet));
+  FillTrackIdentity(writer_, &packet, ts, MetadataTrack(ts), uuid, id);
+  GN_RETURN_IF_ERROR(out_(packet));
+  cpustate_tracks_.emplace(name, uuid);
+  return uuid;
+}
+
 Status NodeTrackWriter::CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit,
                                         const model::TrackIdentity& id) {
+  GN_ASSIGN_OR_RETURN(uint64_t track, CpuStateTrack(ts, name, unit, id));
   TracePacketBuilder packet;
-  auto it = cpustate_tracks_.find(name);
-  if (it == cpustate_tracks_.end()) {
-    if (!root_track_) {
-      root_track_ = writer_.TrackUuid("gpunoise node root");
-      writer_.FillTrackDescriptor(&packet, root_track_, kNodeRootTrackName, 0,
-                                  "steal time and CPU-quota throttling (gpunoise record)");
-      GN_RETURN_IF_ERROR(out_(packet));
-    }
-    uint64_t uuid = writer_.TrackUuid("gpunoise node counter " + name);
-    writer_.FillCounterTrackDescriptor(&packet, uuid, name, TrackEventWriter::CounterUnit::kNone, unit, root_track_);
-    GN_RETURN_IF_ERROR(out_(packet));
-    FillTrackIdentity(writer_, &packet, ts, MetadataTrack(ts), uuid, id);
-    GN_RETURN_IF_ERROR(out_(packet));
-    it = cpustate_tracks_.emplace(name, uuid).first;
-  }
-  writer_.FillCounter(&packet, ts, it->second, value);
+  writer_.FillCounter(&packet, ts, track, value);
   return out_(packet);
 }
 
@@ -50,10 +56,16 @@ model::TrackIdentity CpuCounterId(model::NodeMetric metric, uint32_t cpu) {
 }  // namespace
 
 Status NodeTrackWriter::WriteIdle(const model::CpuStateEvent& idle) {
-  const std::string name = node_metric::CpuIdleState(idle.cpu);
-  const model::TrackIdentity id = CpuCounterId(model::NodeMetric::kCpuIdleState, idle.cpu);
-  GN_RETURN_IF_ERROR(CpuStateCounter(idle.begin, name, static_cast<double>(idle.value), "state", id));
-  return CpuStateCounter(std::max(idle.end, idle.begin), name, -1, "state", id);
+  if (idle.cpu >= idle_tracks_.size()) idle_tracks_.resize(idle.cpu + 1, 0);
+  uint64_t& track = idle_tracks_[idle.cpu];
+  if (!track) {
+    GN_ASSIGN_OR_RETURN(track, CpuStateTrack(idle.begin, node_metric::CpuIdleState(idle.cpu), "state",
+                                             CpuCounterId(model::NodeMetric::kCpuIdleState, idle.cpu)));
+  }
+  writer_.FillCounter(&idle_packet_, idle.begin, track, static_cast<double>(idle.value));
+  GN_RETURN_IF_ERROR(out_(idle_packet_));
+  writer_.FillCounter(&idle_packet_, std::max(idle.end, idle.begin), track, -1);
+  return out_(idle_packet_);
 }
 
 Status NodeTrackWriter::WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz) {

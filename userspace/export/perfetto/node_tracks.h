@@ -134,6 +134,10 @@ class NodeTrackWriter {
   // descriptor (the report finds it by that, not by `name`).
   Status CpuStateCounter(uint64_t ts, const std::string& name, double value, std::string_view unit,
                          const model::TrackIdentity& id);
+  // The counter track `name`, its descriptor and identity written at `ts`
+  // when it is new.
+  Result<uint64_t> CpuStateTrack(uint64_t ts, const std::string& name, std::string_view unit,
+                                 const model::TrackIdentity& id);
   Status Counter(uint64_t ts, const std::string& name, double value, std::string_view unit,
                  const model::TrackIdentity& id);
 
@@ -147,6 +151,10 @@ class NodeTrackWriter {
   std::map<std::pair<int32_t, int>, uint64_t> stall_tracks_;  // (tid, kind)
   std::map<std::pair<int32_t, int>, uint64_t> kwork_tracks_;
   std::map<std::string, uint64_t> cpustate_tracks_;  // not closed with a zero (0 is a state and a frequency)  // (tid, -1) for senders, (cpu, kind) for spans
+  // Each CPU's idle-state track (0: none yet), and a packet reused for the
+  // idle samples: a CPU can go idle tens of thousands of times a second.
+  std::vector<uint64_t> idle_tracks_;
+  TracePacketBuilder idle_packet_;
   std::map<std::string, uint64_t> kernel_health_;  // last value written, by counter file
 };
 
