@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "export/perfetto/event_at.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
 namespace gpunoise::perfetto {
@@ -17,12 +18,7 @@ class FakeIrqNames : public IrqNameSource {
 };
 
 model::Event At(uint64_t ts, model::Payload p, int32_t tid = 1) {
-  model::Event e;
-  e.ts = ts;
-  e.cpu = 1;
-  e.tid = tid;
-  e.payload = std::move(p);
-  return e;
+  return gpunoise::testing::EventAt(ts, std::move(p), 1, tid);
 }
 
 TEST(FtraceBundleEncoder, RoundTripsEveryKernelEventKind) {

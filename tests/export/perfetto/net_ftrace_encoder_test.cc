@@ -2,6 +2,7 @@
 // GenericFtraceEvent where it has not.
 #include <gtest/gtest.h>
 
+#include "export/perfetto/event_at.h"
 #include "export/perfetto/ftrace_bundle_encoder.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 
@@ -13,14 +14,7 @@ class NoIrqNames : public IrqNameSource {
   std::string_view IrqName(int32_t) override { return "irq?"; }
 };
 
-model::Event At(uint64_t ts, model::Payload p) {
-  model::Event e;
-  e.ts = ts;
-  e.cpu = 2;
-  e.tid = 0;
-  e.payload = std::move(p);
-  return e;
-}
+model::Event At(uint64_t ts, model::Payload p) { return gpunoise::testing::EventAt(ts, std::move(p), 2, 0); }
 
 model::NetDevice Dev(const char* name) { return model::NetDevice{4026531840u, 2, model::NetDevName(name)}; }
 

@@ -6,20 +6,14 @@
 #include <iterator>
 #include <vector>
 
+#include "export/perfetto/event_at.h"
 #include "export/perfetto/trace_view.h"
 #include "import/test_trace.h"
 
 namespace gpunoise::perfetto {
 namespace {
 
-model::Event At(uint64_t ts, model::Payload p) {
-  model::Event e;
-  e.ts = ts;
-  e.cpu = 1;
-  e.tid = 0;
-  e.payload = std::move(p);
-  return e;
-}
+model::Event At(uint64_t ts, model::Payload p) { return gpunoise::testing::EventAt(ts, std::move(p), 1, 0); }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
