@@ -87,9 +87,8 @@ class TraceView {
     }
     struct Ev {
       uint64_t ts;
-      size_t order;
+      size_t order;  // in packet order: also its index in resolved_
       const perfetto::TrackEvent* e;
-      const Resolved* strings;  // its interned strings, resolved in packet order
     };
     std::vector<Ev> events;
     // Interned strings per sequence, as the trace processor resolves them:
@@ -114,10 +113,9 @@ class TraceView {
         for (const auto& a : e.debug_annotations())
           r.arg_names.push_back(a.has_name_iid() ? Lookup(in.arg_names, a.name_iid()) : a.name());
         resolved_.push_back(std::move(r));
-        events.push_back({p.timestamp(), events.size(), &e, nullptr});
+        events.push_back({p.timestamp(), events.size(), &e});
       }
     }
-    for (size_t i = 0; i < events.size(); ++i) events[i].strings = &resolved_[i];
     std::stable_sort(events.begin(), events.end(),
                      [](const Ev& a, const Ev& b) { return a.ts < b.ts; });
     std::map<uint64_t, std::vector<size_t>> open;
@@ -128,9 +126,10 @@ class TraceView {
         Slice s;
         s.track = e.track_uuid();
         s.start = s.end = ev.ts;
-        s.name = ev.strings->name;
-        s.categories = ev.strings->categories;
-        s.arg_names = ev.strings->arg_names;
+        const Resolved& strings = resolved_[ev.order];
+        s.name = strings.name;
+        s.categories = strings.categories;
+        s.arg_names = strings.arg_names;
         s.begin = &e;
         s.flows.assign(e.flow_ids().begin(), e.flow_ids().end());
         s.terminating_flows.assign(e.terminating_flow_ids().begin(), e.terminating_flow_ids().end());
