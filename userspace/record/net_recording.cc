@@ -45,8 +45,19 @@ model::NetSnapshot NetRecording::Read() const {
   return s;
 }
 
+bool HasUnnamedDevice(const model::NetSnapshot& snapshot, const model::NetNames& names) {
+  // ifindex 0 (the per-CPU backlog, drops without a device) never has a name.
+  auto unnamed = [&](const model::NetDeviceKey& dev) { return dev.ifindex && !names.devices.count(dev); };
+  return std::any_of(snapshot.devices.begin(), snapshot.devices.end(), [&](const auto& c) { return unnamed(c.dev); }) ||
+         std::any_of(snapshot.napi.begin(), snapshot.napi.end(), [&](const auto& c) { return unnamed(c.dev); }) ||
+         std::any_of(snapshot.drops.begin(), snapshot.drops.end(), [&](const auto& c) { return unnamed(c.dev); });
+}
+
 void NetRecording::RefreshNames(const model::NetSnapshot& snapshot) {
-  for (const collect::NetCollector* c : collectors_) c->ReadDeviceNames(&names_.devices);
+  // Reading a name map walks all its 8192 buckets: a third of the buckets
+  // every sample walked, for names the recording already had.
+  if (HasUnnamedDevice(snapshot, names_))
+    for (const collect::NetCollector* c : collectors_) c->ReadDeviceNames(&names_.devices);
   for (const auto& d : snapshot.drops)
     if (!names_.drop_reasons.count(d.reason))
       names_.drop_reasons.emplace(d.reason, drops_->reason_names().Name(d.reason));

@@ -79,6 +79,10 @@ class NetRecording {
   uint64_t frozen_ts_ = 0;
 };
 
+// Whether a device the snapshot counts (ifindex other than 0) has no name
+// yet: only then are the collectors' name maps read again.
+bool HasUnnamedDevice(const model::NetSnapshot& snapshot, const model::NetNames& names);
+
 // The inode of this process's network namespace (/proc/self/ns/net).
 uint32_t OwnNetnsInode();
 
