@@ -23,8 +23,6 @@ namespace {
 
 // Field names that hold a kernel code address in the tracepoints of the
 // event set (workqueue's function, kfree_skb's location, print's ip).
-constexpr uint32_t kLogSequenceId = 7;  // as record's kernel log
-
 bool IsCodeAddressField(std::string_view name) {
   return name == "function" || name == "location" || name == "ip" || name == "call_site" ||
          name == "func";
@@ -285,7 +283,7 @@ Result<CollectResult> Collect(const CollectOptions& options) {
       realtime_minus_boottime = static_cast<int64_t>(now.realtime) - static_cast<int64_t>(now.boottime);
     }
     packet.clear();
-    perfetto::EncodeKernelLogPacket(log, realtime_minus_boottime, 0, kLogSequenceId, &packet);
+    perfetto::EncodeKernelLogPacket(log, realtime_minus_boottime, 0, perfetto::kKernelLogSequenceId, &packet);
     GN_RETURN_IF_ERROR(sink->writer().WriteSerializedPacket(packet));
   }
   sink->set_irq_table(irqs);

@@ -16,8 +16,7 @@
 namespace gpunoise::blackbox {
 namespace {
 
-constexpr uint32_t kLogSequenceId = 7;  // as record's kernel log
-constexpr size_t kBatch = 8192;         // events per bundle
+constexpr size_t kBatch = 8192;  // events per bundle
 
 }  // namespace
 
@@ -122,7 +121,7 @@ Result<TextImportResult> ImportTextDump(const TextImportOptions& options) {
   }
   if (!d.log.empty()) {
     packet.clear();
-    perfetto::EncodeKernelLogPacket(d.log, realtime_minus_boottime, 0, kLogSequenceId, &packet);
+    perfetto::EncodeKernelLogPacket(d.log, realtime_minus_boottime, 0, perfetto::kKernelLogSequenceId, &packet);
     GN_RETURN_IF_ERROR(sink->writer().WriteSerializedPacket(packet));
   }
   result.log_records = d.log.size();

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "export/perfetto/sequence_ids.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "merge/trace_merger.h"
 #include "export/perfetto/track_event_writer.h"
@@ -27,10 +28,8 @@
 namespace gpunoise::record {
 namespace {
 
-// Sequence ids in a recording: 1 is the recorder's own track events
-// (perfetto_trace_sink.cc), 2 the NVML counters, 3 and up the fragments.
-constexpr uint32_t kNvmlSequenceId = 2;
-constexpr uint32_t kFirstFragmentSequenceId = 3;
+using perfetto::kFirstFragmentSequenceId;
+using perfetto::kNvmlSequenceId;
 // With --gpu-dir, processes flush on their own schedule (default every
 // second): wait this long after the recording for the last window's data.
 constexpr uint64_t kCollectWaitNs = (model::kDefaultFlushMs + 500) * 1000000ull;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "export/perfetto/node_tracks.h"
+#include "export/perfetto/sequence_ids.h"
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/parsed_packet.h"
@@ -50,14 +51,29 @@ TEST(NodeCpustateTracks, AnIdlePeriodIsItsStateFromEntryToExitOnTheCpusCounterUn
   ASSERT_TRUE(node.WriteFrequency(7000, 3, 2400000).ok());
   auto tracks = c.Tracks();
   std::vector<std::tuple<std::string, uint64_t, double>> samples;
-  for (const auto& p : c.packets)
-    if (p.has_track_event() && p.track_event().type() == TrackEvent::TYPE_COUNTER)
-      samples.emplace_back(tracks[p.track_event().track_uuid()].name(), p.timestamp(),
-                           p.track_event().double_counter_value());
+  std::map<uint32_t, uint64_t> default_track;  // by sequence
+  for (const auto& p : c.packets) {
+    if (p.has_trace_packet_defaults())
+      default_track[p.trusted_packet_sequence_id()] = p.trace_packet_defaults().track_event_defaults().track_uuid();
+    if (p.has_track_event() && p.track_event().type() == TrackEvent::TYPE_COUNTER) {
+      const auto& e = p.track_event();
+      uint64_t track = e.has_track_uuid() ? e.track_uuid() : default_track[p.trusted_packet_sequence_id()];
+      samples.emplace_back(tracks[track].name(), p.timestamp(), e.double_counter_value());
+    }
+  }
   std::vector<std::tuple<std::string, uint64_t, double>> want = {
       {"cpu3 idle state", 1000, 2}, {"cpu3 idle state", 5000, -1}, {"cpu3 idle state", 6000, 1},
       {"cpu3 idle state", 6500, -1}, {"cpu3 frequency", 7000, 2400000}};
   EXPECT_EQ(samples, want);
+  // The idle samples are on the CPU's own sequence, whose defaults carry the
+  // track: the uuid is in none of them.
+  int idle_samples = 0;
+  for (const auto& p : c.packets)
+    if (p.has_track_event() && p.trusted_packet_sequence_id() == CpuIdleSequenceId(3)) {
+      ++idle_samples;
+      EXPECT_FALSE(p.track_event().has_track_uuid());
+    }
+  EXPECT_EQ(idle_samples, 4);
   // Each counter track says what it counts in an identity instant on the
   // node metadata track (model/track_identity.h), which the report reads.
   std::map<std::string, std::pair<std::string, int64_t>> identities;  // track name -> metric, cpu

@@ -81,6 +81,47 @@ TEST(TrackEventWriter, FirstPacketClearsTheSequenceAndLaterOnesDoNot) {
   EXPECT_FALSE(second.track_descriptor().has_description());
 }
 
+TEST(TrackEventWriter, ADefaultTrackIsDeclaredInTheFirstPacketAndItsEventsLeaveOutTheirUuid) {
+  TrackEventWriter writer(1025, 0, 0xfeedfacecafebeefull);
+  TracePacketBuilder packet;
+  writer.FillCounter(&packet, 1000, 0xfeedfacecafebeefull, 2);
+  TracePacket first = Parsed(packet);
+  EXPECT_TRUE(first.first_packet_on_sequence());
+  EXPECT_EQ(first.trace_packet_defaults().track_event_defaults().track_uuid(), 0xfeedfacecafebeefull);
+  EXPECT_EQ(first.sequence_flags(), static_cast<uint32_t>(TracePacket::SEQ_INCREMENTAL_STATE_CLEARED |
+                                                          TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
+  EXPECT_FALSE(first.track_event().has_track_uuid());
+  EXPECT_EQ(first.track_event().double_counter_value(), 2);
+
+  // Later events on the default track: no uuid, no defaults again, and they
+  // say they need the sequence's state (the defaults are part of it).
+  writer.FillCounter(&packet, 2000, 0xfeedfacecafebeefull, -1);
+  TracePacket sample = Parsed(packet);
+  EXPECT_FALSE(sample.has_trace_packet_defaults());
+  EXPECT_FALSE(sample.track_event().has_track_uuid());
+  EXPECT_EQ(sample.sequence_flags(), static_cast<uint32_t>(TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
+  const size_t with_default = packet.bytes().size();
+
+  auto begin = writer.FillInternedSliceBegin(&packet, 3000, 0xfeedfacecafebeefull, "call_function_single", "irq");
+  writer.FinishInterned(&packet);
+  EXPECT_FALSE(Parsed(packet).track_event().has_track_uuid());
+  (void)begin;
+  writer.FillSliceEnd(&packet, 4000, 0xfeedfacecafebeefull);
+  EXPECT_FALSE(Parsed(packet).track_event().has_track_uuid());
+
+  // An event on another track names it, as on any sequence.
+  writer.FillCounter(&packet, 5000, 42, 7);
+  TracePacket other = Parsed(packet);
+  EXPECT_EQ(other.track_event().track_uuid(), 42u);
+  EXPECT_FALSE(other.has_sequence_flags());
+
+  // The uuid's 10-byte varint and its tag, less the 2-byte flags field.
+  TrackEventWriter plain(1025, 0);
+  plain.FillCounter(&packet, 1000, 0xfeedfacecafebeefull, 2);
+  plain.FillCounter(&packet, 2000, 0xfeedfacecafebeefull, -1);
+  EXPECT_EQ(packet.bytes().size(), with_default + 11 - 2);
+}
+
 TEST(TrackEventWriter, InternedEventsDefineEachStringInThePacketOfItsFirstUseOnly) {
   TrackEventWriter writer(5, 0);
   TracePacketBuilder packet;

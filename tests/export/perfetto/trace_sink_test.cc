@@ -4,9 +4,11 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <vector>
 
 #include "export/perfetto/event_at.h"
+#include "export/perfetto/sequence_ids.h"
 #include "export/perfetto/trace_view.h"
 #include "import/test_trace.h"
 
@@ -72,6 +74,45 @@ TEST(TraceSink, SystemVectorsAreSlicesWithInternedNamesOnTheirCpusVectorTrack) {
   for (const auto& p : view.trace().packet())
     for (const auto& n : p.interned_data().event_names()) definitions += n.name() == "call_function_single";
   EXPECT_EQ(definitions, 1);
+}
+
+TEST(TraceSink, EachCpusVectorSlicesAreOnASequenceOfTheirOwnWhoseDefaultTrackIsTheCpus) {
+  testing::ScopedTempDir dir;
+  const std::string path = dir.path() + "/t.pftrace";
+  auto sink = TraceSink::Create(path);
+  ASSERT_TRUE(sink.ok()) << sink.error().message;
+  using model::VectorKind;
+  std::vector<model::Event> cpu0 = {At(100, model::VectorEntry{VectorKind::kCallFunctionSingle, 251}),
+                                    At(110, model::VectorExit{VectorKind::kCallFunctionSingle, 251})};
+  std::vector<model::Event> cpu3 = {At(105, model::VectorEntry{VectorKind::kCallFunctionSingle, 251}),
+                                    At(130, model::VectorExit{VectorKind::kCallFunctionSingle, 251})};
+  ASSERT_TRUE((*sink)->WriteCpuBatch(0, cpu0, false).ok());
+  ASSERT_TRUE((*sink)->WriteCpuBatch(3, cpu3, false).ok());
+  ASSERT_TRUE((*sink)->Commit().ok());
+
+  gpunoise::testing::TraceView view(ReadAll(path));
+  ASSERT_TRUE(view.parsed());
+  std::map<uint32_t, int> events_by_sequence, names_by_sequence;
+  for (const auto& p : view.trace().packet()) {
+    if (!p.has_track_event()) continue;
+    EXPECT_FALSE(p.track_event().has_track_uuid());
+    ++events_by_sequence[p.trusted_packet_sequence_id()];
+    names_by_sequence[p.trusted_packet_sequence_id()] += p.interned_data().event_names_size();
+  }
+  // Interning is per sequence: each CPU's defines its own names.
+  const std::map<uint32_t, int> want = {{CpuVectorSequenceId(0), 2}, {CpuVectorSequenceId(3), 2}};
+  EXPECT_EQ(events_by_sequence, want);
+  EXPECT_EQ(names_by_sequence, (std::map<uint32_t, int>{{CpuVectorSequenceId(0), 1}, {CpuVectorSequenceId(3), 1}}));
+  for (uint32_t cpu : {0u, 3u}) {
+    SCOPED_TRACE(cpu);
+    const auto* track = view.TrackNamed("Vectors Cpu " + std::to_string(cpu));
+    ASSERT_NE(track, nullptr);
+    auto slices = view.SlicesOn(track->uuid());
+    ASSERT_EQ(slices.size(), 1u);
+    EXPECT_EQ(slices[0].name, "call_function_single");
+    EXPECT_EQ(slices[0].start, cpu == 0 ? 100u : 105u);
+    EXPECT_EQ(slices[0].end, cpu == 0 ? 110u : 130u);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Test helper: a decoded trace chunk indexed the way the trace processor
-// would see it: track descriptors by uuid, and slices rebuilt per track
+// would see it: track descriptors by uuid, events on their track (their own
+// track_uuid, else their sequence's default), and slices rebuilt per track
 // from begin/end pairs (after sorting by timestamp, as the trace processor
 // does).
 #pragma once
@@ -98,6 +99,8 @@ class TraceView {
     for (const auto& p : trace_.packet()) {
       Interned& in = sequences[p.trusted_packet_sequence_id()];
       if (p.sequence_flags() & perfetto::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) in = Interned{};
+      if (p.trace_packet_defaults().track_event_defaults().has_track_uuid())
+        in.default_track = p.trace_packet_defaults().track_event_defaults().track_uuid();
       if (p.has_interned_data()) {
         const auto& d = p.interned_data();
         for (const auto& n : d.event_names()) in.names[n.iid()] = n.name();
@@ -107,6 +110,7 @@ class TraceView {
       if (p.has_track_event()) {
         const perfetto::TrackEvent& e = p.track_event();
         Resolved r;
+        r.track = e.has_track_uuid() ? e.track_uuid() : in.default_track;
         r.name = e.has_name_iid() ? Lookup(in.names, e.name_iid()) : e.name();
         r.categories.assign(e.categories().begin(), e.categories().end());
         for (uint64_t iid : e.category_iids()) r.categories.push_back(Lookup(in.categories, iid));
@@ -124,9 +128,9 @@ class TraceView {
       if (e.type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN ||
           e.type() == perfetto::TrackEvent::TYPE_INSTANT) {
         Slice s;
-        s.track = e.track_uuid();
-        s.start = s.end = ev.ts;
         const Resolved& strings = resolved_[ev.order];
+        s.track = strings.track;
+        s.start = s.end = ev.ts;
         s.name = strings.name;
         s.categories = strings.categories;
         s.arg_names = strings.arg_names;
@@ -140,7 +144,7 @@ class TraceView {
         else
           instants_.push_back(slices_.size() - 1);
       } else if (e.type() == perfetto::TrackEvent::TYPE_SLICE_END) {
-        auto& stack = open[e.track_uuid()];
+        auto& stack = open[resolved_[ev.order].track];
         if (stack.empty()) {
           ++unmatched_ends_;
           continue;
@@ -148,7 +152,7 @@ class TraceView {
         slices_[stack.back()].end = ev.ts;
         stack.pop_back();
       } else if (e.type() == perfetto::TrackEvent::TYPE_COUNTER) {
-        counters_[e.track_uuid()].push_back({ev.ts, e.double_counter_value()});
+        counters_[resolved_[ev.order].track].push_back({ev.ts, e.double_counter_value()});
       }
     }
     for (auto& [track, stack] : open) unclosed_ += stack.size();
@@ -156,8 +160,10 @@ class TraceView {
 
   struct Interned {
     std::map<uint64_t, std::string> names, categories, arg_names;
+    uint64_t default_track = 0;  // TrackEventDefaults: the track of events without one
   };
   struct Resolved {
+    uint64_t track = 0;
     std::string name;
     std::vector<std::string> categories, arg_names;
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "export/perfetto/expand_compressed_packets.h"
@@ -156,10 +157,14 @@ std::vector<std::pair<uint64_t, double>> CounterSamples(const perfetto::Trace& t
     if (p.has_track_descriptor() && p.track_descriptor().name() == track_name)
       uuids.insert(p.track_descriptor().uuid());
   std::vector<std::pair<uint64_t, double>> out;
+  std::map<uint32_t, uint64_t> default_track;  // by sequence (TrackEventDefaults)
   for (const auto& p : trace.packet()) {
+    if (p.has_trace_packet_defaults())
+      default_track[p.trusted_packet_sequence_id()] = p.trace_packet_defaults().track_event_defaults().track_uuid();
     if (!p.has_track_event()) continue;
     const auto& e = p.track_event();
-    if (e.type() != perfetto::TrackEvent::TYPE_COUNTER || !uuids.count(e.track_uuid())) continue;
+    const uint64_t track = e.has_track_uuid() ? e.track_uuid() : default_track[p.trusted_packet_sequence_id()];
+    if (e.type() != perfetto::TrackEvent::TYPE_COUNTER || !uuids.count(track)) continue;
     out.emplace_back(p.timestamp(), e.has_double_counter_value()
                                         ? e.double_counter_value()
                                         : static_cast<double>(e.counter_value()));

@@ -10,13 +10,10 @@
 #include <span>
 #include <string>
 
+#include "export/perfetto/sequence_ids.h"
 #include "model/kernel_log.h"
 
 namespace gpunoise::perfetto {
-
-// Sequence id of the kernel log packets in a recording and in a flight
-// recorder's dump (track events use 1).
-inline constexpr uint32_t kKernelLogSequenceId = 7;
 
 // Log timestamps are CLOCK_REALTIME in this packet (the trace processor
 // converts them with the trace's clock snapshots): `realtime_minus_boottime`

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "export/perfetto/node_tracks.h"
+#include "export/perfetto/sequence_ids.h"
 #include "export/perfetto/track_event_writer.h"
 #include "export/perfetto/track_identity_packets.h"
 
@@ -56,15 +57,18 @@ model::TrackIdentity CpuCounterId(model::NodeMetric metric, uint32_t cpu) {
 }  // namespace
 
 Status NodeTrackWriter::WriteIdle(const model::CpuStateEvent& idle) {
-  if (idle.cpu >= idle_tracks_.size()) idle_tracks_.resize(idle.cpu + 1, 0);
-  uint64_t& track = idle_tracks_[idle.cpu];
-  if (!track) {
-    GN_ASSIGN_OR_RETURN(track, CpuStateTrack(idle.begin, node_metric::CpuIdleState(idle.cpu), "state",
-                                             CpuCounterId(model::NodeMetric::kCpuIdleState, idle.cpu)));
+  if (idle.cpu >= idle_writers_.size()) idle_writers_.resize(idle.cpu + 1);
+  std::unique_ptr<TrackEventWriter>& writer = idle_writers_[idle.cpu];
+  if (!writer) {
+    GN_ASSIGN_OR_RETURN(uint64_t track,
+                        CpuStateTrack(idle.begin, node_metric::CpuIdleState(idle.cpu), "state",
+                                      CpuCounterId(model::NodeMetric::kCpuIdleState, idle.cpu)));
+    writer = std::make_unique<TrackEventWriter>(CpuIdleSequenceId(idle.cpu), writer_.salt(), track);
   }
-  writer_.FillCounter(&idle_packet_, idle.begin, track, static_cast<double>(idle.value));
+  const uint64_t track = writer->default_track();
+  writer->FillCounter(&idle_packet_, idle.begin, track, static_cast<double>(idle.value));
   GN_RETURN_IF_ERROR(out_(idle_packet_));
-  writer_.FillCounter(&idle_packet_, std::max(idle.end, idle.begin), track, -1);
+  writer->FillCounter(&idle_packet_, std::max(idle.end, idle.begin), track, -1);
   return out_(idle_packet_);
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 
 #include "common/result.h"
 #include "export/perfetto/trace_packet_builder.h"
+#include "export/perfetto/track_event_writer.h"
 #include "model/cpu_state.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
@@ -26,8 +28,6 @@
 #include "model/track_identity.h"
 
 namespace gpunoise::perfetto {
-
-class TrackEventWriter;
 
 inline constexpr std::string_view kNodeMetadataTrackName = "gpunoise node";
 inline constexpr std::string_view kNodeRootTrackName = "Node";
@@ -149,11 +149,13 @@ class NodeTrackWriter {
   std::set<std::pair<std::string, int32_t>> processes_;
   std::map<int32_t, std::vector<int>> affinity_;
   std::map<std::pair<int32_t, int>, uint64_t> stall_tracks_;  // (tid, kind)
-  std::map<std::pair<int32_t, int>, uint64_t> kwork_tracks_;
-  std::map<std::string, uint64_t> cpustate_tracks_;  // not closed with a zero (0 is a state and a frequency)  // (tid, -1) for senders, (cpu, kind) for spans
-  // Each CPU's idle-state track (0: none yet), and a packet reused for the
-  // idle samples: a CPU can go idle tens of thousands of times a second.
-  std::vector<uint64_t> idle_tracks_;
+  std::map<std::pair<int32_t, int>, uint64_t> kwork_tracks_;  // (tid, -1) for senders, (cpu, kind) for spans
+  std::map<std::string, uint64_t> cpustate_tracks_;  // not closed with a zero (0 is a state and a frequency)
+  // Each CPU's idle samples, on a sequence of their own (CpuIdleSequenceId)
+  // whose default track is the CPU's idle-state track (null: none yet), and
+  // a packet reused for them: a CPU can go idle tens of thousands of times
+  // a second.
+  std::vector<std::unique_ptr<TrackEventWriter>> idle_writers_;
   TracePacketBuilder idle_packet_;
   std::map<std::string, uint64_t> kernel_health_;  // last value written, by counter file
 };

@@ -7,13 +7,10 @@
 
 #include "export/perfetto/identity_packets.h"
 #include "export/perfetto/metadata_packets.h"
+#include "export/perfetto/sequence_ids.h"
 
 namespace gpunoise::perfetto {
 namespace {
-
-// Sequence id for gpunoise's own track events in a recording; merged traces
-// renumber theirs (tools/merge).
-constexpr uint32_t kTrackEventSequenceId = 1;
 
 uint64_t RandomSalt() {
   std::random_device rd;
@@ -128,33 +125,35 @@ void TraceSink::TakeUnwritten(
 // track-event slices on one track per CPU.
 Status TraceSink::WriteVectorSlices(uint32_t cpu, model::EventView events,
                                     std::span<const uint32_t> positions) {
+  if (positions.empty()) return OkStatus();
+  if (cpu >= vector_writers_.size()) vector_writers_.resize(cpu + 1);
+  std::unique_ptr<TrackEventWriter>& writer = vector_writers_[cpu];
+  if (!writer) {
+    if (!vector_parent_track_) {
+      vector_parent_track_ = track_events_.TrackUuid("system vectors");
+      track_events_.FillTrackDescriptor(packet_.get(), vector_parent_track_,
+                                        "System vectors (IPIs, irq_work)", 0,
+                                        "x86 system vectors irq_handler_entry does not report");
+      GN_RETURN_IF_ERROR(Write(*packet_));
+    }
+    uint64_t uuid = track_events_.TrackUuid(fmt::format("system vectors cpu {}", cpu));
+    track_events_.FillTrackDescriptor(packet_.get(), uuid, fmt::format("Vectors Cpu {}", cpu),
+                                      vector_parent_track_);
+    GN_RETURN_IF_ERROR(Write(*packet_));
+    writer = std::make_unique<TrackEventWriter>(CpuVectorSequenceId(cpu), track_events_.salt(), uuid);
+  }
+  const uint64_t track = writer->default_track();
   for (uint32_t at : positions) {
     const model::Event& ev = events[at];
-    auto track_it = vector_tracks_.find(cpu);
-    if (track_it == vector_tracks_.end()) {
-      if (!vector_parent_track_) {
-        vector_parent_track_ = track_events_.TrackUuid("system vectors");
-        track_events_.FillTrackDescriptor(packet_.get(), vector_parent_track_,
-                                          "System vectors (IPIs, irq_work)", 0,
-                                          "x86 system vectors irq_handler_entry does not report");
-        GN_RETURN_IF_ERROR(Write(*packet_));
-      }
-      uint64_t uuid = track_events_.TrackUuid(fmt::format("system vectors cpu {}", cpu));
-      track_events_.FillTrackDescriptor(packet_.get(), uuid, fmt::format("Vectors Cpu {}", cpu),
-                                        vector_parent_track_);
-      GN_RETURN_IF_ERROR(Write(*packet_));
-      track_it = vector_tracks_.emplace(cpu, uuid).first;
-    }
     if (auto* v = std::get_if<model::VectorEntry>(&ev.payload)) {
       // Interned: under a TCP stream a CPU takes 12k-15k call-function
       // IPIs a second, and with the name, category and arg name spelled out
       // their begins were a quarter of the recording's bytes before zlib.
-      auto e = track_events_.FillInternedSliceBegin(packet_.get(), ev.ts, track_it->second,
-                                                    model::VectorName(v->kind), "irq_vectors");
-      track_events_.AddInternedArg(e, "vector", int64_t{v->vector});
-      track_events_.FinishInterned(packet_.get());
+      auto e = writer->FillInternedSliceBegin(packet_.get(), ev.ts, track, model::VectorName(v->kind), "irq_vectors");
+      writer->AddInternedArg(e, "vector", int64_t{v->vector});
+      writer->FinishInterned(packet_.get());
     } else {
-      track_events_.FillSliceEnd(packet_.get(), ev.ts, track_it->second);
+      writer->FillSliceEnd(packet_.get(), ev.ts, track);
     }
     GN_RETURN_IF_ERROR(Write(*packet_));
   }

@@ -123,7 +123,9 @@ class TraceSink : public perfetto::IrqNameSource {
   std::vector<uint64_t> last_bundle_end_;  // per CPU
   uint64_t data_start_ = 0;
   std::optional<perfetto::ClockReadings> clock_override_;
-  std::map<uint32_t, uint64_t> vector_tracks_;
+  // Each CPU's "Vectors Cpu N" slices, on a sequence of their own
+  // (CpuVectorSequenceId) whose default track is that CPU's; by CPU.
+  std::vector<std::unique_ptr<perfetto::TrackEventWriter>> vector_writers_;
   uint64_t vector_parent_track_ = 0;
   model::IrqTable irqs_;
   std::map<int32_t, std::string> fallback_names_;

@@ -15,8 +15,8 @@ uint64_t Fnv1a64(std::string_view data, uint64_t seed) {
   return h;
 }
 
-TrackEventWriter::TrackEventWriter(uint32_t sequence_id, uint64_t salt)
-    : sequence_id_(sequence_id), salt_(salt) {}
+TrackEventWriter::TrackEventWriter(uint32_t sequence_id, uint64_t salt, uint64_t default_track)
+    : sequence_id_(sequence_id), salt_(salt), default_track_(default_track) {}
 
 uint64_t TrackEventWriter::TrackUuid(std::string_view key) const {
   uint64_t uuid = Fnv1a64(key) ^ salt_;
@@ -39,6 +39,24 @@ void TrackEventWriter::Stamp(TracePacketBuilder* packet, uint64_t ts, bool needs
     first_packet_ = false;
   }
   if (flags) w.Varint(pf::TracePacket::kSequenceFlags, flags);
+  if (flags & pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED && default_track_) {
+    // Defaults are incremental state: declared where the state starts.
+    packet->Open(pf::TracePacket::kTracePacketDefaults);
+    packet->Open(pf::TracePacketDefaults::kTrackEventDefaults);
+    packet->w().Varint(pf::TrackEventDefaults::kTrackUuid, default_track_);
+    packet->CloseAll();
+  }
+}
+
+EventRef TrackEventWriter::Open(TracePacketBuilder* packet, uint64_t ts, uint64_t track, uint32_t type,
+                                bool needs_incremental_state) {
+  const bool on_default = default_track_ && track == default_track_;
+  Stamp(packet, ts, needs_incremental_state || on_default);
+  packet->Open(pf::TracePacket::kTrackEvent);
+  ProtoWriter e = packet->w();
+  e.Varint(pf::TrackEvent::kType, type);
+  if (!on_default) e.Varint(pf::TrackEvent::kTrackUuid, track);
+  return EventRef(packet);
 }
 
 uint64_t TrackEventWriter::Intern(InternTable table, std::string_view value) {
@@ -54,14 +72,11 @@ uint64_t TrackEventWriter::Intern(InternTable table, std::string_view value) {
 
 EventRef TrackEventWriter::FillInterned(TracePacketBuilder* packet, uint64_t ts, uint64_t track, uint32_t type,
                                         std::string_view name, std::string_view category) {
-  Stamp(packet, ts, true);
-  packet->Open(pf::TracePacket::kTrackEvent);
+  EventRef event = Open(packet, ts, track, type, true);
   ProtoWriter e = packet->w();
-  e.Varint(pf::TrackEvent::kType, type);
-  e.Varint(pf::TrackEvent::kTrackUuid, track);
   if (!name.empty()) e.Varint(pf::TrackEvent::kNameIid, Intern(kEventNames, name));
   if (!category.empty()) e.Varint(pf::TrackEvent::kCategoryIids, Intern(kCategories, category));
-  return EventRef(packet);
+  return event;
 }
 
 EventRef TrackEventWriter::FillInternedSliceBegin(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
@@ -146,39 +161,34 @@ void TrackEventWriter::FillCounterTrackDescriptor(TracePacketBuilder* packet, ui
 }
 
 namespace {
-EventRef NewEvent(TracePacketBuilder* packet, uint64_t track, uint32_t type, std::string_view name,
-                  std::string_view category) {
-  packet->Open(pf::TracePacket::kTrackEvent);
+void NameEvent(TracePacketBuilder* packet, std::string_view name, std::string_view category) {
   ProtoWriter e = packet->w();
-  e.Varint(pf::TrackEvent::kType, type);
-  e.Varint(pf::TrackEvent::kTrackUuid, track);
   if (!name.empty()) e.Bytes(pf::TrackEvent::kName, name);
   if (!category.empty()) e.Bytes(pf::TrackEvent::kCategories, category);
-  return EventRef(packet);
 }
 }  // namespace
 
 EventRef TrackEventWriter::FillSliceBegin(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
                                           std::string_view name, std::string_view category) {
-  Stamp(packet, ts);
-  return NewEvent(packet, track, pf::TrackEvent::TYPE_SLICE_BEGIN, name, category);
+  EventRef e = Open(packet, ts, track, pf::TrackEvent::TYPE_SLICE_BEGIN);
+  NameEvent(packet, name, category);
+  return e;
 }
 
 EventRef TrackEventWriter::FillSliceEnd(TracePacketBuilder* packet, uint64_t ts, uint64_t track) {
-  Stamp(packet, ts);
-  return NewEvent(packet, track, pf::TrackEvent::TYPE_SLICE_END, {}, {});
+  return Open(packet, ts, track, pf::TrackEvent::TYPE_SLICE_END);
 }
 
 EventRef TrackEventWriter::FillInstant(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
                                        std::string_view name, std::string_view category) {
-  Stamp(packet, ts);
-  return NewEvent(packet, track, pf::TrackEvent::TYPE_INSTANT, name, category);
+  EventRef e = Open(packet, ts, track, pf::TrackEvent::TYPE_INSTANT);
+  NameEvent(packet, name, category);
+  return e;
 }
 
 void TrackEventWriter::FillCounter(TracePacketBuilder* packet, uint64_t ts, uint64_t track,
                                    double value) {
-  Stamp(packet, ts);
-  NewEvent(packet, track, pf::TrackEvent::TYPE_COUNTER, {}, {});
+  Open(packet, ts, track, pf::TrackEvent::TYPE_COUNTER);
   packet->w().Double(pf::TrackEvent::kDoubleCounterValue, value);
 }
 

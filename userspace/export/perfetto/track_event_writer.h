@@ -28,9 +28,16 @@ class TrackEventWriter {
  public:
   // `salt` keeps track uuids of different trace files apart, so that merged
   // traces do not collide.
-  TrackEventWriter(uint32_t sequence_id, uint64_t salt);
+  //
+  // `default_track` (0: none) makes this a sequence of its own for one busy
+  // track: its first packet names the track in TracePacketDefaults, and its
+  // events on that track leave out their track_uuid (a 10-byte varint, over
+  // a quarter of an idle sample) and say they need the sequence's state.
+  TrackEventWriter(uint32_t sequence_id, uint64_t salt, uint64_t default_track = 0);
 
   uint32_t sequence_id() const { return sequence_id_; }
+  uint64_t salt() const { return salt_; }
+  uint64_t default_track() const { return default_track_; }
   uint64_t TrackUuid(std::string_view key) const;
 
   // Each Fill* clears `packet` first.
@@ -78,12 +85,16 @@ class TrackEventWriter {
     std::string_view value;  // into the table's key: map nodes do not move
   };
   void Stamp(TracePacketBuilder* packet, uint64_t ts, bool needs_incremental_state = false);
+  // Stamp, then the event's type and track (left out on the default track).
+  EventRef Open(TracePacketBuilder* packet, uint64_t ts, uint64_t track, uint32_t type,
+                bool needs_incremental_state = false);
   uint64_t Intern(InternTable table, std::string_view value);
   EventRef FillInterned(TracePacketBuilder* packet, uint64_t ts, uint64_t track, uint32_t type, std::string_view name,
                         std::string_view category);
 
   uint32_t sequence_id_;
   uint64_t salt_;
+  uint64_t default_track_;
   bool first_packet_ = true;
   // Looked up by string_view: a key built per lookup was a tenth of the
   // recorder's CPU under a NET_RX flood.
