@@ -192,6 +192,16 @@ TEST(TextDump, CutOrDamagedTextIsRefusedWithOneLine) {
   std::string damaged = text;
   damaged.insert(damaged.find("\n", damaged.find("sched_switch")) + 1, "\x01\x02garbage 12 34\n");
   EXPECT_NE(one_line(ParseTextDump(damaged)).find("is not an ftrace event line"), std::string::npos);
+  // A CPU number no kernel has, on an event line and on a loss line: per-CPU
+  // tables are sized by it after the parse.
+  std::string far_cpu = damaged;
+  const std::string garbage = "\x01\x02garbage 12 34";
+  far_cpu.replace(far_cpu.find(garbage), garbage.size(),
+                  "ld-24891   [4000000000] d.h.. 37564.243458: irq_handler_entry: irq=36 name=x");
+  EXPECT_NE(one_line(ParseTextDump(far_cpu)).find("is not an ftrace event line"), std::string::npos);
+  std::string far_loss = text;
+  far_loss.insert(far_loss.find("\n", far_loss.find("sched_switch")) + 1, "CPU:99999 [LOST 5 EVENTS]\n");
+  EXPECT_NE(one_line(ParseTextDump(far_loss)).find("not one of the 8192 CPUs"), std::string::npos);
   // Not a dump at all; a console dump whose capture stopped mid-dump.
   EXPECT_NE(one_line(ParseTextDump("hello\nworld\n")).find("no ftrace event line"), std::string::npos);
   EXPECT_NE(one_line(ParseTextDump(AsConsoleDump(text, false))).find("stopped mid-dump"), std::string::npos);

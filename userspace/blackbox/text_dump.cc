@@ -9,11 +9,24 @@
 namespace gpunoise::blackbox {
 namespace {
 
+// The most CPUs a kernel can be built for (x86's CONFIG_NR_CPUS range):
+// a CPU number past it is damage, and everything after the parse sizes
+// per-CPU tables by it.
+constexpr uint64_t kMaxKernelCpus = 8192;
+
 bool Digits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
     if (c < '0' || c > '9') return false;
   return true;
+}
+
+// Digits naming a CPU below kMaxKernelCpus.
+bool CpuNumber(std::string_view s) {
+  if (!Digits(s) || s.size() > 5) return false;
+  uint64_t n = 0;
+  for (char c : s) n = n * 10 + static_cast<uint64_t>(c - '0');
+  return n < kMaxKernelCpus;
 }
 
 std::string_view TrimLeft(std::string_view s) {
@@ -270,7 +283,9 @@ bool ParseTextEventLine(std::string_view line, TextEventLine* out) {
   if (dash == std::string_view::npos || dash == 0 || !Digits(task.substr(dash + 1))) return false;
   out->comm = std::string(task.substr(0, dash));
   out->pid = static_cast<int32_t>(Int(task.substr(dash + 1)));
-  out->cpu = static_cast<uint32_t>(Int(line.substr(open + 1, close - open - 1)));
+  std::string_view cpu = line.substr(open + 1, close - open - 1);
+  if (!CpuNumber(cpu)) return false;
+  out->cpu = static_cast<uint32_t>(Int(cpu));
   std::string_view rest = TrimLeft(line.substr(close + 1));
   // Flags (irq-info), then "SECONDS.FRACTION: ".
   out->flags = 0;
@@ -341,7 +356,11 @@ Result<TextDump> ParseTextDump(std::string_view text) {
       continue;
     }
     if (StartsWith(t, "CPU:") && t.find("[LOST ") != std::string_view::npos) {
-      uint32_t cpu = static_cast<uint32_t>(Int(t.substr(4, t.find(' ') - 4)));
+      std::string_view lost_cpu = t.substr(4, t.find(' ') - 4);
+      if (!CpuNumber(lost_cpu))
+        return MakeError("line {} names CPU '{}', not one of the {} CPUs a kernel can have: the text is damaged",
+                         number, lost_cpu.substr(0, 20), kMaxKernelCpus);
+      uint32_t cpu = static_cast<uint32_t>(Int(lost_cpu));
       std::string_view n = t.substr(t.find("[LOST ") + 6);
       d.lost[cpu] += static_cast<uint64_t>(Int(n.substr(0, n.find(' '))));
       d.loss_at[cpu].push_back(d.events[cpu].size());

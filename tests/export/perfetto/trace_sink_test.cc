@@ -115,5 +115,17 @@ TEST(TraceSink, EachCpusVectorSlicesAreOnASequenceOfTheirOwnWhoseDefaultTrackIsT
   }
 }
 
+TEST(TraceSink, ACpuNumberNoKernelHasIsRefusedBeforeAnyTableGrows) {
+  testing::ScopedTempDir dir;
+  auto sink = TraceSink::Create(dir.path() + "/t.pftrace");
+  ASSERT_TRUE(sink.ok()) << sink.error().message;
+  std::vector<model::Event> events = {At(100, model::SoftirqEntry{3})};
+  Status far = (*sink)->WriteCpuBatch(4'000'000'000u, events, false);
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.error().message.find("CPU 4000000000 is past the 8192 CPUs"), std::string::npos);
+  EXPECT_TRUE((*sink)->WriteCpuBatch(TraceSink::kMaxCpus - 1, events, false).ok());
+  EXPECT_TRUE((*sink)->Commit().ok());
+}
+
 }  // namespace
 }  // namespace gpunoise::perfetto
