@@ -201,7 +201,7 @@ TEST(TextDump, CutOrDamagedTextIsRefusedWithOneLine) {
   EXPECT_NE(one_line(ParseTextDump(far_cpu)).find("is not an ftrace event line"), std::string::npos);
   std::string far_loss = text;
   far_loss.insert(far_loss.find("\n", far_loss.find("sched_switch")) + 1, "CPU:99999 [LOST 5 EVENTS]\n");
-  EXPECT_NE(one_line(ParseTextDump(far_loss)).find("not one of the 8192 CPUs"), std::string::npos);
+  EXPECT_NE(one_line(ParseTextDump(far_loss)).find("not one of the 16384 CPUs"), std::string::npos);
   // Not a dump at all; a console dump whose capture stopped mid-dump.
   EXPECT_NE(one_line(ParseTextDump("hello\nworld\n")).find("no ftrace event line"), std::string::npos);
   EXPECT_NE(one_line(ParseTextDump(AsConsoleDump(text, false))).find("stopped mid-dump"), std::string::npos);

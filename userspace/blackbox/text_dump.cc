@@ -9,11 +9,6 @@
 namespace gpunoise::blackbox {
 namespace {
 
-// The most CPUs a kernel can be built for (x86's CONFIG_NR_CPUS range):
-// a CPU number past it is damage, and everything after the parse sizes
-// per-CPU tables by it.
-constexpr uint64_t kMaxKernelCpus = 8192;
-
 bool Digits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
@@ -21,12 +16,13 @@ bool Digits(std::string_view s) {
   return true;
 }
 
-// Digits naming a CPU below kMaxKernelCpus.
+// Digits naming a CPU a trace may carry (model::kMaxTraceCpus): everything
+// after the parse sizes per-CPU tables by it.
 bool CpuNumber(std::string_view s) {
   if (!Digits(s) || s.size() > 5) return false;
   uint64_t n = 0;
   for (char c : s) n = n * 10 + static_cast<uint64_t>(c - '0');
-  return n < kMaxKernelCpus;
+  return n < model::kMaxTraceCpus;
 }
 
 std::string_view TrimLeft(std::string_view s) {
@@ -359,7 +355,7 @@ Result<TextDump> ParseTextDump(std::string_view text) {
       std::string_view lost_cpu = t.substr(4, t.find(' ') - 4);
       if (!CpuNumber(lost_cpu))
         return MakeError("line {} names CPU '{}', not one of the {} CPUs a kernel can have: the text is damaged",
-                         number, lost_cpu.substr(0, 20), kMaxKernelCpus);
+                         number, lost_cpu.substr(0, 20), model::kMaxTraceCpus);
       uint32_t cpu = static_cast<uint32_t>(Int(lost_cpu));
       std::string_view n = t.substr(t.find("[LOST ") + 6);
       d.lost[cpu] += static_cast<uint64_t>(Int(n.substr(0, n.find(' '))));

@@ -102,10 +102,9 @@ TEST(TrackEventWriter, ADefaultTrackIsDeclaredInTheFirstPacketAndItsEventsLeaveO
   EXPECT_EQ(sample.sequence_flags(), static_cast<uint32_t>(TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
   const size_t with_default = packet.bytes().size();
 
-  auto begin = writer.FillInternedSliceBegin(&packet, 3000, 0xfeedfacecafebeefull, "call_function_single", "irq");
+  writer.FillInternedSliceBegin(&packet, 3000, 0xfeedfacecafebeefull, "call_function_single", "irq");
   writer.FinishInterned(&packet);
   EXPECT_FALSE(Parsed(packet).track_event().has_track_uuid());
-  (void)begin;
   writer.FillSliceEnd(&packet, 4000, 0xfeedfacecafebeefull);
   EXPECT_FALSE(Parsed(packet).track_event().has_track_uuid());
 

@@ -79,7 +79,8 @@ Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
                                         bool lost_events) {
   if (events.empty() && !lost_events) return OkStatus();
   // Per-CPU tables below are sized by the CPU number.
-  if (cpu >= kMaxCpus) return MakeError("CPU {} is past the {} CPUs a trace can hold", cpu, kMaxCpus);
+  if (cpu >= model::kMaxTraceCpus)
+    return MakeError("CPU {} is past the {} CPUs a trace can hold", cpu, model::kMaxTraceCpus);
   if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, data_start_);
   perfetto::FtraceBundleEncoder::BundleInfo info;
   info.cpu = cpu;

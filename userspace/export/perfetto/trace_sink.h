@@ -32,9 +32,6 @@ namespace gpunoise::perfetto {
 
 class TraceSink : public perfetto::IrqNameSource {
  public:
-  // The most CPUs a kernel can be built for (x86's CONFIG_NR_CPUS range);
-  // WriteCpuBatch refuses a CPU number past it (a damaged text dump's).
-  static constexpr uint32_t kMaxCpus = 8192;
   using IrqNameFallback = std::function<std::optional<std::string>(int32_t irq)>;
 
   static Result<std::unique_ptr<TraceSink>> Create(
