@@ -1,5 +1,6 @@
 // `gpunoise merge` and `record --gpu-dir` on an input file: packet framing,
-// sequence renumbering, machine ids and compressed blocks (inflated,
+// sequence renumbering, machine ids, another machine's clock snapshots
+// turned into RemoteClockSync packets, and compressed blocks (inflated,
 // renumbered, and compressed again when the output is), written through
 // the real trace writer into a private directory in /dev/shm.
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "export/perfetto/trace_file_writer.h"
+#include "merge/machine_alignment.h"
 #include "merge/trace_merger.h"
 #include "fuzz/memfd_file.h"
 
@@ -37,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The pieces the merger is made of, on the input as one packet.
   (void)RenumberSequence(bytes, [](uint32_t id) { return id + 7; }, 3);
   (void)RenumberSequence(bytes, [](uint32_t id) { return id; }, 0);
+  (void)AsRemoteClockSync(bytes, 3, -1'000'000'000);
   if (auto block = FindCompressedPackets(bytes); block.ok() && *block) {
     (void)ForEachPacket((*block)->bytes, [](std::string_view, uint64_t) { return gpunoise::OkStatus(); });
   }
@@ -53,6 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!out.ok()) ::abort();  // the directory is ours: this is a bug
     TraceMerger merger(&*out, 2);
     uint32_t machine = compression == TraceCompression::kZlib ? 1 : 0;
+    merger.set_remote_boottime_offset(-1'000'000'000);
     (void)merger.Append(file.Dup(), "input", machine);
     (void)out->Flush();
   }

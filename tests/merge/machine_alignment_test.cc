@@ -187,6 +187,71 @@ TEST_F(MachineAlignmentTest, AMachineBootedThreeHoursLaterWithA250usNtpErrorLand
   EXPECT_NEAR(static_cast<double>(aligned - host_event), 250.0 * kMicro, 50.0 * kMicro);
 }
 
+TEST_F(MachineAlignmentTest, AnotherMachinesSnapshotBecomesASyncWithAllItsClocksAndTheHostsBoottime) {
+  TracePacket p;
+  p.set_timestamp(7 * kSecond);
+  p.set_machine_id(2);
+  auto* snap = p.mutable_clock_snapshot();
+  for (auto [id, ts] : {std::pair{BUILTIN_CLOCK_BOOTTIME, 7 * kSecond}, {BUILTIN_CLOCK_MONOTONIC, 6 * kSecond},
+                        {BUILTIN_CLOCK_REALTIME, 1'700'000'000 * kSecond}}) {
+    auto* c = snap->add_clocks();
+    c->set_clock_id(id);
+    c->set_timestamp(static_cast<uint64_t>(ts));
+  }
+  snap->set_primary_trace_clock(BUILTIN_CLOCK_BOOTTIME);
+  auto r = AsRemoteClockSync(p.SerializeAsString(), 2, -5 * kSecond);
+  ASSERT_TRUE(r.ok() && *r);
+  // Only a timestamp and the machine were beside the snapshot: nothing left.
+  EXPECT_TRUE((*r)->rest.empty());
+  TracePacket sync;
+  ASSERT_TRUE(sync.ParseFromString((*r)->sync_packet));
+  EXPECT_EQ(sync.machine_id(), 2u);
+  EXPECT_FALSE(sync.has_clock_snapshot());
+  ASSERT_EQ(sync.remote_clock_sync().synced_clocks_size(), 2);
+  const auto& round = sync.remote_clock_sync().synced_clocks(1);
+  ASSERT_EQ(round.client_clocks().clocks_size(), 3);
+  EXPECT_EQ(round.client_clocks().clocks(2).timestamp(), static_cast<uint64_t>(1'700'000'000 * kSecond));
+  // The primary clock names the trace's axis: it is what must not travel.
+  EXPECT_FALSE(round.client_clocks().has_primary_trace_clock());
+  ASSERT_EQ(round.host_clocks().clocks_size(), 1);
+  EXPECT_EQ(round.host_clocks().clocks(0).timestamp(), static_cast<uint64_t>(2 * kSecond));
+  uint32_t machine = 0;
+  EXPECT_EQ(TraceProcessorOffset((*r)->sync_packet, &machine), 5 * kSecond);
+  // A merged trace's machine is found with its clocks in the sync.
+  Trace merged;
+  *merged.add_packet() = sync;
+  auto machines = ScanTraceMachines(Write("merged.pftrace", merged, TraceCompression::kNone));
+  ASSERT_TRUE(machines.ok());
+  ASSERT_TRUE((*machines)[2].clocks);
+  EXPECT_EQ((*machines)[2].clocks->boottime, 7 * kSecond);
+  EXPECT_EQ((*machines)[2].clocks->realtime, 1'700'000'000 * kSecond);
+}
+
+TEST_F(MachineAlignmentTest, ASnapshotBeforeTheHostBootedOrWithASequenceClockIsNotMadeASyncEdge) {
+  TracePacket p;
+  auto* c = p.mutable_clock_snapshot()->add_clocks();
+  c->set_clock_id(BUILTIN_CLOCK_BOOTTIME);
+  c->set_timestamp(static_cast<uint64_t>(kSecond));
+  // Before the host booted: the clocks join the machine's graph, no edge.
+  auto before = AsRemoteClockSync(p.SerializeAsString(), 1, -2 * kSecond);
+  ASSERT_TRUE(before.ok() && *before);
+  TracePacket sync;
+  ASSERT_TRUE(sync.ParseFromString((*before)->sync_packet));
+  EXPECT_EQ(sync.remote_clock_sync().synced_clocks(0).client_clocks().clocks_size(), 1);
+  EXPECT_FALSE(sync.remote_clock_sync().synced_clocks(0).has_host_clocks());
+  // A sequence-scoped clock (64 and up) cannot travel in a sync.
+  p.mutable_clock_snapshot()->add_clocks()->set_clock_id(64);
+  auto scoped = AsRemoteClockSync(p.SerializeAsString(), 1, 0);
+  ASSERT_TRUE(scoped.ok());
+  EXPECT_FALSE(*scoped);
+  // Nor is anything done to a packet without a snapshot.
+  TracePacket event;
+  event.mutable_track_event()->set_name("slice");
+  auto none = AsRemoteClockSync(event.SerializeAsString(), 1, 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(*none);
+}
+
 TEST_F(MachineAlignmentTest, TheClockSyncPacketParsesAsUpstreamsRemoteClockSyncOfThatMachine) {
   TracePacket p;
   ASSERT_TRUE(p.ParseFromString(RemoteClockSyncPacket({3, 7 * kSecond, 2 * kSecond})));

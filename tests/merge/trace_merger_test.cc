@@ -147,6 +147,54 @@ TEST_F(TraceMergerTest, EveryPacketOfAnotherMachinesInputCarriesItsMachineIdComp
   }
 }
 
+TEST_F(TraceMergerTest, AnotherMachinesClockSnapshotsGoOutAsRemoteClockSyncsAndTheHostsStay) {
+  Trace remote = Input(5000);
+  // A GPU fragment's first packet: its snapshot starts a sequence.
+  auto* first = remote.add_packet();
+  first->set_trusted_packet_sequence_id(3);
+  first->set_timestamp(5100);
+  first->set_first_packet_on_sequence(true);
+  first->set_sequence_flags(TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+  auto* c = first->mutable_clock_snapshot()->add_clocks();
+  c->set_clock_id(BUILTIN_CLOCK_BOOTTIME);
+  c->set_timestamp(5100);
+  std::string host = WriteTrace("host.pftrace", Input(1000));
+  std::string packed = WriteCompressedTrace("remote.pftrace", remote);
+  std::string out = Path("out.pftrace");
+  auto writer = TraceFileWriter::Create(out, 0);
+  ASSERT_TRUE(writer.ok());
+  TraceMerger merger(&*writer);
+  merger.set_remote_boottime_offset(-4000);  // the host's BOOTTIME is 4000 ns behind
+  ASSERT_TRUE(merger.Append(host, 0).ok());
+  auto stats = merger.Append(packed, 1);
+  ASSERT_TRUE(stats.ok());
+  ASSERT_TRUE(writer->Commit().ok());
+
+  Trace merged;
+  ASSERT_TRUE(merged.ParseFromString(Read(out)));
+  // The host's 4 as they were; the remote snapshot became a sync, its 3
+  // events stay, and the fragment's first packet became a sync and the
+  // packet without its snapshot.
+  ASSERT_EQ(merged.packet_size(), 4 + 1 + 3 + 2);
+  EXPECT_EQ(stats->packets, 6u);
+  EXPECT_EQ(merged.packet(0).SerializeAsString(), Input(1000).packet(0).SerializeAsString());
+  for (int i = 4; i < merged.packet_size(); ++i) {
+    const auto& p = merged.packet(i);
+    EXPECT_EQ(p.machine_id(), 1u) << i;
+    EXPECT_FALSE(p.has_clock_snapshot()) << i;
+  }
+  const auto& sync = merged.packet(4).remote_clock_sync();
+  ASSERT_EQ(sync.synced_clocks_size(), 2);
+  EXPECT_EQ(sync.synced_clocks(0).client_clocks().clocks(0).timestamp(), 5000u);
+  EXPECT_EQ(sync.synced_clocks(0).host_clocks().clocks(0).timestamp(), 1000u);
+  EXPECT_EQ(merged.packet(8).remote_clock_sync().synced_clocks(1).host_clocks().clocks(0).timestamp(), 1100u);
+  const auto& rest = merged.packet(9);
+  EXPECT_TRUE(rest.first_packet_on_sequence());
+  EXPECT_EQ(rest.sequence_flags(), static_cast<uint32_t>(TracePacket::SEQ_INCREMENTAL_STATE_CLEARED));
+  EXPECT_EQ(rest.timestamp(), 5100u);
+  EXPECT_NE(rest.trusted_packet_sequence_id(), 0u);
+}
+
 TEST_F(TraceMergerTest, AnInputOnTheHostLosesAMachineIdItHadBefore) {
   Trace t = Input(1000);
   for (auto& p : *t.mutable_packet()) p.set_machine_id(4);

@@ -196,6 +196,8 @@ int RunMerge(int argc, char** argv) {
 
   perfetto::TraceMerger merger(&*writer);
   std::vector<bool> synced(machines, false);
+  // Each machine's BOOTTIME onto the host's; 0 where it keeps its own axis.
+  std::vector<int64_t> boottime_offset(machines, 0);
   for (size_t i = 0; i < inputs.size(); ++i) {
     uint32_t m = machine_of[i];
     // The clock sync goes before the machine's first packet: the trace
@@ -214,6 +216,7 @@ int RunMerge(int argc, char** argv) {
     }
     if (m != 0 && !synced[m] && clocks[m] && clocks[0]) {
       auto sync = perfetto::AlignByRealtime(m, *clocks[m], *clocks[0]);
+      boottime_offset[m] = sync.host_boottime - sync.client_boottime;
       Status written = merger.AppendSerialized(perfetto::RemoteClockSyncPacket(sync));
       if (!written.ok()) {
         log::Error("{}", written.error().message);
@@ -226,6 +229,7 @@ int RunMerge(int argc, char** argv) {
                   correction[m] || correction[0] ? "REALTIME and collectives" : "REALTIME");
     }
     synced[m] = true;
+    merger.set_remote_boottime_offset(boottime_offset[m]);
     auto appended = merger.Append(inputs[i], m);
     if (!appended.ok()) {
       log::Error("{}", appended.error().message);

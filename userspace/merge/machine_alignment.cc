@@ -4,6 +4,7 @@
 #include <map>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -62,6 +63,16 @@ void ReadPacket(std::string_view packet, InputMachine* m) {
   (void)ForEachField(packet, [&](const WireField& f) {
     if (f.wire_type != 2) return;
     if (f.number == pf::TracePacket::kClockSnapshot && !m->clocks) ReadClockSnapshot(f.bytes, m);
+    // In a merged trace another machine's snapshots are written as the
+    // client clocks of RemoteClockSync packets (AsRemoteClockSync).
+    if (f.number == pf::TracePacket::kRemoteClockSync && !m->clocks)
+      (void)ForEachField(f.bytes, [&](const WireField& round) {
+        if (round.number != pf::RemoteClockSync::kSyncedClocks || round.wire_type != 2 || m->clocks) return;
+        (void)ForEachField(round.bytes, [&](const WireField& c) {
+          if (c.number == pf::RemoteClockSync::SyncedClocks::kClientClocks && c.wire_type == 2)
+            ReadClockSnapshot(c.bytes, m);
+        });
+      });
     if (f.number == pf::TracePacket::kTrackEvent) ReadTrackEvent(f.bytes, m);
     if (f.number == pf::TracePacket::kSystemInfo)
       (void)ForEachField(f.bytes, [&](const WireField& s) {
@@ -217,6 +228,65 @@ std::string RemoteClockSyncPacket(const MachineClockSync& sync) {
   AppendField(pf::TracePacket::kRemoteClockSync, body, &packet);
   AppendVarintField(pf::TracePacket::kMachineId, sync.machine_id, &packet);
   return packet;
+}
+
+Result<std::optional<RemoteClockSnapshot>> AsRemoteClockSync(std::string_view packet, uint32_t machine_id,
+                                                              int64_t host_minus_client_ns) {
+  std::optional<std::string_view> snapshot;
+  RemoteClockSnapshot out;
+  bool rest_has_payload = false;
+  size_t copied = 0;
+  GN_RETURN_IF_ERROR(ForEachField(packet, [&](const WireField& f) {
+    if (f.number == pf::TracePacket::kClockSnapshot && f.wire_type == 2 && !snapshot) {
+      snapshot = f.bytes;
+      out.rest.append(packet.data() + copied, f.start - copied);
+      copied = f.end;
+      return;
+    }
+    // What every packet may carry; anything else is a payload to keep.
+    if (f.number != pf::TracePacket::kTimestamp && f.number != pf::TracePacket::kTimestampClockId &&
+        f.number != pf::TracePacket::kTrustedPacketSequenceId && f.number != pf::TracePacket::kTrustedPid &&
+        f.number != pf::TracePacket::kMachineId)
+      rest_has_payload = true;
+  }));
+  if (!snapshot) return std::optional<RemoteClockSnapshot>();
+  out.rest.append(packet.data() + copied, packet.size() - copied);
+  if (!rest_has_payload) out.rest.clear();
+
+  std::string clocks;  // the snapshot's clocks, without its primary_trace_clock
+  std::optional<int64_t> boottime;
+  bool sequence_scoped = false;
+  Status parsed = ForEachField(*snapshot, [&](const WireField& c) {
+    if (c.number != pf::ClockSnapshot::kClocks || c.wire_type != 2) return;
+    uint64_t id = 0, ts = 0;
+    bool has_ts = false;
+    (void)ForEachField(c.bytes, [&](const WireField& f) {
+      if (f.number == pf::ClockSnapshot::Clock::kClockId && f.wire_type == 0) id = f.varint;
+      if (f.number == pf::ClockSnapshot::Clock::kTimestamp && f.wire_type == 0) ts = f.varint, has_ts = true;
+    });
+    // Upstream's first sequence-scoped clock id.
+    if (id >= 64) sequence_scoped = true;
+    if (id == pf::BUILTIN_CLOCK_BOOTTIME && has_ts) boottime = static_cast<int64_t>(ts);
+    clocks.append(snapshot->data() + c.start, c.end - c.start);
+  });
+  // A snapshot this cannot read is copied as it is, for the trace processor
+  // to judge.
+  if (!parsed.ok() || sequence_scoped) return std::optional<RemoteClockSnapshot>();
+
+  std::string round;
+  AppendField(pf::RemoteClockSync::SyncedClocks::kClientClocks, clocks, &round);
+  // The host's BOOTTIME of that instant; none before the host booted (the
+  // machine then keeps its own axis, and only its clocks join the graph).
+  if (boottime && *boottime + host_minus_client_ns > 0)
+    AppendField(pf::RemoteClockSync::SyncedClocks::kHostClocks, BoottimeSnapshot(*boottime + host_minus_client_ns),
+                &round);
+  std::string body;
+  // Two rounds alike, as in RemoteClockSyncPacket: the offset is exact.
+  AppendField(pf::RemoteClockSync::kSyncedClocks, round, &body);
+  AppendField(pf::RemoteClockSync::kSyncedClocks, round, &body);
+  AppendField(pf::TracePacket::kRemoteClockSync, body, &out.sync_packet);
+  AppendVarintField(pf::TracePacket::kMachineId, machine_id, &out.sync_packet);
+  return std::optional<RemoteClockSnapshot>(std::move(out));
 }
 
 }  // namespace gpunoise::perfetto

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -87,5 +88,25 @@ MachineClockSync AlignByRealtime(uint32_t machine_id, const ClockPair& machine,
 // machine's offset: two rounds with equal stamps, so its round-trip
 // estimate is exactly the offset given.
 std::string RemoteClockSyncPacket(const MachineClockSync& sync);
+
+// Another machine's ClockSnapshot, as the trace processor must get it. Since
+// v58 it reads a ClockSnapshot that holds BOOTTIME as naming the trace's time
+// axis (ClockTracker::SetGlobalClock, owned per trace file rather than per
+// machine), so a remote machine's snapshot would move the axis onto that
+// machine's BOOTTIME for every packet read after it, and undo the alignment.
+// A RemoteClockSync adds the same clocks to that machine's clock graph
+// (its client_clocks) without that, and relates its BOOTTIME to the host's by
+// `host_minus_client_ns`. Nothing when `packet` holds no ClockSnapshot, or
+// one with a sequence-scoped clock (ids 64 and up), which a RemoteClockSync
+// cannot carry, or one it cannot parse; an error only when the packet's own
+// fields are malformed.
+struct RemoteClockSnapshot {
+  std::string sync_packet;  // the RemoteClockSync, machine_id set
+  // The packet without its snapshot (sequence flags, say); empty when only
+  // the timestamp and the framing fields were left.
+  std::string rest;
+};
+Result<std::optional<RemoteClockSnapshot>> AsRemoteClockSync(std::string_view packet, uint32_t machine_id,
+                                                              int64_t host_minus_client_ns);
 
 }  // namespace gpunoise::perfetto

@@ -15,6 +15,7 @@
 #include "export/perfetto/protos/perfetto_fields.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/wire_fields.h"
+#include "merge/machine_alignment.h"
 
 namespace gpunoise::perfetto {
 namespace {
@@ -216,9 +217,27 @@ Status TraceMerger::AppendPacket(std::string_view packet, const IdMap& map_id, c
   auto renumbered = Renumber(packet, map_id);
   if (!renumbered.ok())
     return MakeError("{}: corrupt at byte {}: {}", path, offset, renumbered.error().message);
-  GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(*renumbered));
-  ++stats->packets;
-  ++packets_;
+  uint64_t written = 0;
+  GN_RETURN_IF_ERROR(Write(*renumbered, &written));
+  stats->packets += written;
+  packets_ += written;
+  return OkStatus();
+}
+
+Status TraceMerger::Write(std::string_view packet, uint64_t* written) {
+  if (machine_id_ != 0 && remote_boottime_offset_) {
+    GN_ASSIGN_OR_RETURN(auto sync, AsRemoteClockSync(packet, machine_id_, *remote_boottime_offset_));
+    if (sync) {
+      GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(sync->sync_packet));
+      ++*written;
+      if (sync->rest.empty()) return OkStatus();
+      GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(sync->rest));
+      ++*written;
+      return OkStatus();
+    }
+  }
+  GN_RETURN_IF_ERROR(out_->WriteSerializedPacket(packet));
+  ++*written;
   return OkStatus();
 }
 
@@ -242,12 +261,13 @@ Status TraceMerger::AppendCompressed(const CompressedPackets& block, const IdMap
     if (*nested) return MakeError("at byte {}: a compressed block inside a compressed block", inner);
     auto renumbered = Renumber(packet, map_id);
     if (!renumbered.ok()) return MakeError("at byte {}: {}", inner, renumbered.error().message);
-    if (Status written = out_->WriteSerializedPacket(*renumbered); !written.ok()) {
-      write_error = written.error();
-      return written;
+    uint64_t written = 0;
+    if (Status status = Write(*renumbered, &written); !status.ok()) {
+      write_error = status.error();
+      return status;
     }
-    ++stats->packets;
-    ++packets_;
+    stats->packets += written;
+    packets_ += written;
     return OkStatus();
   });
   if (write_error) return *write_error;

@@ -4,9 +4,10 @@
 // would otherwise be read as one writer, and the trace processor would
 // mix their incremental state. An input of another machine gets that
 // machine's TracePacket.machine_id on every packet (machine_alignment.h says
-// which input is which machine). Everything else in a packet, clock
-// snapshots included, is copied byte for byte, so fields this project's
-// schema subset does not know survive.
+// which input is which machine), and its clock snapshots become
+// RemoteClockSync packets when the caller gives the machine's clock offset
+// (set_remote_boottime_offset). Everything else in a packet is copied byte
+// for byte, so fields this project's schema subset does not know survive.
 //
 // A compressed block of an input (compressed_packets, zstd_compressed_packets)
 // is inflated and its packets are renumbered and written one by one in its
@@ -111,6 +112,15 @@ class TraceMerger {
   using PacketRewrite = std::function<Result<std::string>(std::string_view packet)>;
   void set_rewrite(PacketRewrite rewrite) { rewrite_ = std::move(rewrite); }
 
+  // For inputs of another machine (machine_id != 0) appended while it is
+  // set: that machine's BOOTTIME minus the host's (0: it keeps its own axis).
+  // Their clock snapshots are then written as RemoteClockSync packets,
+  // which the trace processor needs (AsRemoteClockSync in
+  // machine_alignment.h says why). Unset: copied as they are.
+  void set_remote_boottime_offset(std::optional<int64_t> host_minus_client_ns) {
+    remote_boottime_offset_ = host_minus_client_ns;
+  }
+
   uint64_t packets() const { return packets_; }
   uint32_t sequences() const { return next_id_ - first_id_; }
 
@@ -132,6 +142,11 @@ class TraceMerger {
   PacketRewrite rewrite_;
   // The packet after rewrite_ (or `packet` itself without one).
   Result<std::string> Renumber(std::string_view packet, const IdMap& map_id);
+  // Writes a renumbered packet; another machine's clock snapshot goes out
+  // as a RemoteClockSync (set_remote_boottime_offset). `written`: how many
+  // packets went out.
+  Status Write(std::string_view packet, uint64_t* written);
+  std::optional<int64_t> remote_boottime_offset_;
   uint64_t packets_ = 0;
 };
 
