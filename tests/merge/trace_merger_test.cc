@@ -139,8 +139,11 @@ TEST_F(TraceMergerTest, EveryPacketOfAnotherMachinesInputCarriesItsMachineIdComp
   for (int i = 0; i < 12; ++i) {
     const auto& p = merged.packet(i);
     // The host's packets carry none: the trace processor reads that as machine 0.
-    if (i < 4) EXPECT_FALSE(p.has_machine_id()) << i;
-    else EXPECT_EQ(p.machine_id(), i < 8 ? 1u : 2u) << i;
+    if (i < 4) {
+      EXPECT_FALSE(p.has_machine_id()) << i;
+    } else {
+      EXPECT_EQ(p.machine_id(), i < 8 ? 1u : 2u) << i;
+    }
     // Nothing else changed: unknown fields survive beside the new field.
     if (p.has_track_event())
       EXPECT_EQ(p.GetReflection()->GetUnknownFields(p).field_count(), 1) << i;
