@@ -145,8 +145,9 @@ TEST_F(TraceMergerTest, EveryPacketOfAnotherMachinesInputCarriesItsMachineIdComp
       EXPECT_EQ(p.machine_id(), i < 8 ? 1u : 2u) << i;
     }
     // Nothing else changed: unknown fields survive beside the new field.
-    if (p.has_track_event())
+    if (p.has_track_event()) {
       EXPECT_EQ(p.GetReflection()->GetUnknownFields(p).field_count(), 1) << i;
+    }
   }
 }
 

@@ -20,9 +20,11 @@ namespace {
 using wire::ForEachField;
 using wire::WireField;
 
-void ReadClockSnapshot(std::string_view snapshot, InputMachine* m) {
-  std::optional<int64_t> boottime, realtime;
-  (void)ForEachField(snapshot, [&](const WireField& clock) {
+// Calls `visit(id, timestamp, has_timestamp, clock_field)` with each clock
+// of a ClockSnapshot message.
+template <typename Visit>
+Status ForEachClock(std::string_view snapshot, Visit visit) {
+  return ForEachField(snapshot, [&](const WireField& clock) {
     if (clock.number != pf::ClockSnapshot::kClocks || clock.wire_type != 2) return;
     uint64_t id = 0, ts = 0;
     bool has_ts = false;
@@ -30,6 +32,13 @@ void ReadClockSnapshot(std::string_view snapshot, InputMachine* m) {
       if (f.number == pf::ClockSnapshot::Clock::kClockId && f.wire_type == 0) id = f.varint;
       if (f.number == pf::ClockSnapshot::Clock::kTimestamp && f.wire_type == 0) ts = f.varint, has_ts = true;
     });
+    visit(id, ts, has_ts, clock);
+  });
+}
+
+void ReadClockSnapshot(std::string_view snapshot, InputMachine* m) {
+  std::optional<int64_t> boottime, realtime;
+  (void)ForEachClock(snapshot, [&](uint64_t id, uint64_t ts, bool has_ts, const WireField&) {
     if (!has_ts) return;
     if (id == pf::BUILTIN_CLOCK_BOOTTIME) boottime = static_cast<int64_t>(ts);
     if (id == pf::BUILTIN_CLOCK_REALTIME) realtime = static_cast<int64_t>(ts);
@@ -256,14 +265,7 @@ Result<std::optional<RemoteClockSnapshot>> AsRemoteClockSync(std::string_view pa
   std::string clocks;  // the snapshot's clocks, without its primary_trace_clock
   std::optional<int64_t> boottime;
   bool sequence_scoped = false;
-  Status parsed = ForEachField(*snapshot, [&](const WireField& c) {
-    if (c.number != pf::ClockSnapshot::kClocks || c.wire_type != 2) return;
-    uint64_t id = 0, ts = 0;
-    bool has_ts = false;
-    (void)ForEachField(c.bytes, [&](const WireField& f) {
-      if (f.number == pf::ClockSnapshot::Clock::kClockId && f.wire_type == 0) id = f.varint;
-      if (f.number == pf::ClockSnapshot::Clock::kTimestamp && f.wire_type == 0) ts = f.varint, has_ts = true;
-    });
+  Status parsed = ForEachClock(*snapshot, [&](uint64_t id, uint64_t ts, bool has_ts, const WireField& c) {
     // Upstream's first sequence-scoped clock id.
     if (id >= 64) sequence_scoped = true;
     if (id == pf::BUILTIN_CLOCK_BOOTTIME && has_ts) boottime = static_cast<int64_t>(ts);
