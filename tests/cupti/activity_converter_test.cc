@@ -441,6 +441,31 @@ TEST(ActivityConverter, EveryChunkStandsAlone) {
   for (const auto& p : packets) EXPECT_EQ(p.trusted_packet_sequence_id(), 77u);
 }
 
+// On the chunk's sequence, the trace processor would take the thread for the
+// sequence's own and tie the GPU tracks' events to it
+// (export/perfetto/sequence_ids.h).
+TEST(ActivityConverter, AThreadTrackDescriptorIsOnNoSequenceAndEverythingElseOnTheChunks) {
+  ActivityConverter c(Options());
+  auto api = Api(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchCbid, 3000, 3500, 42);
+  c.Convert(AsRecord(&api));
+  auto k = Kernel(5000, 9000, 7, 42);
+  c.Convert(AsRecord(&k));
+  TraceView v(c.TakeChunk(Now(10000), false));
+  ASSERT_TRUE(v.parsed());
+  int thread_descriptors = 0;
+  for (const auto& p : v.trace().packet()) {
+    if (p.has_track_descriptor() && p.track_descriptor().has_thread()) {
+      ++thread_descriptors;
+      EXPECT_FALSE(p.has_trusted_packet_sequence_id());
+      EXPECT_FALSE(p.has_sequence_flags());
+    } else {
+      EXPECT_EQ(p.trusted_packet_sequence_id(), 77u);
+    }
+  }
+  EXPECT_EQ(thread_descriptors, 1);
+  EXPECT_TRUE(v.trace().packet(0).first_packet_on_sequence());
+}
+
 TEST(ActivityConverter, RecordsWithoutTimesOrOfOtherKindsAreSkippedAndCounted) {
   ActivityConverter c(Options());
   auto k = Kernel(0, 0, 7, 1);

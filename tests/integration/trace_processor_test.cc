@@ -93,7 +93,10 @@ TEST(TraceProcessor, BuildsCpuThreadIrqAndSoftirqTracksFromARecording) {
 // Threads that start and exit during the recording are one thread each in
 // the trace processor, and each one's states end where it died: a recorder
 // that wrote task_newtask twice made two threads of one tid, the first left
-// runnable to the end of the trace (the -1 ns rows of thread_state).
+// runnable to the end of the trace (the -1 ns rows of thread_state); one
+// that wrote a thread's track descriptor on its event sequence made a second
+// thread of that tid, from before the thread existed, when it was the last
+// thread described (one run in eight).
 TEST(TraceProcessor, ThreadsThatComeAndGoAreOneThreadEach) {
   GN_REQUIRE_REAL_EBPF();
   std::string tp = FindTraceProcessor();
@@ -115,7 +118,14 @@ TEST(TraceProcessor, ThreadsThatComeAndGoAreOneThreadEach) {
                     "union all select 'open_runnable', count(*) from thread_state join thread using (utid) "
                     "  where tid in (" + list + ") and state = 'R' and dur = -1 "
                     "union all select 'dead', count(*) from thread_state join thread using (utid) "
-                    "  where tid in (" + list + ") and state in ('X', 'Z');");
+                    "  where tid in (" + list + ") and state in ('X', 'Z') "
+                    // Set where a thread descriptor went out on an event
+                    // sequence: that thread was then made for each of the
+                    // sequence's global-track events, however early
+                    // (export/perfetto/sequence_ids.h).
+                    "union all select 'passthrough', count(*) from args "
+                    "  where key = 'legacy_event.passthrough_utid';");
+  EXPECT_EQ(rows["passthrough"], 0);
   EXPECT_EQ(rows["threads"], static_cast<long long>(tids.size()));
   // A runnable state stays open only where this kernel did not report the
   // switch that ran the thread (MEASURED.md); the recorder counts those.

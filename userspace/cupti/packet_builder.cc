@@ -7,10 +7,11 @@ namespace gpunoise::cupti {
 PacketBuilder::PacketBuilder(uint32_t sequence_id, std::string* out)
     : sequence_id_(sequence_id), out_(out) {}
 
-ProtoWriter PacketBuilder::BeginPacket(uint64_t ts) {
+ProtoWriter PacketBuilder::BeginPacket(uint64_t ts, bool on_sequence) {
   scratch_.clear();
   ProtoWriter w(&scratch_);
   if (ts) w.Varint(pf::TracePacket::kTimestamp, ts);
+  if (!on_sequence) return w;
   w.Varint(pf::TracePacket::kTrustedPacketSequenceId, sequence_id_);
   if (sequence_start_pending_) {
     w.Varint(pf::TracePacket::kSequenceFlags, pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
@@ -40,7 +41,7 @@ void PacketBuilder::ClockSnapshot(const ClockReadings& clocks) {
 }
 
 void PacketBuilder::TrackDescriptor(const TrackSpec& t) {
-  ProtoWriter w = BeginPacket(0);
+  ProtoWriter w = BeginPacket(0, /*on_sequence=*/t.thread_tid == 0);
   size_t desc = w.BeginNested(pf::TracePacket::kTrackDescriptor);
   w.Varint(pf::TrackDescriptor::kUuid, t.uuid);
   if (t.parent_uuid) w.Varint(pf::TrackDescriptor::kParentUuid, t.parent_uuid);

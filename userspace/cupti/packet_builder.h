@@ -100,7 +100,9 @@ class PacketBuilder {
 
  private:
   friend class EventPacket;
-  ProtoWriter BeginPacket(uint64_t ts);
+  // `on_sequence` false: no trusted_packet_sequence_id, for a thread's track
+  // descriptor (export/perfetto/sequence_ids.h says why).
+  ProtoWriter BeginPacket(uint64_t ts, bool on_sequence = true);
   void EndPacket();
   EventPacket BeginEvent(uint64_t ts, uint64_t track, uint64_t type, std::string_view name,
                          std::string_view category);

@@ -215,6 +215,29 @@ TEST(TrackEventWriter, DescriptorsOfThreadsProcessesAndCounters) {
   EXPECT_FALSE(plain.track_descriptor().counter().has_unit());
 }
 
+// The trace processor takes a thread descriptor on a sequence with valid
+// incremental state for the thread of the whole sequence (sequence_ids.h).
+TEST(TrackEventWriter, AThreadTrackDescriptorGoesOnNoSequenceAndLeavesTheSequenceStartToTheNextPacket) {
+  TrackEventWriter writer(3, 0);
+  TracePacketBuilder packet;
+  writer.FillThreadTrackDescriptor(&packet, 5, 100, 101, "worker");
+  TracePacket thread = Parsed(packet);
+  EXPECT_FALSE(thread.has_trusted_packet_sequence_id());
+  EXPECT_FALSE(thread.has_sequence_flags());
+  EXPECT_FALSE(thread.has_first_packet_on_sequence());
+  EXPECT_EQ(thread.track_descriptor().thread().tid(), 101);
+
+  writer.FillInstant(&packet, 1000, 5, "event");
+  TracePacket first = Parsed(packet);
+  EXPECT_EQ(first.trusted_packet_sequence_id(), 3u);
+  EXPECT_TRUE(first.first_packet_on_sequence());
+  EXPECT_EQ(first.sequence_flags(), static_cast<uint32_t>(TracePacket::SEQ_INCREMENTAL_STATE_CLEARED));
+
+  // Process and plain tracks stay on the sequence.
+  writer.FillProcessTrackDescriptor(&packet, 6, 100, "proc");
+  EXPECT_EQ(Parsed(packet).trusted_packet_sequence_id(), 3u);
+}
+
 TEST(TrackEventWriter, EventsCarryTheirTypeTrackNameCategoryAndArgsInOrder) {
   TrackEventWriter writer(1, 0);
   TracePacketBuilder packet;

@@ -22,6 +22,16 @@ inline constexpr uint32_t kCpuTrackSequenceBase = 1024;
 inline constexpr uint32_t CpuVectorSequenceId(uint32_t cpu) { return kCpuTrackSequenceBase + 2 * cpu; }
 inline constexpr uint32_t CpuIdleSequenceId(uint32_t cpu) { return kCpuTrackSequenceBase + 2 * cpu + 1; }
 
+// A thread's track descriptor goes out on no sequence (no
+// trusted_packet_sequence_id). On a sequence with valid incremental state,
+// the trace processor (v58) also takes it as the thread of the whole
+// sequence, earlier packets included: every event of that sequence on a
+// global track then looks up or makes that thread (its
+// `legacy_event.passthrough_utid` arg), and a thread that started during the
+// recording came out twice, once made at the first such event, before the
+// thread existed. A packet without a sequence never has valid incremental
+// state (clearing it needs a sequence id).
+
 // The GPU processes' fragments, renumbered from here upward when they are
 // merged into the recording: above every fixed id, however many there are.
 inline constexpr uint32_t kFirstFragmentSequenceId = 1u << 20;

@@ -123,7 +123,11 @@ void TrackEventWriter::FillTrackDescriptor(TracePacketBuilder* packet, uint64_t 
 
 void TrackEventWriter::FillThreadTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, int32_t pid,
                                                  int32_t tid, std::string_view thread_name) {
-  Stamp(packet, 0);
+  // Not Stamp: on this writer's sequence, the trace processor would take the
+  // thread for the sequence's own (sequence_ids.h), and the sequence's first
+  // packet must stay the one that clears its state.
+  if (!pending_.empty()) std::abort();
+  packet->Clear();
   packet->Open(pf::TracePacket::kTrackDescriptor);
   packet->w().Varint(pf::TrackDescriptor::kUuid, uuid);
   packet->Open(pf::TrackDescriptor::kThread);

@@ -44,7 +44,8 @@ class TrackEventWriter {
   void FillTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, std::string_view name,
                            uint64_t parent_uuid = 0, std::string_view description = {});
   // A track attached to a Linux thread, so its slices appear in that thread's
-  // group beside the kernel's scheduling data for it.
+  // group beside the kernel's scheduling data for it. The packet goes out on
+  // no sequence (sequence_ids.h says why).
   void FillThreadTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, int32_t pid, int32_t tid,
                                  std::string_view thread_name);
   void FillProcessTrackDescriptor(TracePacketBuilder* packet, uint64_t uuid, int32_t pid,
