@@ -6,6 +6,7 @@ run. GPUNOISE_BUILD_DIR names the build directory (CMake sets it)."""
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -218,7 +219,9 @@ class RunPyTest(unittest.TestCase):
         require_root(self)
 
     def test_quick_run_writes_a_results_block_with_every_figure(self):
-        out = os.path.join(tempfile.mkdtemp(prefix="gpunoise-bench-test-"), "perf.md")
+        out_dir = tempfile.mkdtemp(prefix="gpunoise-bench-test-")
+        self.addCleanup(shutil.rmtree, out_dir, True)
+        out = os.path.join(out_dir, "perf.md")
         with open("/proc/sys/kernel/bpf_stats_enabled") as f:
             stats_before = f.read().strip()
         p = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "run.py"), "--quick", "--workloads",

@@ -24,6 +24,13 @@ class Fixed(workloads.Workload):
     key, name = "w1", "W1 sched pipe"
 
 
+def temp_dir(test):
+    """A private directory removed when `test` ends, passed or failed."""
+    d = tempfile.mkdtemp(prefix="gpunoise-bench-test-")
+    test.addCleanup(shutil.rmtree, d, True)
+    return d
+
+
 def run(throughput, work, busy, wall):
     return workloads.WorkloadRun(throughput, work, busy, wall)
 
@@ -82,8 +89,7 @@ class WorkloadCleanupTest(unittest.TestCase):
 class ParsersTest(unittest.TestCase):
     def tracer_outputs(self, stdout_text):
         """A directory holding a tracer's stdout.txt and an empty stderr.txt."""
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d, True)
+        d = temp_dir(self)
         with open(os.path.join(d, "stdout.txt"), "w") as f:
             f.write(stdout_text)
         open(os.path.join(d, "stderr.txt"), "w").close()
@@ -152,13 +158,13 @@ class ParsersTest(unittest.TestCase):
         header = bytearray(104)
         header[:8] = perf_data.PERF_MAGIC
         struct.pack_into("<QQ", header, 40, 104, len(records))
-        path = os.path.join(tempfile.mkdtemp(), "perf.data")
+        path = os.path.join(temp_dir(self), "perf.data")
         with open(path, "wb") as f:
             f.write(bytes(header) + records)
         self.assertEqual(perf_data.lost_samples(path), 42)
 
     def test_perf_data_rejects_a_file_that_is_not_perf_data(self):
-        path = os.path.join(tempfile.mkdtemp(), "perf.data")
+        path = os.path.join(temp_dir(self), "perf.data")
         with open(path, "wb") as f:
             f.write(b"x" * 200)
         with self.assertRaises(perf_data.PerfDataError):
@@ -301,7 +307,7 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(lines[7].endswith(f"| {report.MET} |"))
 
     def test_replace_block_keeps_the_text_outside_the_markers(self):
-        path = os.path.join(tempfile.mkdtemp(), "doc.md")
+        path = os.path.join(temp_dir(self), "doc.md")
         with open(path, "w") as f:
             f.write(f"intro\n\n{report.RESULTS_BEGIN}\nold\n{report.RESULTS_END}\n\noutro\n")
         report.replace_block(path, report.RESULTS_BEGIN, report.RESULTS_END,
@@ -311,7 +317,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(text, f"intro\n\n{report.RESULTS_BEGIN}\nnew\n{report.RESULTS_END}\n\noutro\n")
 
     def test_replace_block_appends_to_a_file_without_markers(self):
-        path = os.path.join(tempfile.mkdtemp(), "doc.md")
+        path = os.path.join(temp_dir(self), "doc.md")
         with open(path, "w") as f:
             f.write("intro\n")
         report.replace_block(path, report.TARGETS_BEGIN, report.TARGETS_END,
@@ -344,7 +350,7 @@ class FloorAndProgramCostTest(unittest.TestCase):
                   {"id": 10, "type": "kprobe", "name": "unheld"}]"""
 
     def fake_proc(self):
-        root = tempfile.mkdtemp()
+        root = temp_dir(self)
         for pid, fds in ((41, {"3": "pos:\t0\nprog_type:\t17\nprog_id:\t7\n", "4": "pos:\t0\n"}),
                          (42, {"5": "link_type:\traw_tracepoint\nprog_id:\t9\n"})):
             os.makedirs(os.path.join(root, str(pid), "fdinfo"))

@@ -4,18 +4,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 namespace gpunoise::collect {
 namespace {
+
+// A fake /proc or /sys tree, removed with the test.
+class FakeRoot {
+ public:
+  explicit FakeRoot(const char* kind) {
+    std::string tmpl = std::string("/tmp/gpunoise-") + kind + "-XXXXXX";
+    if (::mkdtemp(tmpl.data())) path_ = tmpl;
+  }
+  FakeRoot(const FakeRoot&) = delete;
+  FakeRoot& operator=(const FakeRoot&) = delete;
+  ~FakeRoot() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 void Write(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
 TEST(IrqScanner, ReadsNamesAndAffinitiesFromAProcTree) {
-  char tmpl[] = "/tmp/gpunoise-proc-XXXXXX";
-  std::string root = ::mkdtemp(tmpl);
+  FakeRoot proc("proc");
+  ASSERT_FALSE(proc.path().empty());
+  const std::string& root = proc.path();
   Write(root + "/interrupts",
         "           CPU0       CPU1       \n"
         "  0:         10          0   IO-APIC   2-edge      timer\n"
@@ -43,8 +64,9 @@ TEST(IrqScanner, MissingProcGivesAnEmptyTable) {
 }
 
 TEST(IrqScanner, MapNicIrqsUsesMsiIrqsOfTheBusDeviceAndIrqNames) {
-  char tmpl[] = "/tmp/gpunoise-sys-XXXXXX";
-  std::string root = ::mkdtemp(tmpl);
+  FakeRoot sys("sys");
+  ASSERT_FALSE(sys.path().empty());
+  const std::string& root = sys.path();
   // eth0: virtio, vectors on the PCI parent of the virtio device.
   for (const char* d : {"/devices", "/devices/pci0", "/devices/pci0/virtio2", "/devices/pci0/msi_irqs",
                         "/devices/pci0/msi_irqs/37", "/devices/pci0/msi_irqs/38",
@@ -71,8 +93,9 @@ TEST(IrqScanner, MapNicIrqsUsesMsiIrqsOfTheBusDeviceAndIrqNames) {
 }
 
 TEST(IrqScanner, MapNicIrqsMatchesInterfaceNamesInIrqNames) {
-  char tmpl[] = "/tmp/gpunoise-sys-XXXXXX";
-  std::string root = ::mkdtemp(tmpl);
+  FakeRoot sys("sys");
+  ASSERT_FALSE(sys.path().empty());
+  const std::string& root = sys.path();
   for (const char* d : {"/class", "/class/net", "/class/net/eth1", "/class/net/eth10"})
     ::mkdir((root + d).c_str(), 0755);
   model::IrqTable irqs;

@@ -162,7 +162,9 @@ TEST(BlackboxLive, EveryCpusDecodedRecordsAreWhatItsStatsCountInTimeOrder) {
     EXPECT_EQ(s.unknown_ids, 0u);
     // The flood wraps an 8 MiB ring (overwrite mode): what was overwritten
     // is flagged on the first page the reader got, with its count.
-    if (k.overrun) EXPECT_GT(s.pages_with_loss, 0u);
+    if (k.overrun) {
+      EXPECT_GT(s.pages_with_loss, 0u);
+    }
     EXPECT_EQ(LostRecords(s, k), k.overrun + k.commit_overrun + k.dropped_events);
     total += s.records;
     loss += s.loss();
@@ -173,7 +175,9 @@ TEST(BlackboxLive, EveryCpusDecodedRecordsAreWhatItsStatsCountInTimeOrder) {
   EXPECT_GT(d.napi, 100u);
   EXPECT_GT(d.receive, 100u);
   EXPECT_GT(d.transmit, 100u);
-  if (overrun) EXPECT_GT(loss, 0u);
+  if (overrun) {
+    EXPECT_GT(loss, 0u);
+  }
   std::printf("decoded %llu records; kernel overrun %llu, decoder loss %llu\n",
               static_cast<unsigned long long>(total), static_cast<unsigned long long>(overrun),
               static_cast<unsigned long long>(loss));
@@ -203,8 +207,9 @@ TEST(BlackboxLive, ATinyBufferThatOverflowsShowsItsLossCounted) {
     EXPECT_EQ(d.stats[i].records, d.pages[i].stats_before.entries);
     // The kernel stores how many it overwrote since the last read when the
     // page has room: then the count is the stats file's overrun exactly.
-    if (d.stats[i].lost_records && !d.stats[i].loss_uncounted_pages)
+    if (d.stats[i].lost_records && !d.stats[i].loss_uncounted_pages) {
       EXPECT_EQ(d.stats[i].lost_records, d.pages[i].stats_before.overrun);
+    }
   }
   ASSERT_GT(overrun, 10000u);
   EXPECT_GT(flagged, 0u);

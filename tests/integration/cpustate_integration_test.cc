@@ -159,7 +159,9 @@ TEST(Cpustate, ARealRecordingHoldsTheIdlePeriodsTheKernelCountedAndAQuietRunNone
   for (const auto& [cpu, list] : d.idle) {
     for (size_t i = 0; i < list.size(); ++i) {
       EXPECT_LE(list[i].start, list[i].end);
-      if (i) EXPECT_LE(list[i - 1].end, list[i].start) << "CPU " << cpu << ": idle periods overlap";
+      if (i) {
+        EXPECT_LE(list[i - 1].end, list[i].start) << "CPU " << cpu << ": idle periods overlap";
+      }
       if (list[i].start < r.from || list[i].start >= r.to) continue;
       ++spans;
       // The scheduler ran the idle task there: the midpoint is in one of
@@ -191,9 +193,15 @@ TEST(Cpustate, ARealRecordingHoldsTheIdlePeriodsTheKernelCountedAndAQuietRunNone
     std::printf("not measurable: %s: %s\n", n.kind.c_str(), n.reason.c_str());
     unmeasured.insert(n.kind);
   }
-  if (!std::filesystem::exists("/sys/devices/system/cpu/cpu0/cpufreq")) EXPECT_TRUE(unmeasured.count("cpu_frequency"));
-  if (!std::filesystem::exists("/sys/devices/system/node/node1")) EXPECT_TRUE(unmeasured.count("numa_balancing"));
-  if (!std::filesystem::exists("/dev/cpu/0/msr")) EXPECT_TRUE(unmeasured.count("smi"));
+  if (!std::filesystem::exists("/sys/devices/system/cpu/cpu0/cpufreq")) {
+    EXPECT_TRUE(unmeasured.count("cpu_frequency"));
+  }
+  if (!std::filesystem::exists("/sys/devices/system/node/node1")) {
+    EXPECT_TRUE(unmeasured.count("numa_balancing"));
+  }
+  if (!std::filesystem::exists("/dev/cpu/0/msr")) {
+    EXPECT_TRUE(unmeasured.count("smi"));
+  }
   EXPECT_FALSE(unmeasured.count("idle_exit"));
 }
 

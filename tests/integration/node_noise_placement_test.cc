@@ -138,7 +138,9 @@ TEST(Placement, AnIdleAllowedCpuBesideAHogIsNamedWhenLoadBalancingIsOff) {
   if (!happened) {
     std::printf("note: CPU 0 was busy (or the thread moved): checked only that a finding claims no more idle "
                 "time than CPU 0 had\n");
-    if (f) EXPECT_LE(static_cast<double>(f->cost_ns), 1.1 * run.cpu0_idle + 20e6) << text;
+    if (f) {
+      EXPECT_LE(static_cast<double>(f->cost_ns), 1.1 * run.cpu0_idle + 20e6) << text;
+    }
     return;
   }
   ASSERT_NE(f, nullptr) << text;

@@ -121,8 +121,11 @@ TEST(Steal, AReplayedRecordingWithInjectedStealNamesItAndANearMissDoesNot) {
   std::string slight = InjectSteal(base, dir.path() + "/slight.pftrace", 1, 0.005, from, to);
   analyze::Analysis b = ReportOn(slight, focus, &text);
   EXPECT_EQ(FindDetector(b, "steal"), nullptr) << text;
-  for (const auto& c : b.cpus)
-    if (c.cpu == 1) EXPECT_TRUE(c.steal_recorded && c.steal_ns > 0) << "the column shows it all the same";
+  for (const auto& c : b.cpus) {
+    if (c.cpu == 1) {
+      EXPECT_TRUE(c.steal_recorded && c.steal_ns > 0) << "the column shows it all the same";
+    }
+  }
 }
 
 }  // namespace

@@ -176,7 +176,9 @@ void RunInNamespace(bool nested) {
   for (const auto& n : names) EXPECT_GT(launches_by_name[n], 0u) << "no launch flow on " << n;
   // Nothing of the app was left on namespace-local ids.
   for (const auto& [uuid, d] : v.tracks())
-    if (d->has_thread()) EXPECT_NE(d->thread().pid(), 1) << "a thread track kept the namespace's pid";
+    if (d->has_thread()) {
+      EXPECT_NE(d->thread().pid(), 1) << "a thread track kept the namespace's pid";
+    }
 
   // The recorder's accounting, in the trace and on stderr: the app mapped,
   // the unseen namespace counted and its track bound to nothing.

@@ -129,7 +129,9 @@ TEST(RecordIntegration, PingPongThreadsAppearWithNamesAndEverySwitchIn) {
       ++softirqs;
       EXPECT_LT(e->softirq_entry().vec(), 10u);
     }
-    if (e->has_softirq_exit()) EXPECT_LT(e->softirq_exit().vec(), 10u);
+    if (e->has_softirq_exit()) {
+      EXPECT_LT(e->softirq_exit().vec(), 10u);
+    }
   }
   EXPECT_GT(softirqs, 0);
 
@@ -172,7 +174,9 @@ TEST(RecordIntegration, SigintMidRecordYieldsAValidCompleteFile) {
     if (p.has_track_event() && p.track_event().name() == "gpunoise recording") {
       summary = true;
       for (const auto& a : p.track_event().debug_annotations())
-        if (a.name() == "end_reason") EXPECT_EQ(a.string_value(), "signal SIGINT");
+        if (a.name() == "end_reason") {
+          EXPECT_EQ(a.string_value(), "signal SIGINT");
+        }
     }
   }
   EXPECT_TRUE(end_stats);

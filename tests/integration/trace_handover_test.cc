@@ -107,7 +107,9 @@ TEST(TraceHandover, ASecondCtrlCWhileDetachingEndsAtOnceWithACompleteTrace) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1u);
   std::string tp = FindTraceProcessor();
-  if (!tp.empty()) EXPECT_GT(TraceProcessorCount(tp, out, "select count(*) from sched_slice"), 10);
+  if (!tp.empty()) {
+    EXPECT_GT(TraceProcessorCount(tp, out, "select count(*) from sched_slice"), 10);
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -14,6 +14,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -187,9 +189,39 @@ std::string GpunoiseBinary() {
   return bin ? bin : GPUNOISE_BIN_DEFAULT;
 }
 
+namespace {
+// MakeTempDir's directories, removed with everything in them when the test
+// process exits (ctest runs each test in a process of its own), also after a
+// failed assertion; GN_KEEP_TRACES=1 keeps them. A forked child that calls
+// exit() removes nothing: the directories are its parent's.
+class TempDirsRemovedAtExit {
+ public:
+  ~TempDirsRemovedAtExit() {
+    if (::getpid() != owner_ || std::getenv("GN_KEEP_TRACES")) return;
+    std::lock_guard lock(mutex_);
+    for (const auto& dir : dirs_) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  }
+  void Add(std::string dir) {
+    std::lock_guard lock(mutex_);
+    dirs_.push_back(std::move(dir));
+  }
+
+ private:
+  const pid_t owner_ = ::getpid();
+  std::mutex mutex_;
+  std::vector<std::string> dirs_;
+};
+}  // namespace
+
 std::string MakeTempDir() {
+  static TempDirsRemovedAtExit removed_at_exit;
   char tmpl[] = "/tmp/gpunoise-test-XXXXXX";
-  return mkdtemp(tmpl);
+  if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp /tmp/gpunoise-test-XXXXXX failed");
+  removed_at_exit.Add(tmpl);
+  return tmpl;
 }
 
 namespace {

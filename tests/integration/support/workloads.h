@@ -66,6 +66,7 @@ inline constexpr const char* kNoTraceProcessor =
 
 // The gpunoise binary under test (GPUNOISE_BIN, set by CMake).
 std::string GpunoiseBinary();
+// A new private directory under /tmp, removed when the test process exits.
 std::string MakeTempDir();
 // A directory of MakeTempDir() (or the one given), removed with everything in
 // it when the test ends, also when it failed; GN_KEEP_TRACES=1 keeps it to
