@@ -57,13 +57,18 @@ TEST(ActivityConverter, KernelIsASliceOnItsStreamTrackUnderTheGpuAndProcess) {
   EXPECT_EQ(v.unclosed(), 0u);
 }
 
-TEST(ActivityConverter, LaunchCallOnTheRealThreadStartsTheFlowToItsKernel) {
-  ActivityConverter c(Options());
+// A chunk holding a cudaLaunchKernel call on thread kTid and its kernel.
+std::string LaunchAndItsKernel(ActivityConverter& c) {
   auto api = Api(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchCbid, 3000, 3500, 42);
   c.Convert(AsRecord(&api));
   auto k = Kernel(5000, 9000, 7, 42);
   c.Convert(AsRecord(&k));
-  TraceView v(c.TakeChunk(Now(10000), false));
+  return c.TakeChunk(Now(10000), false);
+}
+
+TEST(ActivityConverter, LaunchCallOnTheRealThreadStartsTheFlowToItsKernel) {
+  ActivityConverter c(Options());
+  TraceView v(LaunchAndItsKernel(c));
 
   const auto* thread = v.Track(c.ThreadTrackUuid(kTid));
   ASSERT_NE(thread, nullptr);
@@ -446,11 +451,7 @@ TEST(ActivityConverter, EveryChunkStandsAlone) {
 // (export/perfetto/sequence_ids.h).
 TEST(ActivityConverter, AThreadTrackDescriptorIsOnNoSequenceAndEverythingElseOnTheChunks) {
   ActivityConverter c(Options());
-  auto api = Api(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchCbid, 3000, 3500, 42);
-  c.Convert(AsRecord(&api));
-  auto k = Kernel(5000, 9000, 7, 42);
-  c.Convert(AsRecord(&k));
-  TraceView v(c.TakeChunk(Now(10000), false));
+  TraceView v(LaunchAndItsKernel(c));
   ASSERT_TRUE(v.parsed());
   int thread_descriptors = 0;
   for (const auto& p : v.trace().packet()) {
