@@ -113,7 +113,7 @@ class TraceMerger {
   void set_rewrite(PacketRewrite rewrite) { rewrite_ = std::move(rewrite); }
 
   // For inputs of another machine (machine_id != 0) appended while it is
-  // set: that machine's BOOTTIME minus the host's (0: it keeps its own axis).
+  // set: the host's BOOTTIME minus that machine's (0: it keeps its own axis).
   // Their clock snapshots are then written as RemoteClockSync packets,
   // which the trace processor needs (AsRemoteClockSync in
   // machine_alignment.h says why). Unset: copied as they are.

@@ -23,11 +23,15 @@ uint64_t TrackEventWriter::TrackUuid(std::string_view key) const {
   return uuid ? uuid : 1;
 }
 
-void TrackEventWriter::Stamp(TracePacketBuilder* packet, uint64_t ts, bool needs_incremental_state) {
+void TrackEventWriter::Begin(TracePacketBuilder* packet) {
   // Definitions still pending belong to a packet that was never finished:
   // dropping them would leave later iids unresolvable.
   if (!pending_.empty()) std::abort();
   packet->Clear();
+}
+
+void TrackEventWriter::Stamp(TracePacketBuilder* packet, uint64_t ts, bool needs_incremental_state) {
+  Begin(packet);
   ProtoWriter w = packet->w();
   if (ts) w.Varint(pf::TracePacket::kTimestamp, ts);
   w.Varint(pf::TracePacket::kTrustedPacketSequenceId, sequence_id_);
@@ -126,8 +130,7 @@ void TrackEventWriter::FillThreadTrackDescriptor(TracePacketBuilder* packet, uin
   // Not Stamp: on this writer's sequence, the trace processor would take the
   // thread for the sequence's own (sequence_ids.h), and the sequence's first
   // packet must stay the one that clears its state.
-  if (!pending_.empty()) std::abort();
-  packet->Clear();
+  Begin(packet);
   packet->Open(pf::TracePacket::kTrackDescriptor);
   packet->w().Varint(pf::TrackDescriptor::kUuid, uuid);
   packet->Open(pf::TrackDescriptor::kThread);

@@ -85,6 +85,9 @@ class TrackEventWriter {
     uint64_t iid;
     std::string_view value;  // into the table's key: map nodes do not move
   };
+  // Clears `packet` for a new one; aborts on unfinished interned definitions.
+  void Begin(TracePacketBuilder* packet);
+  // Begin, then the timestamp and this writer's sequence fields.
   void Stamp(TracePacketBuilder* packet, uint64_t ts, bool needs_incremental_state = false);
   // Stamp, then the event's type and track (left out on the default track).
   EventRef Open(TracePacketBuilder* packet, uint64_t ts, uint64_t track, uint32_t type,
