@@ -9,7 +9,7 @@
  * the socket layer reused the field) is counted under its socket's network
  * namespace with ifindex 0. With `--events net-packets` each drop is also a
  * ring record. */
-#include "net.bpf.h"
+#include "agg_cache.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -30,6 +30,8 @@ struct {
 	__type(key, struct gn_drop_key);
 	__type(value, struct gn_drop_val);
 } gn_drop_stats SEC(".maps");
+
+GN_AGG_CACHE(gn_drop_cache, gn_drop_cache_slot);
 
 /* Rare path (no device), and rx_sk arrives as a plain number from ctx[], so
  * it is always read through bpf_probe_read_kernel. */
@@ -62,7 +64,8 @@ static __always_inline void gn_drop(bool btf, struct sk_buff *skb, __u64 locatio
 
 	static const struct gn_drop_val zero = {};
 	bool created = false;
-	struct gn_drop_val *val = gn_agg_slot(&gn_drop_stats, &key, &zero, &created);
+	struct gn_drop_val *val = gn_agg_cached(&gn_drop_cache, &gn_drop_stats, &key, GN_WORDS(key), &zero,
+						GN_WORDS(zero), gn_drop_key_mix(&key), &created);
 	if (val) {
 		/* Per-CPU slot. kfree_skb can nest (a hard irq freeing an skb
 		 * while a softirq frees another): the rare lost increment is

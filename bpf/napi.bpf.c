@@ -10,7 +10,7 @@
  * device name). dql_stall_detected (TX byte queue limits saw a stall; Linux
  * 6.10+) lives in the napi tracepoint category and is always recorded: it is
  * rare and each one matters. */
-#include "net.bpf.h"
+#include "agg_cache.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -23,6 +23,8 @@ struct {
 	__type(key, struct gn_napi_key);
 	__type(value, struct gn_napi_val);
 } gn_napi_stats SEC(".maps");
+
+GN_AGG_CACHE(gn_napi_cache, gn_napi_cache_slot);
 
 static __always_inline void gn_do_napi_poll(bool btf, struct napi_struct *napi, int work, int budget)
 {
@@ -39,7 +41,8 @@ static __always_inline void gn_do_napi_poll(bool btf, struct napi_struct *napi, 
 
 	static const struct gn_napi_val zero = {};
 	bool created = false;
-	struct gn_napi_val *val = gn_agg_slot(&gn_napi_stats, &key, &zero, &created);
+	struct gn_napi_val *val = gn_agg_cached(&gn_napi_cache, &gn_napi_stats, &key, GN_WORDS(key), &zero,
+						GN_WORDS(zero), gn_napi_key_mix(&key), &created);
 	if (val) {
 		/* Per-CPU slot, and napi_poll does not nest on a CPU: plain adds. */
 		val->polls += 1;

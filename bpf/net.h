@@ -154,8 +154,12 @@ enum gn_tx_count_point {
 	GN_TX_AT_XMIT = 2,  /* net_dev_xmit alone (no net_dev_start_xmit) */
 };
 
+/* The counter maps' keys are compared and copied as 64-bit words by their
+ * per-CPU caches (bpf/agg_cache.bpf.h): 8-byte aligned, sizes multiples of 8. */
+#define GN_AGG_KEY __attribute__((aligned(8)))
+
 /* gn_dev_stats: packets and bytes per device, queue and direction. */
-struct gn_dev_key {
+struct GN_AGG_KEY gn_dev_key {
 	struct gn_net_dev dev;
 	__s32 queue; /* -1: unknown or not applicable */
 	__u32 dir;   /* enum gn_net_dir */
@@ -168,7 +172,7 @@ struct gn_dev_val {
 };
 
 /* gn_napi_stats: polls per NAPI instance. */
-struct gn_napi_key {
+struct GN_AGG_KEY gn_napi_key {
 	struct gn_net_dev dev;
 	__u32 napi_id;
 	__s32 queue; /* napi_struct::index or -1 */
@@ -183,7 +187,7 @@ struct gn_napi_val {
 };
 
 /* gn_drop_stats: kfree_skb per device, reason and code location. */
-struct gn_drop_key {
+struct GN_AGG_KEY gn_drop_key {
 	struct gn_net_dev dev;
 	__u32 reason;
 	__u32 pad;
@@ -193,6 +197,68 @@ struct gn_drop_key {
 struct gn_drop_val {
 	__u64 packets;
 	__u64 bytes;
+};
+
+/* Each counter map has a front of GN_AGG_CACHE_SLOTS slots per CPU
+ * (bpf/agg_cache.bpf.h): an array map of possible CPUs x slots, mapped by
+ * user space, which reads a key's count on a CPU as its slot's plus its
+ * hash entry's. A slot is owned by the first key that lands on it. */
+#define GN_AGG_CACHE_SLOTS 64
+
+enum gn_agg_slot_state {
+	GN_AGG_SLOT_FREE = 0,
+	GN_AGG_SLOT_CLAIMING = 1, /* key and value being written: not yet counted */
+	GN_AGG_SLOT_OWNED = 2,
+};
+
+/* A 32-bit finaliser (murmur3's), so that nearby ifindexes, queues and
+ * namespaces spread over the slots. */
+static inline __u32 gn_agg_mix(__u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bU;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35U;
+	h ^= h >> 16;
+	return h;
+}
+
+/* Slot mixes of each key type, every field that tells keys apart (shared
+ * with user space, whose tests know which keys share a slot). */
+static inline __u32 gn_dev_key_mix(const struct gn_dev_key *k)
+{
+	return gn_agg_mix(k->dev.ifindex * 0x9e3779b1U + k->dev.netns * 0x7feb352dU +
+			  (__u32)k->queue * 0x846ca68bU + k->dir);
+}
+
+static inline __u32 gn_napi_key_mix(const struct gn_napi_key *k)
+{
+	return gn_agg_mix(k->napi_id * 0x9e3779b1U + k->dev.netns * 0x7feb352dU +
+			  k->dev.ifindex * 0x846ca68bU + (__u32)k->queue * 0x27d4eb2fU + (__u32)k->irq);
+}
+
+static inline __u32 gn_drop_key_mix(const struct gn_drop_key *k)
+{
+	return gn_agg_mix((__u32)k->location * 0x9e3779b1U + (__u32)(k->location >> 32) +
+			  k->reason * 0x7feb352dU + k->dev.ifindex * 0x846ca68bU + k->dev.netns);
+}
+
+struct gn_dev_cache_slot {
+	__u64 state; /* enum gn_agg_slot_state; first, so a reader sees it before the key */
+	struct gn_dev_key key;
+	struct gn_dev_val val;
+};
+
+struct gn_napi_cache_slot {
+	__u64 state;
+	struct gn_napi_key key;
+	struct gn_napi_val val;
+};
+
+struct gn_drop_cache_slot {
+	__u64 state;
+	struct gn_drop_key key;
+	struct gn_drop_val val;
 };
 
 /* gn_nic_stats: NIC-driver tracepoint hits per event and device. */

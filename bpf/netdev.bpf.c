@@ -39,7 +39,7 @@
  * freed (or handed to another CPU), so the skb is not read there: its queue
  * and segment count come from net_dev_start_xmit on the same CPU, kept on a
  * small per-CPU stack because stacked devices (vlan, bond) nest the pair. */
-#include "net.bpf.h"
+#include "agg_cache.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -62,6 +62,8 @@ struct {
 	__type(key, struct gn_dev_key);
 	__type(value, struct gn_dev_val);
 } gn_dev_stats SEC(".maps");
+
+GN_AGG_CACHE(gn_dev_cache, gn_dev_cache_slot);
 
 struct gn_xmit_slot {
 	__u64 skb;
@@ -95,7 +97,8 @@ static __always_inline bool gn_count(const struct gn_dev_key *key, __u64 packets
 {
 	static const struct gn_dev_val zero = {};
 	bool created = false;
-	struct gn_dev_val *val = gn_agg_slot(&gn_dev_stats, key, &zero, &created);
+	struct gn_dev_val *val = gn_agg_cached(&gn_dev_cache, &gn_dev_stats, key, GN_WORDS(*key), &zero,
+					       GN_WORDS(zero), gn_dev_key_mix(key), &created);
 	if (!val)
 		return false;
 	/* This CPU's slot; these tracepoints run with bottom halves off and do
@@ -112,7 +115,8 @@ static __always_inline bool gn_count(const struct gn_dev_key *key, __u64 packets
 static __always_inline void gn_uncount(const struct gn_dev_key *key, __u64 packets, __u64 bytes,
 				       __u64 errors)
 {
-	struct gn_dev_val *val = bpf_map_lookup_elem(&gn_dev_stats, key);
+	struct gn_dev_val *val =
+		gn_agg_cached_find(&gn_dev_cache, &gn_dev_stats, key, GN_WORDS(*key), gn_dev_key_mix(key));
 	if (!val)
 		return;
 	val->packets -= packets;

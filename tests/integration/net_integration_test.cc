@@ -9,12 +9,18 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_reader.h"
 #include "integration/support/veth_pair.h"
 #include "integration/support/workloads.h"
+
+extern "C" {
+#include "bpf/net.h"
+}
 
 namespace gpunoise::testing {
 namespace {
@@ -123,6 +129,59 @@ TEST(NetIntegration, PerDevicePacketCountersMatchDeviceStatisticsDuringAFlood) {
   EXPECT_LT(RelativeError(ArgU64(*rx_totals, "rx_bytes"), rx_bytes), 0.02)
       << ArgU64(*rx_totals, "rx_bytes") << " vs " << rx_bytes << " for " << rx_truth << " packets";
   EXPECT_FALSE(CounterSamples(*trace, rx_label + " rx Gbit/s").empty());
+}
+
+// The device counters count in a per-CPU cache slot per key, and a key
+// whose slot another key owns counts in the hash map (bpf/agg_cache.bpf.h).
+// Pairs are made until two senders' transmit keys share a slot; then every
+// sender's count must match its device's, whichever of the two it is in.
+TEST(NetIntegration, DeviceCountersStayRightWhenDevicesShareACacheSlot) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  std::vector<std::unique_ptr<VethPair>> pairs;
+  std::map<uint32_t, size_t> slot_owner;  // slot of a sender's TX key -> pair
+  std::optional<std::pair<size_t, size_t>> sharing;
+  while (!sharing && pairs.size() < 32) {
+    std::string error;
+    auto pair = VethPair::Create({}, &error);
+    ASSERT_TRUE(pair) << error;
+    // TX is counted at net_dev_queue, on veth's only queue.
+    gn_dev_key key{};
+    key.dev = {pair->netns_inode(Side::kSender), pair->ifindex(Side::kSender)};
+    key.queue = 0;
+    key.dir = GN_NET_TX;
+    ASSERT_NE(key.dev.ifindex, 0u);
+    const uint32_t slot = gn_dev_key_mix(&key) & (GN_AGG_CACHE_SLOTS - 1);
+    auto [it, fresh] = slot_owner.emplace(slot, pairs.size());
+    if (!fresh) sharing = std::pair{it->second, pairs.size()};
+    pairs.push_back(std::move(pair));
+  }
+  ASSERT_TRUE(sharing) << "no two of " << pairs.size() << " senders share a slot";
+
+  Recording rec("sharing", {"-d", "60"});
+  ASSERT_TRUE(rec.WaitStarted());
+  std::vector<uint64_t> tx_truth;
+  for (const auto& pair : pairs) {
+    auto before = pair->LinkStatistics(Side::kSender);
+    UdpFloodOptions flood;
+    flood.duration = 200ms;
+    flood.max_packets = 5000;
+    UdpFloodResult r = RunUdpFlood(*pair, flood);
+    ASSERT_GT(r.sent, 0u);
+    tx_truth.push_back(pair->LinkStatistics(Side::kSender)["tx_packets"] - before["tx_packets"]);
+  }
+  std::string log;
+  auto trace = rec.Finish(&log);
+  ASSERT_TRUE(trace) << log;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const std::string label = Label(*pairs[i], Side::kSender);
+    auto totals = DeviceTotals(*trace, label);
+    ASSERT_TRUE(totals) << "no totals for " << label;
+    const bool shares = i == sharing->first || i == sharing->second;
+    EXPECT_LT(RelativeError(ArgU64(*totals, "tx_packets"), tx_truth[i]), 0.02)
+        << label << (shares ? " (shares its slot)" : "") << ": " << ArgU64(*totals, "tx_packets") << " vs "
+        << tx_truth[i];
+  }
 }
 
 TEST(NetIntegration, NapiPollsOfTheReceivingDeviceRunOnTheChosenCpu) {

@@ -23,6 +23,8 @@ void DropsCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
+  if (!cache_.Size(skel_->maps.gn_drop_cache))
+    log::Warning("drops: the counter cache has slots for one CPU only; the others count in the hash map");
   int arity = context.catalog->BtfTracepointArity("kfree_skb");
   skel_->rodata->gn_kfree_has_reason = arity >= 3;
   skel_->rodata->gn_kfree_has_rx_sk = arity >= 4;
@@ -31,7 +33,9 @@ void DropsCollector::Start(const CollectorContext& context) {
     return;
   }
   static constexpr std::string_view kRequired[] = {"kfree_skb"};
-  Status st = SelectLoadAttach(skel_->obj, context, kRequired, [&] { return drops_bpf__load(skel_); });
+  Status st = SelectLoadAttach(skel_->obj, context, kRequired, [&] {
+    return cache_.MapAfterLoad(drops_bpf__load(skel_), skel_->maps.gn_drop_cache, sizeof(gn_drop_cache_slot));
+  });
   if (!st.ok()) {
     log::Warning("{}", st.error().message);
     return;
@@ -44,8 +48,8 @@ void DropsCollector::AddMapLosses(std::vector<model::MapLoss>& out) const { AddN
 
 void DropsCollector::ReadCounters(model::NetSnapshot* out) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return;
-  ForEachPerCpuValue<gn_drop_key, gn_drop_val>(
-      skel_->maps.gn_drop_stats, [&](const gn_drop_key& k, uint32_t cpu, const gn_drop_val& v) {
+  ForEachCount<gn_drop_cache_slot>(
+      skel_->maps.gn_drop_stats, cache_, [&](const gn_drop_key& k, uint32_t cpu, const gn_drop_val& v) {
         if (!v.packets) return;
         model::DropCount c;
         c.dev = {k.dev.netns, k.dev.ifindex};
@@ -64,7 +68,8 @@ void DropsCollector::ReadDeviceNames(std::map<model::NetDeviceKey, std::string>*
 
 size_t DropsCollector::ForgetDevices(const std::set<model::NetDeviceKey>& gone) {
   if (!skel_) return 0;
-  return DeleteDeviceKeys<gn_drop_key>(skel_->maps.gn_drop_stats, gone) + DeleteNetNames(skel_->maps.gn_net_names, gone);
+  return cache_.Forget<gn_drop_cache_slot>(gone) + DeleteDeviceKeys<gn_drop_key>(skel_->maps.gn_drop_stats, gone) +
+         DeleteNetNames(skel_->maps.gn_net_names, gone);
 }
 
 }  // namespace gpunoise::collect

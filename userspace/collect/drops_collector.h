@@ -28,6 +28,7 @@ class DropsCollector : public NetCollector {
   NetOptions options_;
   DropReasonNames reasons_;
   drops_bpf* skel_ = nullptr;
+  AggCache cache_;  // in front of gn_drop_stats (bpf/agg_cache.bpf.h)
 };
 
 }  // namespace gpunoise::collect

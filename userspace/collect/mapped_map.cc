@@ -6,15 +6,15 @@
 namespace gpunoise::collect {
 
 MappedMap::~MappedMap() {
-  if (addr) ::munmap(const_cast<void*>(addr), size);
+  if (addr) ::munmap(addr, size);
 }
 
-bool MappedMap::Map(int fd, size_t bytes) {
+bool MappedMap::Map(int fd, size_t bytes, bool writable) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t rounded = (bytes + page - 1) / page * page;
-  void* p = ::mmap(nullptr, rounded, PROT_READ, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, rounded, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return false;
-  if (addr) ::munmap(const_cast<void*>(addr), size);
+  if (addr) ::munmap(addr, size);
   addr = p;
   size = rounded;
   return true;

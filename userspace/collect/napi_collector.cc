@@ -21,12 +21,16 @@ void NapiCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
+  if (!cache_.Size(skel_->maps.gn_napi_cache))
+    log::Warning("napi: the counter cache has slots for one CPU only; the others count in the hash map");
   if (!ShareTransport(skel_, context)) {
     Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;
   }
   static constexpr std::string_view kRequired[] = {"napi_poll"};
-  Status st = SelectLoadAttach(skel_->obj, context, kRequired, [&] { return napi_bpf__load(skel_); });
+  Status st = SelectLoadAttach(skel_->obj, context, kRequired, [&] {
+    return cache_.MapAfterLoad(napi_bpf__load(skel_), skel_->maps.gn_napi_cache, sizeof(gn_napi_cache_slot));
+  });
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
@@ -34,8 +38,8 @@ void NapiCollector::AddMapLosses(std::vector<model::MapLoss>& out) const { AddNe
 
 void NapiCollector::ReadCounters(model::NetSnapshot* out) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return;
-  ForEachPerCpuValue<gn_napi_key, gn_napi_val>(
-      skel_->maps.gn_napi_stats, [&](const gn_napi_key& k, uint32_t cpu, const gn_napi_val& v) {
+  ForEachCount<gn_napi_cache_slot>(
+      skel_->maps.gn_napi_stats, cache_, [&](const gn_napi_key& k, uint32_t cpu, const gn_napi_val& v) {
         if (!v.polls) return;
         model::NapiCount c;
         c.dev = {k.dev.netns, k.dev.ifindex};
@@ -56,7 +60,8 @@ void NapiCollector::ReadDeviceNames(std::map<model::NetDeviceKey, std::string>* 
 
 size_t NapiCollector::ForgetDevices(const std::set<model::NetDeviceKey>& gone) {
   if (!skel_) return 0;
-  return DeleteDeviceKeys<gn_napi_key>(skel_->maps.gn_napi_stats, gone) + DeleteNetNames(skel_->maps.gn_net_names, gone);
+  return cache_.Forget<gn_napi_cache_slot>(gone) + DeleteDeviceKeys<gn_napi_key>(skel_->maps.gn_napi_stats, gone) +
+         DeleteNetNames(skel_->maps.gn_net_names, gone);
 }
 
 }  // namespace gpunoise::collect

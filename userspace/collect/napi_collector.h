@@ -23,6 +23,7 @@ class NapiCollector : public NetCollector {
  private:
   NetOptions options_;
   napi_bpf* skel_ = nullptr;
+  AggCache cache_;  // in front of gn_napi_stats (bpf/agg_cache.bpf.h)
 };
 
 }  // namespace gpunoise::collect

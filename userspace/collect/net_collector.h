@@ -5,6 +5,7 @@
 
 #include <bpf/libbpf.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/agg_cache.h"
 #include "collect/collector.h"
 #include "model/net_counters.h"
 
@@ -98,6 +100,32 @@ void ForEachPerCpuValue(const bpf_map* map, Fn fn) {
       fn(key, static_cast<uint32_t>(cpu), v);
     }
   }
+}
+
+// Calls fn(key, cpu, value) once per key and CPU: the key's count in its
+// cache slot on that CPU, if it owns one, plus its hash map entry
+// (bpf/agg_cache.bpf.h says why a count can be in both).
+template <typename Slot, typename Fn>
+void ForEachCount(const bpf_map* hash, const AggCache& cache, Fn fn) {
+  using Key = decltype(Slot::key);
+  using Value = decltype(Slot::val);
+  using KeyBytes = std::array<uint8_t, sizeof(Key)>;
+  auto bytes = [](const Key& k) {
+    KeyBytes b;
+    std::memcpy(b.data(), &k, sizeof(Key));
+    return b;
+  };
+  std::map<std::pair<KeyBytes, uint32_t>, Slot> cached;
+  cache.ForEachOwned<Slot>(
+      [&](const Slot& slot, uint32_t cpu) { cached.emplace(std::pair{bytes(slot.key), cpu}, slot); });
+  ForEachPerCpuValue<Key, Value>(hash, [&](const Key& key, uint32_t cpu, const Value& value) {
+    auto it = cached.find({bytes(key), cpu});
+    if (it == cached.end())
+      fn(key, cpu, value);
+    else
+      AddCounts(it->second.val, value);
+  });
+  for (const auto& [where, slot] : cached) fn(slot.key, where.second, slot.val);
 }
 
 // Deletes every key of a per-device map whose device is in `gone` (keys

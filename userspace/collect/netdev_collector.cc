@@ -23,6 +23,8 @@ void NetdevCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
+  if (!cache_.Size(skel_->maps.gn_dev_cache))
+    log::Warning("netdev: the counter cache has slots for one CPU only; the others count in the hash map");
   skel_->rodata->gn_retransmit_has_err = context.catalog->BtfTracepointArity("tcp_retransmit_skb") >= 3;
   // Where TX is counted (bpf/netdev.bpf.c says why): at net_dev_queue, once
   // per GSO skb, unless packets are recorded anyway; then at
@@ -57,7 +59,9 @@ void NetdevCollector::Start(const CollectorContext& context) {
     return options_.packets || !StartsWith(event, "napi_gro_receive_");
   };
   Status st = SelectLoadAttach(skel_->obj, context, kRequired,
-                               [&] { return netdev_bpf__load(skel_); }, wanted);
+                               [&] {
+    return cache_.MapAfterLoad(netdev_bpf__load(skel_), skel_->maps.gn_dev_cache, sizeof(gn_dev_cache_slot));
+  }, wanted);
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
@@ -65,8 +69,8 @@ void NetdevCollector::AddMapLosses(std::vector<model::MapLoss>& out) const { Add
 
 void NetdevCollector::ReadCounters(model::NetSnapshot* out) const {
   if (!skel_ || report_.state == model::CollectorState::kDisabled) return;
-  ForEachPerCpuValue<gn_dev_key, gn_dev_val>(
-      skel_->maps.gn_dev_stats, [&](const gn_dev_key& k, uint32_t cpu, const gn_dev_val& v) {
+  ForEachCount<gn_dev_cache_slot>(
+      skel_->maps.gn_dev_stats, cache_, [&](const gn_dev_key& k, uint32_t cpu, const gn_dev_val& v) {
         if (!v.packets && !v.bytes && !v.errors) return;
         if (k.dir >= model::kNumNetDirections) return;
         model::DeviceQueueCount c;
@@ -87,7 +91,8 @@ void NetdevCollector::ReadDeviceNames(std::map<model::NetDeviceKey, std::string>
 
 size_t NetdevCollector::ForgetDevices(const std::set<model::NetDeviceKey>& gone) {
   if (!skel_) return 0;
-  return DeleteDeviceKeys<gn_dev_key>(skel_->maps.gn_dev_stats, gone) + DeleteNetNames(skel_->maps.gn_net_names, gone);
+  return cache_.Forget<gn_dev_cache_slot>(gone) + DeleteDeviceKeys<gn_dev_key>(skel_->maps.gn_dev_stats, gone) +
+         DeleteNetNames(skel_->maps.gn_net_names, gone);
 }
 
 }  // namespace gpunoise::collect

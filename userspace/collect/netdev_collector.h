@@ -23,6 +23,7 @@ class NetdevCollector : public NetCollector {
  private:
   NetOptions options_;
   netdev_bpf* skel_ = nullptr;
+  AggCache cache_;  // in front of gn_dev_stats (bpf/agg_cache.bpf.h)
 };
 
 }  // namespace gpunoise::collect

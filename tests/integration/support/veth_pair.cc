@@ -303,6 +303,12 @@ uint32_t VethPair::netns_inode(Side side) const {
   return static_cast<uint32_t>(st.st_ino);
 }
 
+uint32_t VethPair::ifindex(Side side) const {
+  uint32_t index = 0;
+  RunIn(side, [&] { index = ::if_nametoindex(device(side).c_str()); });
+  return index;
+}
+
 bool VethPair::RunIn(Side side, const std::function<void()>& fn) const {
   bool joined = false;
   std::thread t([&] {

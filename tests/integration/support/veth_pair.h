@@ -59,6 +59,8 @@ class VethPair {
   std::string address(Side side) const { return side == Side::kSender ? "10.199.0.1" : "10.199.0.2"; }
   // The namespace's inode number, as gpunoise records it (/proc/PID/ns/net).
   uint32_t netns_inode(Side side) const;
+  // The device's ifindex in its namespace, 0 when it cannot be read.
+  uint32_t ifindex(Side side) const;
   // The threaded-NAPI kernel thread of the receiver, 0 when not threaded.
   pid_t napi_thread() const { return napi_thread_; }
 
