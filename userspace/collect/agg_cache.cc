@@ -14,9 +14,7 @@ int AggCache::MapAfterLoad(int loaded, const bpf_map* map, size_t slot_size) {
   if (loaded != 0) return loaded;
   if (!map || bpf_map__value_size(map) != slot_size) return -EINVAL;
   const uint32_t entries = bpf_map__max_entries(map);
-  if (!mapping_.Map(bpf_map__fd(map), size_t{entries} * slot_size,
-                    /*writable=*/true))
-    return -errno;
+  if (!mapping_.Map(bpf_map__fd(map), size_t{entries} * slot_size, /*writable=*/true)) return -errno;
   ncpus_ = entries / GN_AGG_CACHE_SLOTS;
   return 0;
 }

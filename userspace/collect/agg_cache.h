@@ -9,10 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <set>
-#include <span>
-#include <utility>
 
 #include "collect/mapped_map.h"
 #include "model/net_counters.h"
@@ -70,8 +67,8 @@ class AggCache {
   // how many.
   template <typename Slot>
   size_t Forget(const std::set<model::NetDeviceKey>& gone) {
-    size_t freed = 0;
     if (gone.empty()) return 0;
+    size_t freed = 0;
     ForEachOwnedAt<Slot>([&](const Slot& slot, uint32_t, uint64_t* state) {
       if (!gone.count(model::NetDeviceKey{slot.key.dev.netns, slot.key.dev.ifindex})) return;
       __atomic_store_n(state, uint64_t{GN_AGG_SLOT_FREE}, __ATOMIC_RELEASE);

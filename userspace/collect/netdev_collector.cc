@@ -58,10 +58,10 @@ void NetdevCollector::Start(const CollectorContext& context) {
     if (event == "net_dev_xmit") return options_.packets || tx_at == GN_TX_AT_XMIT;
     return options_.packets || !StartsWith(event, "napi_gro_receive_");
   };
-  Status st = SelectLoadAttach(skel_->obj, context, kRequired,
-                               [&] {
+  auto load = [&] {
     return cache_.MapAfterLoad(netdev_bpf__load(skel_), skel_->maps.gn_dev_cache, sizeof(gn_dev_cache_slot));
-  }, wanted);
+  };
+  Status st = SelectLoadAttach(skel_->obj, context, kRequired, load, wanted);
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
