@@ -68,8 +68,10 @@ static __always_inline void *gn_agg_cached(void *cache, void *map, const void *k
 				slot[1 + i] = k[i];
 			for (__u32 i = 0; i < value_words; i++)
 				slot[1 + key_words + i] = 0;
-			asm volatile("" ::: "memory");
-			*(volatile __u64 *)slot = GN_AGG_SLOT_OWNED;
+			/* An exchange, not a store: BPF's atomics with fetch are
+			 * full barriers, so a reader that sees the slot owned
+			 * sees its key on any architecture. */
+			__sync_lock_test_and_set(slot, GN_AGG_SLOT_OWNED);
 			*created = true;
 			return slot + 1 + key_words;
 		}
