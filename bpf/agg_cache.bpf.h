@@ -20,7 +20,7 @@
 
 #include "net.bpf.h"
 
-/* Defines NAME: the cache of slots of type SLOT. User space sizes it to
+/* Defines `name`, a cache of `struct slot`s. User space sizes it to
  * possible CPUs x GN_AGG_CACHE_SLOTS before load; left at one CPU's slots,
  * the other CPUs find no slot and count in the hash map. */
 #define GN_AGG_CACHE(name, slot)                                        \
