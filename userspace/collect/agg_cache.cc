@@ -2,12 +2,16 @@
 
 #include <cerrno>
 
+#include "common/log.h"
+
 namespace gpunoise::collect {
 
-bool AggCache::Size(bpf_map* map) {
+void AggCache::Size(bpf_map* map, std::string_view collector) {
   const int possible = libbpf_num_possible_cpus();
-  if (!map || possible <= 0) return false;
-  return bpf_map__set_max_entries(map, static_cast<uint32_t>(possible) * GN_AGG_CACHE_SLOTS) == 0;
+  if (map && possible > 0 &&
+      bpf_map__set_max_entries(map, static_cast<uint32_t>(possible) * GN_AGG_CACHE_SLOTS) == 0)
+    return;
+  log::Warning("{}: the counter cache has slots for one CPU only; the others count in the hash map", collector);
 }
 
 int AggCache::MapAfterLoad(int loaded, const bpf_map* map, size_t slot_size) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <set>
+#include <string_view>
 
 #include "collect/mapped_map.h"
 #include "model/net_counters.h"
@@ -46,10 +47,10 @@ void AddCounts(Value& into, const Value& more) {
 
 class AggCache {
  public:
-  // Before load: slots for every possible CPU. False when the CPUs cannot
-  // be counted (the map then keeps one CPU's slots; the rest count in the
-  // hash map).
-  bool Size(bpf_map* map);
+  // Before load: slots for every possible CPU. Where that fails, says so
+  // for `collector`: the map keeps one CPU's slots and the other CPUs count
+  // in the hash map.
+  void Size(bpf_map* map, std::string_view collector);
   // After a load that returned `loaded` (0 or -errno): maps the slots
   // read-write (Forget frees slots). Returns what the load reports: a
   // mapping that failed fails the load, since the programs would count

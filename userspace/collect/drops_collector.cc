@@ -23,8 +23,7 @@ void DropsCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
-  if (!cache_.Size(skel_->maps.gn_drop_cache))
-    log::Warning("drops: the counter cache has slots for one CPU only; the others count in the hash map");
+  cache_.Size(skel_->maps.gn_drop_cache, name());
   int arity = context.catalog->BtfTracepointArity("kfree_skb");
   skel_->rodata->gn_kfree_has_reason = arity >= 3;
   skel_->rodata->gn_kfree_has_rx_sk = arity >= 4;

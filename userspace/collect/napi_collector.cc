@@ -21,8 +21,7 @@ void NapiCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
-  if (!cache_.Size(skel_->maps.gn_napi_cache))
-    log::Warning("napi: the counter cache has slots for one CPU only; the others count in the hash map");
+  cache_.Size(skel_->maps.gn_napi_cache, name());
   if (!ShareTransport(skel_, context)) {
     Disable(fmt::format("failed to share the ring buffers and gate: {}", std::strerror(errno)));
     return;

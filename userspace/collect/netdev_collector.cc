@@ -23,8 +23,7 @@ void NetdevCollector::Start(const CollectorContext& context) {
   }
   ApplyCommonConfig(skel_, context);
   ApplyNetConfig(skel_, options_);
-  if (!cache_.Size(skel_->maps.gn_dev_cache))
-    log::Warning("netdev: the counter cache has slots for one CPU only; the others count in the hash map");
+  cache_.Size(skel_->maps.gn_dev_cache, name());
   skel_->rodata->gn_retransmit_has_err = context.catalog->BtfTracepointArity("tcp_retransmit_skb") >= 3;
   // Where TX is counted (bpf/netdev.bpf.c says why): at net_dev_queue, once
   // per GSO skb, unless packets are recorded anyway; then at
