@@ -147,6 +147,11 @@ def main(argv):
         "gpunoise-batching": tracers.GpunoiseRecord(gpunoise, "gpunoise-batching",
                                                     "gpunoise record --batching",
                                                     extra_args=["--batching"]),
+        # Opt-in: the drain under SCHED_OTHER throughout, against the default
+        # (SCHED_IDLE while its rings have room, record/drain_priority.h).
+        "gpunoise-drain-normal": tracers.GpunoiseRecord(gpunoise, "gpunoise-drain-normal",
+                                                        "gpunoise record --drain-priority normal",
+                                                        extra_args=["--drain-priority", "normal"]),
         "monitor": tracers.GpunoiseMonitor(gpunoise),
         "bpftrace": tracers.Bpftrace(peer_tps),
         "bcc": tracers.Bcc(),

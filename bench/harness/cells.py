@@ -55,6 +55,8 @@ class PairResult:
     uncompressed_bytes_per_event: float = None
     unreported_switches: int = None
     kernel_skipped: int = None
+    base_delivered: float = None     # W2 UDP: datagrams received / sent, untraced
+    traced_delivered: float = None   # the same, traced
     note: str = ""
 
 
@@ -162,6 +164,7 @@ def measure_pair(tracer, workload, base, traced, output, timings):
         p.ratio = traced.throughput / base.throughput
         p.base_throughput = base.throughput
         p.traced_throughput = traced.throughput
+    p.base_delivered, p.traced_delivered = base.delivered, traced.delivered
     p.tracer_cpu = timings["cpu_run_s"] / traced.wall_s if traced.wall_s > 0 else None
     p.tracer_after_s = timings["cpu_after_s"]
     p.lost = output.lost
@@ -240,6 +243,8 @@ def describe_pair(p, workload):
     parts = []
     if p.ratio is not None:
         parts.append(f"ratio {p.ratio:.3f} ({p.traced_throughput:,.4g}/{p.base_throughput:,.4g} {workload.unit})")
+    if p.traced_delivered is not None and p.base_delivered is not None:
+        parts.append(f"delivered {p.traced_delivered:.3f} (untraced {p.base_delivered:.3f})")
     if p.tracer_cpu is not None:
         parts.append(f"tracer CPU {100 * p.tracer_cpu:.2f}%")
     if p.events_per_s is not None:

@@ -284,6 +284,18 @@ def net_group_table(cells):
     return lines if len(lines) > 2 else []
 
 
+def delivered_table(cells):
+    rows = []
+    for c in cells:
+        traced, base = c.values("traced_delivered"), c.values("base_delivered")
+        if c.error or not traced or not base:
+            continue
+        rows.append(f"| {c.tracer} | {median_range(traced, '{:.3f}')} | {median_range(base, '{:.3f}')} |")
+    if not rows:
+        return []
+    return ["| tracer | traced | untraced (same pairs) |", "|---|---|---|"] + rows
+
+
 def smoke_banner(run):
     if not run["quick"]:
         return []
@@ -333,6 +345,11 @@ def results_block(run, workloads, cells, micro):
         lines += ["", "#### The `net` group on its own", "",
                   "`gpunoise` (default events) beside `gpunoise-nonet` (the same without `net`: no per-device, "
                   "NAPI or drop counters). Ratios are throughput traced/untraced, median [range].", ""] + net
+    delivered = delivered_table(cells)
+    if delivered:
+        lines += ["", "#### What the job's receiver got (W2 UDP)", "",
+                  "Datagrams received / sent: the rest overflowed the receiving socket's buffer while the "
+                  "receiver waited for its CPU. Median [range] over the pairs.", ""] + delivered
     lines += ["", "#### Kernel cost per program (kernel.bpf_stats_enabled, one extra traced run per cell)", "",
               "The kernel's own timing of each program run; it hardly moves between runs, unlike the ratios. "
               "The stats are on only in that extra run, never in the pairs above.", ""] + program_cost_table(cells)

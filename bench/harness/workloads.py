@@ -48,6 +48,9 @@ class WorkloadRun:
     work: float = 0.0         # units of work done in the run
     busy_cpu_s: float = 0.0   # system-wide non-idle CPU over the run
     wall_s: float = 0.0
+    # W2 UDP: the share of the datagrams sent that the receiver got (the
+    # rest overflowed its socket buffer); None elsewhere.
+    delivered: float = None
 
 
 class Workload:
@@ -185,8 +188,10 @@ class NetWorkload(Workload):
         values = parse_netload_line(out)
         if proc.returncode != 0 or "throughput" not in values:
             raise WorkloadError("gpunoise-netload failed: " + (err.strip() or out.strip())[:200])
+        sent = float(values.get("sent", 0))
+        delivered = float(values["work"]) / sent if self.mode == "udp" and sent > 0 else None
         return WorkloadRun(float(values["throughput"]), float(values["work"]),
-                           float(values["busy_cpu_s"]), float(values["seconds"]))
+                           float(values["busy_cpu_s"]), float(values["seconds"]), delivered)
 
 
 class IdleWorkload(Workload):

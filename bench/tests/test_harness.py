@@ -178,6 +178,15 @@ class ParsersTest(unittest.TestCase):
         self.assertEqual(values["busy_cpu_s"], "9.95")
         self.assertEqual(workloads.parse_netload_line("nothing"), {})
 
+    def test_udp_delivery_is_what_the_receiver_got_of_what_was_sent(self):
+        out = tracers.TracerOutput(events=10, lost=0)
+        timings = {"cpu_run_s": 0.1, "cpu_after_s": 0.0, "life_s": 5.0}
+        base = workloads.WorkloadRun(200_000, 1_000_000, 9.0, 5.0, delivered=0.995)
+        traced = workloads.WorkloadRun(180_000, 900_000, 9.0, 5.0, delivered=0.966)
+        p = cells.measure_pair(None, Fixed(), base, traced, out, timings)
+        self.assertEqual((p.base_delivered, p.traced_delivered), (0.995, 0.966))
+        self.assertIn("delivered 0.966 (untraced 0.995)", cells.describe_pair(p, Fixed()))
+
     def test_google_benchmark_json_keeps_medians_and_errors(self):
         text = """{"benchmarks": [
           {"name": "BM_A/16_mean", "run_name": "BM_A/16", "run_type": "aggregate", "aggregate_name": "mean",
@@ -413,6 +422,15 @@ class FloorAndProgramCostTest(unittest.TestCase):
         self.assertEqual(len(table), 3)  # header, rule, W2 UDP only (W1 has no run without net)
         self.assertIn("| W2 UDP | 0.600 | 0.750 | 0.800 | 20.00, 15.00 |", table[2])
         self.assertEqual(report.net_group_table(results[2:]), [])
+
+    def test_delivered_table_sets_what_the_receiver_got_traced_beside_untraced(self):
+        results = [cell("gpunoise", "w2udp", ratio=0.8, base_delivered=0.995, traced_delivered=0.966),
+                   cell("floor", "w2udp", ratio=0.9, base_delivered=0.996, traced_delivered=0.996),
+                   cell("gpunoise", "w1", ratio=0.85)]
+        table = report.delivered_table(results)
+        self.assertEqual(table[2], "| gpunoise | 0.966 | 0.995 |")
+        self.assertEqual(len(table), 4)  # header, rule, two W2 UDP rows; W1 has no such figure
+        self.assertEqual(report.delivered_table(results[2:]), [])
 
 
 class RunShTest(unittest.TestCase):

@@ -104,6 +104,10 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   session.unread_before_loss_ns = 142'000'000;
   session.unread_before_loss_from = 1'300'000'000;
   session.first_ring_loss_seen = 1'450'000'000;
+  session.drain_yielded = true;
+  session.drain_raises = 3;
+  session.drain_raised_for_late = 1;
+  session.drain_raised_ns = 2'500'000'000;
 
   model::SessionInfo back;
   RoundTripSessionSummary(session, &back);
@@ -138,6 +142,10 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(back.unread_before_loss_ns, 142'000'000u);
   EXPECT_EQ(back.unread_before_loss_from, 1'300'000'000u);
   EXPECT_EQ(back.first_ring_loss_seen, 1'450'000'000u);
+  EXPECT_TRUE(back.drain_yielded);
+  EXPECT_EQ(back.drain_raises, 3u);
+  EXPECT_EQ(back.drain_raised_for_late, 1u);
+  EXPECT_EQ(back.drain_raised_ns, 2'500'000'000u);
   EXPECT_EQ(model::TotalKernelAndUserLoss(back), model::TotalKernelAndUserLoss(session));
 }
 

@@ -80,6 +80,7 @@ int RunRecord(int argc, char** argv) {
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
+  std::string drain_priority = "idle";
   bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
        run_as_root = false, redact = false, batching = false, no_batching = false;
 
@@ -117,6 +118,8 @@ int RunRecord(int argc, char** argv) {
        "happen regardless)")
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
+      ("drain-priority", po::value(&drain_priority)->default_value("idle"),
+       "idle: the drain runs under SCHED_IDLE while its rings have room, back to normal under pressure; normal: never")
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
        "at most this many records per CPU between two writes (0: no limit)")
       ("batching", po::bool_switch(&batching),
@@ -165,6 +168,12 @@ int RunRecord(int argc, char** argv) {
   options.output_path = output.empty() ? DefaultTraceName() : output;
   options.machine_name = machine_name;
   options.drain_interval_ms = std::max<uint64_t>(1, drain_ms);
+  if (drain_priority != "idle" && drain_priority != "normal") {
+    std::fprintf(stderr, "usage: gpunoise record: invalid --drain-priority '%s' (idle or normal)\n",
+                 drain_priority.c_str());
+    return 2;
+  }
+  options.drain_yield = drain_priority == "idle";
   options.records_per_cpu_per_drain = drain_batch;
   if (batching && no_batching) {
     std::fprintf(stderr, "usage: gpunoise record: --batching and --no-batching exclude each other\n");

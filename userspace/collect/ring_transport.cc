@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,7 +80,17 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
     uint32_t value = static_cast<uint32_t>(t->ring_fds_[i].get());
     if (bpf_map_update_elem(outer, &key, &value, BPF_ANY) != 0)
       return MakeError("failed to register the ring of CPU {}: {}", cpus[i], std::strerror(errno));
-    t->contexts_.push_back(std::make_unique<CpuContext>(CpuContext{t.get(), key}));
+    auto context = std::make_unique<CpuContext>();
+    context->self = t.get();
+    context->cpu = key;
+    // The kernel maps the consumer page, then the producer page, at the
+    // start of a ring's fd; read-only, any part may be mapped.
+    void* pages = ::mmap(nullptr, 2 * page, PROT_READ, MAP_SHARED, t->ring_fds_[i].get(), 0);
+    if (pages != MAP_FAILED) {
+      context->consumer_pos = static_cast<const uint64_t*>(pages);
+      context->producer_pos = reinterpret_cast<const uint64_t*>(static_cast<const uint8_t*>(pages) + page);
+    }
+    t->contexts_.push_back(std::move(context));
     ring_buffer* rb = ring_buffer__new(t->ring_fds_[i].get(), &RingTransport::OnRecord,
                                        t->contexts_.back().get(), nullptr);
     if (!rb) return MakeError("failed to open the ring buffer consumer of CPU {}: {}", cpus[i], std::strerror(errno));
@@ -181,11 +192,24 @@ void RingTransport::TakeWakeups() {
   }
 }
 
+RingTransport::CpuContext::~CpuContext() {
+  if (consumer_pos) ::munmap(const_cast<uint64_t*>(consumer_pos), 2 * static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
+}
+
 Result<uint64_t> RingTransport::DrainAll(uint64_t max_records_per_cpu) {
   // Before reading: a wakeup after this point is for records this drain
   // may not see, and brings the caller back.
   TakeWakeups();
   backlog_ = false;
+  fullest_ring_bytes_ = most_produced_bytes_ = 0;
+  for (auto& c : contexts_) {
+    if (!c->producer_pos) continue;
+    const uint64_t produced = __atomic_load_n(c->producer_pos, __ATOMIC_ACQUIRE);
+    const uint64_t consumed = __atomic_load_n(c->consumer_pos, __ATOMIC_ACQUIRE);
+    fullest_ring_bytes_ = std::max(fullest_ring_bytes_, produced - std::min(produced, consumed));
+    most_produced_bytes_ = std::max(most_produced_bytes_, produced - std::min(produced, c->producer_seen));
+    c->producer_seen = produced;
+  }
   uint64_t total = 0;
   for (size_t i = 0; i < consumers_.size(); ++i) {
     contexts_[i]->budget = max_records_per_cpu;

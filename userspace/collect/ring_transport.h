@@ -74,14 +74,25 @@ class RingTransport {
   Result<uint64_t> DrainAll(uint64_t max_records_per_cpu = 0);
   // True when the last bounded drain left records behind in some ring.
   bool backlog() const { return backlog_; }
+  // When the last drain began: the bytes the fullest ring held, and the
+  // most bytes one ring's producers had written since the drain before
+  // (records with their headers; 0 where the positions could not be read).
+  uint64_t fullest_ring_bytes() const { return fullest_ring_bytes_; }
+  uint64_t most_produced_bytes() const { return most_produced_bytes_; }
 
  private:
   RingTransport() = default;
   struct CpuContext {
-    RingTransport* self;
-    uint32_t cpu;
+    RingTransport* self = nullptr;
+    uint32_t cpu = 0;
     uint64_t budget = 0;  // events left in this drain (a batch counts what it holds); 0: unbounded
     uint64_t events = 0;  // consumed in this drain
+    // The ring's consumer and producer positions, mapped read-only
+    // (libbpf 1.1 does not expose its own mapping); null: not mapped.
+    const uint64_t* consumer_pos = nullptr;
+    const uint64_t* producer_pos = nullptr;
+    uint64_t producer_seen = 0;  // producer_pos at the drain before
+    ~CpuContext();
   };
   struct ConsumerDeleter {
     void operator()(ring_buffer* rb) const;
@@ -104,6 +115,8 @@ class RingTransport {
   std::vector<std::unique_ptr<ring_buffer, ConsumerDeleter>> consumers_;
   UniqueFd epoll_fd_;
   bool backlog_ = false;
+  uint64_t fullest_ring_bytes_ = 0;
+  uint64_t most_produced_bytes_ = 0;
 };
 
 }  // namespace gpunoise::collect

@@ -28,6 +28,7 @@ enum Capability : int {
   kCapIpcLock = 14,
   kCapSysPtrace = 19,
   kCapSysAdmin = 21,
+  kCapSysNice = 23,
   kCapSysResource = 24,
   kCapSyslog = 34,
   kCapPerfmon = 38,

@@ -113,6 +113,13 @@ struct SessionInfo {
   uint64_t unread_before_loss_ns = 0;
   uint64_t unread_before_loss_from = 0;
   uint64_t first_ring_loss_seen = 0;
+  // Whether the drain ran under SCHED_IDLE between turns of pressure
+  // (record/drain_priority.h), how often it went back to SCHED_OTHER before
+  // the end (of those, because a turn was late), and for how long.
+  bool drain_yielded = false;
+  uint64_t drain_raises = 0;
+  uint64_t drain_raised_for_late = 0;
+  uint64_t drain_raised_ns = 0;
   std::string end_reason;  // "duration", "signal SIGINT", "disk full", "write error", ...
   // While recording: the file that holds the data until the end renames it
   // to the output (what is left if the recorder is killed). Not written.

@@ -90,7 +90,8 @@ Status RecordDrain::Flush(bool final) {
   std::vector<uint64_t> lost = transport_.LostPerCpu();
   uint64_t lost_total = 0;
   for (uint64_t n : lost) lost_total += n;
-  if (lost_total > lost_seen_) {
+  found_new_loss_ = lost_total > lost_seen_;
+  if (found_new_loss_) {
     // New loss: it happened while the rings went unread before this drain.
     lost_seen_ = lost_total;
     if (!first_ring_loss_seen_) first_ring_loss_seen_ = BoottimeNs();

@@ -67,6 +67,8 @@ class RecordDrain {
   Result<uint64_t> Drain();
   // Staging -> file (WriteStaged with the rings' loss counts now).
   Status Flush(bool final);
+  // Whether the last Flush found that a ring had lost records since the one before.
+  bool found_new_loss() const { return found_new_loss_; }
   void CountUnwritten() { CountSinkUnwritten(batches_, sink_); }
   void Discard() { DiscardStaged(batches_); }
   // After the programs were detached: reads the rings to the end and writes
@@ -95,6 +97,7 @@ class RecordDrain {
   uint64_t last_read_end_;
   uint64_t unread_ns_ = 0, unread_from_ = 0;
   uint64_t lost_seen_ = 0;
+  bool found_new_loss_ = false;
   uint64_t unread_before_loss_ns_ = 0, unread_before_loss_from_ = 0, first_ring_loss_seen_ = 0;
 };
 

@@ -100,7 +100,14 @@ std::string FormatSummary(const RecordResult& r) {
                                 ring_lost, offset(s.first_ring_loss_seen), static_cast<double>(s.unread_before_loss_ns) / 1e6,
                                 offset(s.unread_before_loss_from));
   }
-  std::string net_text = r.net_summary.empty() ? "" : "\n" + r.net_summary;
+  // The drain's own priority (record/drain_priority.h): how often the
+  // node's work left it too little CPU.
+  std::string drain_text;
+  if (s.drain_yielded)
+    drain_text = fmt::format("\ndrain: SCHED_IDLE while the rings had room; back to SCHED_OTHER {} times ({} for a "
+                             "late turn), {:.1f} s in all",
+                             s.drain_raises, s.drain_raised_for_late, static_cast<double>(s.drain_raised_ns) / 1e9);
+  std::string net_text = drain_text + (r.net_summary.empty() ? "" : "\n" + r.net_summary);
   if (!r.node_summary.empty()) net_text += "\n" + r.node_summary;
   std::string size_text = HumanBytes(r.bytes_written);
   if (r.compression != perfetto::TraceCompression::kNone)

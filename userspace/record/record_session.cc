@@ -90,7 +90,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   session.switch_chain_checked = plan.check_switch_chain;
   RecordDrain drain(*transport, flushers, intake.batches(), *sink, options.records_per_cpu_per_drain,
                     session.switch_chain_checked, session.start_ts);
-  RunLoop(options, *transport, drain, *sink, set, start.workload_fd, session, result.late_error);
+  RunLoop(options, *transport, drain, *sink, set, start.workload_fd, *start.drain_yield, session, result.late_error);
   result.detach_abandoned = StopCollectors(options, set, *transport, flushers, plan.cpus, session);
   drain.DrainToEnd(session, result.late_error);
 

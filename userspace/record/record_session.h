@@ -56,6 +56,9 @@ struct RecordOptions {
   uint64_t nic_interval_ms = 1000;
   uint64_t ring_bytes_per_cpu = 0;  // 0: choose from the CPU count
   uint64_t drain_interval_ms = 100;
+  // --drain-priority idle: the drain runs under SCHED_IDLE between turns of
+  // pressure (record/drain_priority.h); false (normal): never.
+  bool drain_yield = true;
   // At most this many records per CPU between two writes: the staging stays
   // small and cache-warm, and a ring a storm refills as fast as it is read
   // cannot hold the drain (and the stop deadline) forever. 0: unbounded.

@@ -22,6 +22,7 @@
 #include "model/pid_ns_map.h"
 #include "record/background_detach.h"
 #include "record/drain.h"
+#include "record/drain_priority.h"
 #include "record/kernel_log_recording.h"
 #include "record/record_session.h"
 #include "common/start_at.h"
@@ -83,13 +84,17 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
   if (options.start_workload) {
     GN_ASSIGN_OR_RETURN(start.workload_fd, options.start_workload());
   }
+  // The drain yields to the node's work between turns of pressure
+  // (record/drain_priority.h). Made after the command started, which so
+  // does not inherit the RLIMIT_NICE it may set, and before the drop.
+  start.drain_yield = std::make_unique<DrainYield>(options.drain_yield, options.drain_interval_ms * 1'000'000);
   if (options.after_attach) GN_RETURN_IF_ERROR(options.after_attach());
   return start;
 }
 
 void RunLoop(const RecordOptions& options, collect::RingTransport& transport, RecordDrain& drain,
-             perfetto::TraceSink& sink, CollectorSet& set, int workload_fd, model::SessionInfo& session,
-             std::optional<Error>& late_error) {
+             perfetto::TraceSink& sink, CollectorSet& set, int workload_fd, DrainYield& yield,
+             model::SessionInfo& session, std::optional<Error>& late_error) {
   UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
   {
     epoll_event ev{};
@@ -112,6 +117,7 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
   session.end_reason = "stopped";
   bool stopping = false;  // a stop signal came; waiting for the workload to exit
   std::string stop_reason;
+  yield.Begin(BoottimeNs());
   while (true) {
     int timeout_ms = static_cast<int>(options.drain_interval_ms);
     uint64_t now = BoottimeNs();
@@ -143,6 +149,7 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
       late_error = MakeError("failed to wait for events: {}", std::strerror(errno));
       break;
     }
+    yield.TurnStarted(BoottimeNs());
     bool stop = !stopping && Readable(options.stop_fd);
     bool workload_done = Readable(workload_fd);
     auto drained = drain.Drain();
@@ -166,6 +173,8 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
       session.end_reason = sink.disk_full() ? "disk full" : "write error";
       break;
     }
+    yield.TurnEnded(BoottimeNs(), transport.fullest_ring_bytes(), transport.most_produced_bytes(),
+                    transport.bytes_per_cpu(), drain.found_new_loss());
     if (workload_done) {
       session.end_reason = options.workload_end_reason ? options.workload_end_reason() : "command exited";
       break;
@@ -176,13 +185,23 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
         session.end_reason = stop_reason;
         break;
       }
-      // Keep recording a little while the workload winds down.
+      // Keep recording a little while the workload winds down, at the
+      // recorder's own nice: its end must not wait for a CPU.
+      yield.Stop();
       stopping = true;
       ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, options.stop_fd, nullptr);
       uint64_t grace_end = BoottimeNs() + options.workload_grace_ns;
       deadline = deadline ? std::min(deadline, grace_end) : grace_end;
     }
   }
+  yield.Stop();
+  DrainYieldStats y = yield.stats();
+  session.drain_yielded = y.yielded;
+  session.drain_raises = y.raises;
+  session.drain_raised_for_late = y.raised_for_late;
+  session.drain_raised_ns = y.raised_ns;
+  if (!y.unavailable.empty())
+    log::Info("record: the drain did not yield to the node's work: {}", y.unavailable);
 }
 
 bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::RingTransport& transport,

@@ -3,6 +3,7 @@
 // duration, a stop or the workload's exit ends it, and stop the collectors.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "model/process_snapshot.h"
 #include "model/rdma_counters.h"
 #include "record/drain.h"
+#include "record/drain_priority.h"
 #include "record/prepare_collectors.h"
 
 namespace gpunoise::record {
@@ -23,6 +25,9 @@ struct TraceStart {
   std::vector<model::RdmaPort> rdma_start;
   // Readable once the workload (-- CMD) has exited; -1: none.
   int workload_fd = -1;
+  // The drain's yielding (record/drain_priority.h), made before the
+  // privilege drop. Never null.
+  std::unique_ptr<DrainYield> drain_yield;
 };
 
 // Opens the gate (at --start-at, if given): session.start_ts. Then writes
@@ -35,11 +40,12 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
 
 // Drains the rings into the trace, and samples the counters, until the
 // duration ends, a stop is requested (then, with a workload, up to
-// workload_grace_ns more) or the workload exits. Sets session.end_reason;
+// workload_grace_ns more) or the workload exits, on this thread at a low
+// nice between turns of pressure (`yield`). Sets session.end_reason;
 // an error after data was captured goes to `late_error`.
 void RunLoop(const RecordOptions& options, collect::RingTransport& transport, RecordDrain& drain,
-             perfetto::TraceSink& sink, CollectorSet& set, int workload_fd, model::SessionInfo& session,
-             std::optional<Error>& late_error);
+             perfetto::TraceSink& sink, CollectorSet& set, int workload_fd, DrainYield& yield,
+             model::SessionInfo& session, std::optional<Error>& late_error);
 
 // Closes the gate (session.end_ts), reads the programs' recursion misses,
 // detaches the collectors and flushes their last batches and what else the

@@ -191,6 +191,12 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
     AddArg(e, "drain.unread_before_loss_from", session.unread_before_loss_from);
   }
   if (session.first_ring_loss_seen) AddArg(e, "drain.first_ring_loss_seen", session.first_ring_loss_seen);
+  if (session.drain_yielded) {
+    AddArg(e, "drain.yielded", true);
+    AddArg(e, "drain.raises", session.drain_raises);
+    AddArg(e, "drain.raised_for_late", session.drain_raised_for_late);
+    AddArg(e, "drain.raised_ns", session.drain_raised_ns);
+  }
   for (const auto& c : session.collectors) {
     std::string prefix = "collector." + c.name + ".";
     AddArg(e, prefix + "state", model::CollectorStateName(c.state));

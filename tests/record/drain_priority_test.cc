@@ -1,0 +1,197 @@
+#include "record/drain_priority.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <sched.h>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/thread_priority.h"
+
+namespace gpunoise::record {
+namespace {
+
+using Step = DrainYieldPolicy::Step;
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kInterval = 100 * kMs;
+constexpr uint64_t kRing = 4 << 20;
+
+// Turns every `gap` from `t`, each finding `produced` new bytes in the
+// busiest ring, and the fullest ring a quarter of that (the drain keeps up).
+// The first turn has no turn before it, so no rate.
+struct Turns {
+  DrainYieldPolicy policy{kInterval};
+  uint64_t t = 1000 * kMs;
+  Turns() { Next(kInterval, 0); }
+  Step Next(uint64_t gap, uint64_t produced, bool new_loss = false) {
+    t += gap;
+    return policy.OnTurn(t, produced / 4, produced, kRing, new_loss);
+  }
+};
+
+TEST(DrainYieldPolicy, AQuietNodeKeepsTheDrainLowAndGivesALateTurnThreeIntervals) {
+  Turns turns;
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(turns.Next(kInterval, 4096), Step::kStay) << i;
+  EXPECT_FALSE(turns.policy.raised());
+  EXPECT_EQ(turns.policy.late_after(), 3 * kInterval);
+}
+
+TEST(DrainYieldPolicy, ARingHalfFullRaisesTheDrain) {
+  Turns turns;
+  EXPECT_EQ(turns.policy.OnTurn(turns.t + kInterval, kRing / 2, 4096, kRing, false), Step::kRaise);
+}
+
+TEST(DrainYieldPolicy, NewLossRaisesTheDrain) {
+  Turns turns;
+  EXPECT_EQ(turns.Next(kInterval, 4096, true), Step::kRaise);
+}
+
+TEST(DrainYieldPolicy, RingsThatFillFasterThanTheGuardCanCatchALateDrainRaiseIt) {
+  // 4 MiB in 200 ms: below the shortest late_after (125 ms) and twice the
+  // 50 ms the raised drain takes to read again.
+  Turns turns;
+  EXPECT_EQ(turns.Next(kInterval, kRing * 100 / 200), Step::kRaise);
+  Turns slower;
+  EXPECT_EQ(slower.Next(kInterval, kRing * 100 / 240), Step::kStay) << "240 ms is room enough";
+}
+
+TEST(DrainYieldPolicy, ABurstInsideOneIntervalIsNotARate) {
+  // Under a storm the drain turns back to back; a 2 ms turn that found
+  // 100 KB is 50 MB/s for 2 ms, not the ring's rate.
+  Turns turns;
+  EXPECT_EQ(turns.Next(2 * kMs, 100'000), Step::kStay);
+  // Over the whole interval, about 10 MB/s: the ring fills in 407 ms, room
+  // enough.
+  for (int i = 0; i < 49; ++i) EXPECT_EQ(turns.Next(2 * kMs, 19'000), Step::kStay) << i;
+  // 1,031,000 bytes in 100 ms: 406.8 ms to fill, a third of it to be late.
+  EXPECT_NEAR(static_cast<double>(turns.policy.late_after()) / kMs, 135.6, 0.1);
+}
+
+TEST(DrainYieldPolicy, TheGuardCallsATurnLateAfterAThirdOfTheRingsFillTime) {
+  Turns turns;
+  turns.Next(kInterval, kRing / 6);  // fills in 600 ms
+  const uint64_t late = turns.policy.late_after();
+  EXPECT_NEAR(static_cast<double>(late) / kMs, 200.0, 0.01);
+  EXPECT_FALSE(turns.policy.Late(turns.t + late - 1));
+  EXPECT_TRUE(turns.policy.Late(turns.t + late));
+  turns.policy.Beat(turns.t + 150 * kMs);  // a turn began
+  EXPECT_FALSE(turns.policy.Late(turns.t + late));
+  turns.policy.Raised();
+  EXPECT_FALSE(turns.policy.Late(turns.t + 10'000 * kMs)) << "a raised drain is not watched";
+}
+
+TEST(DrainYieldPolicy, ARaisedDrainStepsDownAfterCalmTurnsTwiceAsManyEachTime) {
+  Turns turns;
+  uint32_t needed = 10;
+  for (int raise = 0; raise < 3; ++raise, needed *= 2) {
+    turns.policy.Raised();
+    EXPECT_EQ(turns.policy.calm_needed(), needed);
+    for (uint32_t i = 1; i < needed; ++i) ASSERT_EQ(turns.Next(kInterval, 4096), Step::kStay) << i;
+    EXPECT_EQ(turns.Next(kInterval, 4096), Step::kLower);
+    turns.policy.Lowered();
+  }
+}
+
+TEST(DrainYieldPolicy, PressureOrALateTurnStartsTheCalmCountAgain) {
+  Turns turns;
+  turns.policy.Raised();
+  for (int i = 0; i < 9; ++i) turns.Next(kInterval, 4096);
+  EXPECT_EQ(turns.Next(kInterval, 4096, true), Step::kStay) << "new loss is not calm";
+  for (int i = 0; i < 9; ++i) turns.Next(kInterval, 4096);
+  EXPECT_EQ(turns.Next(10 * kInterval, 4096), Step::kStay) << "a turn late by seconds is not calm";
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(turns.Next(kInterval, 4096), Step::kStay);
+  EXPECT_EQ(turns.Next(kInterval, 4096), Step::kLower);
+}
+
+// The DrainYield tests run their drain on a thread of their own, so the test
+// thread's nice is never touched.
+void OnOwnThread(const std::function<void()>& body) { std::thread(body).join(); }
+
+// Polls for up to 2 s; with `beating`, the drain keeps beginning turns
+// meanwhile, so that a slow test machine does not make it late.
+bool WaitForPolicy(pid_t tid, int policy, DrainYield* beating = nullptr) {
+  for (int i = 0; i < 400; ++i) {
+    if (beating) beating->TurnStarted(BoottimeNs());
+    auto now = ThreadPolicy(tid);
+    if (now.ok() && *now == policy) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+TEST(DrainYield, LowersTheDrainWhileItRunsAndPutsItBackAtStop) {
+  OnOwnThread([] {
+    const pid_t me = ThisThreadId();
+    const int own = *ThreadNice(me);
+    DrainYield yield(true, kInterval);
+    if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
+    EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER) << "not before the loop begins";
+    yield.Begin(BoottimeNs());
+    EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield));
+    yield.Stop();
+    EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER);
+    EXPECT_EQ(*ThreadNice(me), own) << "its nice is untouched";
+    EXPECT_TRUE(yield.stats().yielded);
+  });
+}
+
+TEST(DrainYield, TheGuardRaisesADrainThatMissesItsTurns) {
+  OnOwnThread([] {
+    const pid_t me = ThisThreadId();
+    // A 10 ms interval: a turn is late after 35 ms.
+    DrainYield yield(true, 10 * kMs);
+    if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
+    yield.Begin(BoottimeNs());
+    ASSERT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield));
+    // No turn from now on: this thread is "starved".
+    EXPECT_TRUE(WaitForPolicy(me, SCHED_OTHER)) << "the guard did not raise it";
+    DrainYieldStats s = yield.stats();
+    EXPECT_EQ(s.raises, 1u);
+    EXPECT_EQ(s.raised_for_late, 1u);
+    yield.Stop();
+    EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER);
+  });
+}
+
+TEST(DrainYield, PressureRaisesTheDrainAndCalmTurnsLowerItAgain) {
+  OnOwnThread([] {
+    const pid_t me = ThisThreadId();
+    DrainYield yield(true, kInterval);
+    if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
+    yield.Begin(BoottimeNs());
+    ASSERT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield));
+    yield.TurnEnded(BoottimeNs(), kRing / 2, kRing / 2, kRing, false);
+    EXPECT_TRUE(WaitForPolicy(me, SCHED_OTHER)) << "a half-full ring did not raise it";
+    for (int i = 0; i < 10; ++i) yield.TurnEnded(BoottimeNs(), 0, 0, kRing, false);
+    EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield)) << "ten calm turns did not lower it";
+    yield.Stop();
+    DrainYieldStats s = yield.stats();
+    EXPECT_GE(s.raises, 1u);
+    EXPECT_GT(s.raised_ns, 0u);
+  });
+}
+
+TEST(DrainYield, DoesNotYieldWhenAskedNotToOrUnderAnotherPolicy) {
+  OnOwnThread([] {
+    const pid_t me = ThisThreadId();
+    DrainYield off(false, kInterval);
+    off.Begin(BoottimeNs());
+    EXPECT_FALSE(off.stats().yielded);
+    EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER);
+    off.Stop();
+    // A recorder someone put under SCHED_BATCH stays there.
+    sched_param param{};
+    ASSERT_EQ(::sched_setscheduler(me, SCHED_BATCH, &param), 0);
+    DrainYield batch(true, kInterval);
+    batch.Begin(BoottimeNs());
+    EXPECT_NE(batch.stats().unavailable.find("not SCHED_OTHER"), std::string::npos) << batch.stats().unavailable;
+    batch.Stop();
+    EXPECT_EQ(*ThreadPolicy(me), SCHED_BATCH);
+  });
+}
+
+}  // namespace
+}  // namespace gpunoise::record

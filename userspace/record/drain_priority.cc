@@ -1,0 +1,229 @@
+#include "record/drain_priority.h"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <system_error>
+
+#include <pthread.h>
+
+#include "common/clock.h"
+#include "common/capabilities.h"
+#include "common/log.h"
+#include "common/thread_priority.h"
+
+namespace gpunoise::record {
+
+namespace {
+
+constexpr uint64_t kMinSlackNs = 25'000'000;
+// From the guard's raise to a drain that reads again: the raised thread
+// waits for a CPU under SCHED_OTHER (a tick or two), then reads at about
+// 100 ns an event. Generous on purpose.
+constexpr uint64_t kReactionNs = 50'000'000;
+constexpr uint32_t kFirstCalmNeeded = 10;
+constexpr uint32_t kMaxCalmNeeded = 640;
+
+}  // namespace
+
+DrainYieldPolicy::DrainYieldPolicy(uint64_t interval_ns)
+    : interval_ns_(std::max<uint64_t>(interval_ns, 1'000'000)),
+      min_late_(interval_ns_ + std::max(kMinSlackNs, interval_ns_ / 4)),
+      max_late_(std::max(min_late_, 3 * interval_ns_)),
+      late_after_(max_late_),
+      calm_needed_(kFirstCalmNeeded / 2) {}
+
+DrainYieldPolicy::Step DrainYieldPolicy::OnTurn(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes,
+                                                uint64_t ring_bytes, bool new_loss) {
+  const uint64_t since_read = last_read_ && now > last_read_ ? now - last_read_ : 0;
+  const bool late_turn = last_read_ && since_read > late_after_;
+  // The busiest ring's rate, over windows of at least an interval: turns
+  // come back to back under a storm (each drain is bounded), and a few
+  // milliseconds' rate is noise.
+  window_bytes_ += produced_bytes;
+  window_ns_ += since_read;
+  if (window_ns_ >= interval_ns_) {
+    fill_ns_ = window_bytes_ ? static_cast<uint64_t>(std::min(static_cast<double>(ring_bytes) *
+                                                                  static_cast<double>(window_ns_) /
+                                                                  static_cast<double>(window_bytes_),
+                                                              1e18))
+                             : UINT64_MAX;
+    window_bytes_ = window_ns_ = 0;
+  }
+  // The time the busiest ring takes to fill from empty at that rate. A
+  // late drain must fit in it, with room to spare (a VM's stall, a slow
+  // turn): the guard acts after a third of it, and a ring that fills in
+  // less than the shortest late_after() and twice kReactionNs cannot wait
+  // for a low-priority drain at all.
+  late_after_ = std::clamp(fill_ns_ / 3, min_late_, max_late_);
+  const bool pressure =
+      new_loss || fullest_ring_bytes * 2 >= ring_bytes || fill_ns_ < min_late_ + 2 * kReactionNs;
+  last_read_ = now;
+  last_turn_ = now;
+  if (!raised_) return pressure ? Step::kRaise : Step::kStay;
+  calm_turns_ = pressure || late_turn ? 0 : calm_turns_ + 1;
+  return calm_turns_ >= calm_needed_ ? Step::kLower : Step::kStay;
+}
+
+void DrainYieldPolicy::Raised() {
+  raised_ = true;
+  calm_turns_ = 0;
+  calm_needed_ = std::min(calm_needed_ * 2, kMaxCalmNeeded);
+}
+
+DrainYield::DrainYield(bool yield, uint64_t interval_ns) : policy_(interval_ns) {
+  drain_tid_ = ThisThreadId();
+  if (!yield) return;
+  auto policy = ThreadPolicy(drain_tid_);
+  auto nice = ThreadNice(drain_tid_);
+  if (!policy.ok() || !nice.ok()) {
+    stats_.unavailable = !policy.ok() ? policy.error().message : nice.error().message;
+    return;
+  }
+  if (*policy != SCHED_OTHER) {
+    stats_.unavailable = fmt::format("gpunoise runs under scheduling policy {}, not SCHED_OTHER", *policy);
+    return;
+  }
+  // The way back: RLIMIT_NICE for the whole process (no capability kept),
+  // else CAP_SYS_NICE for the guard alone (a root without
+  // CAP_SYS_RESOURCE, as in some containers).
+  if (Status limit = AllowNiceDownTo(*nice); !limit.ok()) {
+    auto caps = CurrentCapabilities();
+    if (!caps.ok() || !(caps->effective & CapBit(kCapSysNice))) {
+      stats_.unavailable = limit.error().message + ", and no CAP_SYS_NICE";
+      return;
+    }
+    keep_sys_nice_ = true;
+  }
+  std::promise<std::string> ready;
+  std::future<std::string> dropped = ready.get_future();
+  try {
+    guard_ = std::thread([this, ready = std::move(ready)]() mutable {
+      ::pthread_setname_np(::pthread_self(), "gn-drain-guard");
+      // Made before the recorder drops its capabilities, it drops its own.
+      auto kept = DropCapabilitiesExcept(keep_sys_nice_ ? CapBit(kCapSysNice) : 0);
+      ready.set_value(kept.ok() ? "" : kept.error().message);
+      if (kept.ok()) Guard();
+    });
+  } catch (const std::system_error& e) {
+    stats_.unavailable = std::string("no guard thread: ") + e.what();
+    return;
+  }
+  // Wait for the drop: the guard must not be seen holding what the
+  // recorder gave up.
+  if (std::string error = dropped.get(); !error.empty()) {
+    guard_.join();
+    stats_.unavailable = "the guard could not drop its capabilities: " + error;
+  }
+}
+
+DrainYield::~DrainYield() { Stop(); }
+
+void DrainYield::Begin(uint64_t now) {
+  if (!guard_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+    begun_ = true;
+    policy_.Beat(now);
+  }
+  wake_.notify_one();
+}
+
+void DrainYield::TurnStarted(uint64_t now) {
+  if (!guard_.joinable()) return;
+  std::lock_guard lock(mu_);
+  policy_.Beat(now);
+}
+
+void DrainYield::TurnEnded(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes, uint64_t ring_bytes,
+                           bool new_loss) {
+  if (!guard_.joinable()) return;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    if (!begun_ || stop_) return;
+    switch (policy_.OnTurn(now, fullest_ring_bytes, produced_bytes, ring_bytes, new_loss)) {
+      case DrainYieldPolicy::Step::kRaise:
+        policy_.Raised();
+        wake = true;
+        break;
+      case DrainYieldPolicy::Step::kLower:
+        policy_.Lowered();
+        wake = true;
+        break;
+      case DrainYieldPolicy::Step::kStay:
+        // The guard sleeps until the next turn is due; woken only when that
+        // came sooner (a futex wake per turn would double the recorder's
+        // wakeups).
+        wake = !policy_.raised() && guard_due_ != 0 && guard_due_ != UINT64_MAX &&
+               policy_.last_turn() + policy_.late_after() < guard_due_;
+        break;
+    }
+  }
+  if (wake) wake_.notify_one();
+}
+
+void DrainYield::ApplyLocked(uint64_t now) {
+  const bool want_low = begun_ && !stop_ && !policy_.raised();
+  if (want_low == low_) return;
+  if (Status st = SetThreadIdle(drain_tid_, want_low); !st.ok()) {
+    log::Warning("record: {}", st.error().message);
+    if (want_low) policy_.Raised();  // stays where it is: watched as raised
+    return;
+  }
+  if (want_low) {
+    if (stats_.yielded) stats_.raised_ns += now - std::min(now, raised_at_);
+    stats_.yielded = true;
+  } else if (!stop_) {  // at the end it is no raise
+    raised_at_ = now;
+    ++stats_.raises;
+    if (late_raise_) ++stats_.raised_for_late;
+  }
+  late_raise_ = false;
+  low_ = want_low;
+}
+
+void DrainYield::Guard() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    uint64_t now = BoottimeNs();
+    if (begun_ && policy_.Late(now)) {
+      policy_.Raised();
+      late_raise_ = true;
+    }
+    ApplyLocked(now);
+    if (!begun_ || policy_.raised()) {
+      // Nothing to time under SCHED_OTHER: wait for a change.
+      guard_due_ = 0;
+      wake_.wait(lock);
+    } else {
+      guard_due_ = policy_.last_turn() + policy_.late_after();
+      now = BoottimeNs();
+      // At least a millisecond: never a loop that holds the lock.
+      wake_.wait_for(lock, std::chrono::nanoseconds(std::max<uint64_t>(guard_due_ - std::min(guard_due_, now), 1'000'000)));
+    }
+    guard_due_ = UINT64_MAX;
+  }
+  // Back to SCHED_OTHER for the end of the recording.
+  const uint64_t now = BoottimeNs();
+  if (!low_ && stats_.raises) stats_.raised_ns += now - std::min(now, raised_at_);
+  ApplyLocked(now);
+}
+
+void DrainYield::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  wake_.notify_one();
+  if (guard_.joinable()) guard_.join();
+}
+
+DrainYieldStats DrainYield::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace gpunoise::record

@@ -1,0 +1,134 @@
+// The drain thread yields to the node's own work: between turns of pressure
+// it runs under SCHED_IDLE, where any other task that wakes on its CPU
+// preempts it at once, whatever its cgroup (a nice value only weighs within
+// the drain's own cgroup). At gpunoise's priority a drain turn delays a
+// woken thread of the job by up to a scheduler slice: under W2 UDP the
+// receiver, which shared a CPU with the drain, then overflowed its socket
+// buffer on 3.5% of the datagrams, against 0.4% untraced
+// (docs/performance.md).
+//
+// A SCHED_IDLE thread starves on a node busy on every CPU, and then the
+// rings fill. So the drain goes back to SCHED_OTHER when its rings could
+// not wait for it (DrainYieldPolicy), and a guard thread at gpunoise's
+// priority puts it back when a turn is late, whatever stalled it. Once calm
+// again, the drain steps down, each time after twice as many calm turns.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace gpunoise::record {
+
+// When the drain should be at its own nice, from what each turn read. Pure:
+// no clock, no system call (tested on its own).
+class DrainYieldPolicy {
+ public:
+  explicit DrainYieldPolicy(uint64_t interval_ns);
+
+  enum class Step { kStay, kRaise, kLower };
+  // A turn at `now` found its fullest ring (of `ring_bytes`) holding
+  // `fullest_ring_bytes`, and the busiest ring's producers had written
+  // `produced_bytes` since the turn before; `new_loss`: a ring lost
+  // records. Pressure is any of: new loss, a ring half full, or a ring that
+  // fills from empty, at the rate of the last window of at least an
+  // interval, in less than the shortest late_after() and twice 50 ms (the
+  // raised drain's time to read again). The step the drain takes (kRaise only while low,
+  // kLower only while raised).
+  Step OnTurn(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes, uint64_t ring_bytes,
+              bool new_loss);
+  // The drain is running (a turn began): the guard's clock starts again.
+  void Beat(uint64_t now) { last_turn_ = now; }
+  // The guard found no turn since `last_turn() + late_after()`.
+  bool Late(uint64_t now) const { return !raised_ && now >= last_turn_ + late_after_; }
+  void Raised();
+  void Lowered() { raised_ = false; }
+
+  bool raised() const { return raised_; }
+  uint64_t last_turn() const { return last_turn_; }
+  // How late a turn may be, from the last: a third of the time the busiest
+  // ring takes to fill at its last rate, within [interval + max(25 ms,
+  // interval / 4), 3 x interval].
+  uint64_t late_after() const { return late_after_; }
+  // Calm turns (no pressure, none late) a raised drain waits before it
+  // steps down: 10, doubled at each raise, at most 640.
+  uint32_t calm_needed() const { return calm_needed_; }
+
+ private:
+  uint64_t interval_ns_;
+  uint64_t min_late_, max_late_;
+  uint64_t late_after_;
+  uint64_t last_turn_ = 0;  // the last beat
+  uint64_t last_read_ = 0;  // the end of the last turn: when the rings were last read
+  uint64_t window_bytes_ = 0, window_ns_ = 0;  // the busiest ring's production in this window
+  uint64_t fill_ns_ = UINT64_MAX;  // how long it takes to fill the ring, at the last window's rate
+  bool raised_ = false;
+  uint32_t calm_turns_ = 0;
+  uint32_t calm_needed_ = 0;
+};
+
+struct DrainYieldStats {
+  bool yielded = false;          // it ran under SCHED_IDLE between turns of pressure
+  uint64_t raises = 0;           // times it went back to SCHED_OTHER before the end
+  uint64_t raised_for_late = 0;  // of those, by the guard (a turn was late)
+  uint64_t raised_ns = 0;        // time spent under SCHED_OTHER before the end
+  std::string unavailable;       // why it does not yield, when it does not
+};
+
+// Watches the drain thread (the one that constructs it) from a guard thread
+// of its own, which alone puts it back under SCHED_OTHER: a thread cannot
+// leave SCHED_IDLE without an RLIMIT_NICE that allows its nice, or
+// CAP_SYS_NICE. Made while the recorder still holds its capabilities: it
+// sets RLIMIT_NICE (which needs CAP_SYS_RESOURCE), else the guard keeps
+// CAP_SYS_NICE, and nothing else, for itself. Without either, or when
+// gpunoise runs under another policy than SCHED_OTHER, the drain does not
+// yield.
+class DrainYield {
+ public:
+  // `yield` false: a DrainYield that does nothing.
+  DrainYield(bool yield, uint64_t interval_ns);
+  ~DrainYield();
+  DrainYield(const DrainYield&) = delete;
+  DrainYield& operator=(const DrainYield&) = delete;
+
+  // The drain loop begins: down to SCHED_IDLE.
+  void Begin(uint64_t now);
+  // At the start of each turn of the drain loop (after its wait).
+  void TurnStarted(uint64_t now);
+  // At its end: what the turn found (DrainYieldPolicy::OnTurn).
+  void TurnEnded(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes, uint64_t ring_bytes,
+                 bool new_loss);
+  // Back to SCHED_OTHER for good (the end of the recording), and stops the
+  // guard.
+  void Stop();
+  DrainYieldStats stats() const;
+  // The guard keeps CAP_SYS_NICE (RLIMIT_NICE could not be raised).
+  bool guard_keeps_sys_nice() const { return keep_sys_nice_; }
+
+ private:
+  void Guard();
+  // Puts the drain under what the policy wants; the guard's alone.
+  void ApplyLocked(uint64_t now);
+
+  pid_t drain_tid_ = 0;
+  bool keep_sys_nice_ = false;
+  DrainYieldStats stats_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  DrainYieldPolicy policy_;
+  bool begun_ = false;      // Begin() came: the drain is watched
+  bool low_ = false;        // the drain is under SCHED_IDLE now
+  uint64_t raised_at_ = 0;
+  bool late_raise_ = false;  // the next raise is the guard's own (a late turn)
+  // When the guard wakes next (0: it waits for a change; UINT64_MAX: it is
+  // awake).
+  uint64_t guard_due_ = UINT64_MAX;
+  bool stop_ = false;
+  std::thread guard_;
+};
+
+}  // namespace gpunoise::record
