@@ -105,6 +105,7 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   session.unread_before_loss_from = 1'300'000'000;
   session.first_ring_loss_seen = 1'450'000'000;
   session.drain_yielded = true;
+  session.drain_idle_from = 1'200'000'000;
   session.drain_raises = 3;
   session.drain_raised_for_late = 1;
   session.drain_raised_ns = 2'500'000'000;
@@ -143,6 +144,7 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(back.unread_before_loss_from, 1'300'000'000u);
   EXPECT_EQ(back.first_ring_loss_seen, 1'450'000'000u);
   EXPECT_TRUE(back.drain_yielded);
+  EXPECT_EQ(back.drain_idle_from, 1'200'000'000u);
   EXPECT_EQ(back.drain_raises, 3u);
   EXPECT_EQ(back.drain_raised_for_late, 1u);
   EXPECT_EQ(back.drain_raised_ns, 2'500'000'000u);

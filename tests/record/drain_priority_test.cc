@@ -21,16 +21,38 @@ constexpr uint64_t kRing = 4 << 20;
 
 // Turns every `gap` from `t`, each finding `produced` new bytes in the
 // busiest ring, and the fullest ring a quarter of that (the drain keeps up).
-// The first turn has no turn before it, so no rate.
+// It starts from a drain that stepped down after its first calm turns.
 struct Turns {
   DrainYieldPolicy policy{kInterval};
   uint64_t t = 1000 * kMs;
-  Turns() { Next(kInterval, 0); }
+  Turns() {
+    for (int i = 0; i < 10; ++i)
+      if (Next(kInterval, 0) == Step::kLower) {
+        policy.Lowered();
+        return;
+      }
+    ADD_FAILURE() << "a quiet start never stepped down";
+  }
   Step Next(uint64_t gap, uint64_t produced, bool new_loss = false) {
     t += gap;
     return policy.OnTurn(t, produced / 4, produced, kRing, new_loss);
   }
 };
+
+TEST(DrainYieldPolicy, ItStartsRaisedAndStepsDownOnlyAfterAWholeIntervalShowedRoom) {
+  DrainYieldPolicy policy(kInterval);
+  EXPECT_TRUE(policy.raised());
+  EXPECT_EQ(policy.calm_needed(), 3u);
+  uint64_t t = 1000 * kMs;
+  // Turns 1 ms apart: no window of an interval yet, so no rate, however calm.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy.OnTurn(t += kMs, 0, 0, kRing, false), Step::kStay) << i;
+  // Inside a storm that fills the rings in 30 ms it stays raised.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy.OnTurn(t += kInterval, 0, kRing * 10 / 3, kRing, false), Step::kStay);
+  // Room: three calm turns, each after a whole interval.
+  EXPECT_EQ(policy.OnTurn(t += kInterval, 0, 4096, kRing, false), Step::kStay);
+  EXPECT_EQ(policy.OnTurn(t += kInterval, 0, 4096, kRing, false), Step::kStay);
+  EXPECT_EQ(policy.OnTurn(t += kInterval, 0, 4096, kRing, false), Step::kLower);
+}
 
 TEST(DrainYieldPolicy, AQuietNodeKeepsTheDrainLowAndGivesALateTurnThreeIntervals) {
   Turns turns;
@@ -110,11 +132,15 @@ TEST(DrainYieldPolicy, PressureOrALateTurnStartsTheCalmCountAgain) {
 // thread's nice is never touched.
 void OnOwnThread(const std::function<void()>& body) { std::thread(body).join(); }
 
-// Polls for up to 2 s; with `beating`, the drain keeps beginning turns
-// meanwhile, so that a slow test machine does not make it late.
-bool WaitForPolicy(pid_t tid, int policy, DrainYield* beating = nullptr) {
+// Polls for up to 2 s; with `turning`, the drain keeps taking calm turns
+// meanwhile (nothing read), so that it steps down and a slow test machine
+// does not make it late.
+bool WaitForPolicy(pid_t tid, int policy, DrainYield* turning = nullptr) {
   for (int i = 0; i < 400; ++i) {
-    if (beating) beating->TurnStarted(BoottimeNs());
+    if (turning) {
+      turning->TurnStarted(BoottimeNs());
+      turning->TurnEnded(BoottimeNs(), 0, 0, kRing, false);
+    }
     auto now = ThreadPolicy(tid);
     if (now.ok() && *now == policy) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -126,7 +152,8 @@ TEST(DrainYield, LowersTheDrainWhileItRunsAndPutsItBackAtStop) {
   OnOwnThread([] {
     const pid_t me = ThisThreadId();
     const int own = *ThreadNice(me);
-    DrainYield yield(true, kInterval);
+    // A 10 ms interval: the first step down comes after 3 calm turns of it.
+    DrainYield yield(true, 10 * kMs);
     if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
     EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER) << "not before the loop begins";
     yield.Begin(BoottimeNs());
@@ -135,6 +162,7 @@ TEST(DrainYield, LowersTheDrainWhileItRunsAndPutsItBackAtStop) {
     EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER);
     EXPECT_EQ(*ThreadNice(me), own) << "its nice is untouched";
     EXPECT_TRUE(yield.stats().yielded);
+    EXPECT_NE(yield.stats().idle_from, 0u);
   });
 }
 
@@ -159,14 +187,13 @@ TEST(DrainYield, TheGuardRaisesADrainThatMissesItsTurns) {
 TEST(DrainYield, PressureRaisesTheDrainAndCalmTurnsLowerItAgain) {
   OnOwnThread([] {
     const pid_t me = ThisThreadId();
-    DrainYield yield(true, kInterval);
+    DrainYield yield(true, 10 * kMs);
     if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
     yield.Begin(BoottimeNs());
     ASSERT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield));
     yield.TurnEnded(BoottimeNs(), kRing / 2, kRing / 2, kRing, false);
     EXPECT_TRUE(WaitForPolicy(me, SCHED_OTHER)) << "a half-full ring did not raise it";
-    for (int i = 0; i < 10; ++i) yield.TurnEnded(BoottimeNs(), 0, 0, kRing, false);
-    EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield)) << "ten calm turns did not lower it";
+    EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield)) << "calm turns did not lower it";
     yield.Stop();
     DrainYieldStats s = yield.stats();
     EXPECT_GE(s.raises, 1u);

@@ -72,6 +72,7 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     else if (name == "drain.unread_before_loss_from") s.unread_before_loss_from = Unsigned(a);
     else if (name == "drain.first_ring_loss_seen") s.first_ring_loss_seen = Unsigned(a);
     else if (name == "drain.yielded") s.drain_yielded = Unsigned(a) != 0;
+    else if (name == "drain.idle_from") s.drain_idle_from = Unsigned(a);
     else if (name == "drain.raises") s.drain_raises = Unsigned(a);
     else if (name == "drain.raised_for_late") s.drain_raised_for_late = Unsigned(a);
     else if (name == "drain.raised_ns") s.drain_raised_ns = Unsigned(a);

@@ -21,6 +21,10 @@ constexpr uint64_t kMinSlackNs = 25'000'000;
 // waits for a CPU under SCHED_OTHER (a tick or two), then reads at about
 // 100 ns an event. Generous on purpose.
 constexpr uint64_t kReactionNs = 50'000'000;
+// Calm turns before the first step down, at the start of the loop: a
+// recording that starts inside a storm must not begin starved (with 1 MiB
+// rings a UDP flood fills a ring in about 30 ms).
+constexpr uint32_t kStartCalmNeeded = 3;
 constexpr uint32_t kFirstCalmNeeded = 10;
 constexpr uint32_t kMaxCalmNeeded = 640;
 
@@ -31,7 +35,8 @@ DrainYieldPolicy::DrainYieldPolicy(uint64_t interval_ns)
       min_late_(interval_ns_ + std::max(kMinSlackNs, interval_ns_ / 4)),
       max_late_(std::max(min_late_, 3 * interval_ns_)),
       late_after_(max_late_),
-      calm_needed_(kFirstCalmNeeded / 2) {}
+      raised_(true),
+      calm_needed_(kStartCalmNeeded) {}
 
 DrainYieldPolicy::Step DrainYieldPolicy::OnTurn(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes,
                                                 uint64_t ring_bytes, bool new_loss) {
@@ -43,6 +48,7 @@ DrainYieldPolicy::Step DrainYieldPolicy::OnTurn(uint64_t now, uint64_t fullest_r
   window_bytes_ += produced_bytes;
   window_ns_ += since_read;
   if (window_ns_ >= interval_ns_) {
+    rate_known_ = true;
     fill_ns_ = window_bytes_ ? static_cast<uint64_t>(std::min(static_cast<double>(ring_bytes) *
                                                                   static_cast<double>(window_ns_) /
                                                                   static_cast<double>(window_bytes_),
@@ -61,14 +67,17 @@ DrainYieldPolicy::Step DrainYieldPolicy::OnTurn(uint64_t now, uint64_t fullest_r
   last_read_ = now;
   last_turn_ = now;
   if (!raised_) return pressure ? Step::kRaise : Step::kStay;
-  calm_turns_ = pressure || late_turn ? 0 : calm_turns_ + 1;
+  // A step down needs a rate seen over a whole window: until then the
+  // rings' room is unknown.
+  calm_turns_ = pressure || late_turn || !rate_known_ ? 0 : calm_turns_ + 1;
   return calm_turns_ >= calm_needed_ ? Step::kLower : Step::kStay;
 }
 
 void DrainYieldPolicy::Raised() {
   raised_ = true;
   calm_turns_ = 0;
-  calm_needed_ = std::min(calm_needed_ * 2, kMaxCalmNeeded);
+  ++raises_;
+  calm_needed_ = std::min(kFirstCalmNeeded << std::min<uint32_t>(raises_ - 1, 6), kMaxCalmNeeded);
 }
 
 DrainYield::DrainYield(bool yield, uint64_t interval_ns) : policy_(interval_ns) {
@@ -114,7 +123,9 @@ DrainYield::DrainYield(bool yield, uint64_t interval_ns) : policy_(interval_ns) 
   if (std::string error = dropped.get(); !error.empty()) {
     guard_.join();
     stats_.unavailable = "the guard could not drop its capabilities: " + error;
+    return;
   }
+  stats_.yielded = true;
 }
 
 DrainYield::~DrainYield() { Stop(); }
@@ -173,8 +184,8 @@ void DrainYield::ApplyLocked(uint64_t now) {
     return;
   }
   if (want_low) {
-    if (stats_.yielded) stats_.raised_ns += now - std::min(now, raised_at_);
-    stats_.yielded = true;
+    if (stats_.idle_from) stats_.raised_ns += now - std::min(now, raised_at_);
+    else stats_.idle_from = now;
   } else if (!stop_) {  // at the end it is no raise
     raised_at_ = now;
     ++stats_.raises;
@@ -207,7 +218,7 @@ void DrainYield::Guard() {
   }
   // Back to SCHED_OTHER for the end of the recording.
   const uint64_t now = BoottimeNs();
-  if (!low_ && stats_.raises) stats_.raised_ns += now - std::min(now, raised_at_);
+  if (!low_ && stats_.idle_from && stats_.raises) stats_.raised_ns += now - std::min(now, raised_at_);
   ApplyLocked(now);
 }
 

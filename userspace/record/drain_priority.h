@@ -11,7 +11,9 @@
 // rings fill. So the drain goes back to SCHED_OTHER when its rings could
 // not wait for it (DrainYieldPolicy), and a guard thread at gpunoise's
 // priority puts it back when a turn is late, whatever stalled it. Once calm
-// again, the drain steps down, each time after twice as many calm turns.
+// again, the drain steps down, each time after twice as many calm turns. It
+// starts under SCHED_OTHER, and steps down once a whole interval showed that
+// its rings have room: a recording may start inside a storm.
 #pragma once
 
 #include <sys/types.h>
@@ -54,8 +56,9 @@ class DrainYieldPolicy {
   // ring takes to fill at its last rate, within [interval + max(25 ms,
   // interval / 4), 3 x interval].
   uint64_t late_after() const { return late_after_; }
-  // Calm turns (no pressure, none late) a raised drain waits before it
-  // steps down: 10, doubled at each raise, at most 640.
+  // Calm turns (no pressure, none late, a rate known) a raised drain waits
+  // before it steps down: 3 at the start (it starts raised), then 10,
+  // doubled at each raise, at most 640.
   uint32_t calm_needed() const { return calm_needed_; }
 
  private:
@@ -66,13 +69,16 @@ class DrainYieldPolicy {
   uint64_t last_read_ = 0;  // the end of the last turn: when the rings were last read
   uint64_t window_bytes_ = 0, window_ns_ = 0;  // the busiest ring's production in this window
   uint64_t fill_ns_ = UINT64_MAX;  // how long it takes to fill the ring, at the last window's rate
-  bool raised_ = false;
+  bool raised_;  // it starts raised: see kStartCalmNeeded
+  bool rate_known_ = false;
+  uint32_t raises_ = 0;
   uint32_t calm_turns_ = 0;
   uint32_t calm_needed_ = 0;
 };
 
 struct DrainYieldStats {
-  bool yielded = false;          // it ran under SCHED_IDLE between turns of pressure
+  bool yielded = false;          // it may yield: the guard watched it
+  uint64_t idle_from = 0;        // when it first went under SCHED_IDLE (CLOCK_BOOTTIME); 0: never
   uint64_t raises = 0;           // times it went back to SCHED_OTHER before the end
   uint64_t raised_for_late = 0;  // of those, by the guard (a turn was late)
   uint64_t raised_ns = 0;        // time spent under SCHED_OTHER before the end

@@ -197,6 +197,7 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
   yield.Stop();
   DrainYieldStats y = yield.stats();
   session.drain_yielded = y.yielded;
+  session.drain_idle_from = y.idle_from;
   session.drain_raises = y.raises;
   session.drain_raised_for_late = y.raised_for_late;
   session.drain_raised_ns = y.raised_ns;

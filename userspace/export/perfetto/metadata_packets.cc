@@ -193,6 +193,7 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
   if (session.first_ring_loss_seen) AddArg(e, "drain.first_ring_loss_seen", session.first_ring_loss_seen);
   if (session.drain_yielded) {
     AddArg(e, "drain.yielded", true);
+    AddArg(e, "drain.idle_from", session.drain_idle_from);
     AddArg(e, "drain.raises", session.drain_raises);
     AddArg(e, "drain.raised_for_late", session.drain_raised_for_late);
     AddArg(e, "drain.raised_ns", session.drain_raised_ns);
