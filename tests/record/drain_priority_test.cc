@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <string>
 #include <sched.h>
 #include <thread>
 
@@ -148,16 +149,23 @@ bool WaitForPolicy(pid_t tid, int policy, DrainYield* turning = nullptr) {
   return false;
 }
 
+// Begins `yield` and takes calm turns until the drain is under SCHED_IDLE.
+// Returns why this machine cannot yield, if it cannot.
+std::string BeginAndStepDown(DrainYield& yield, pid_t me) {
+  if (!yield.stats().unavailable.empty()) return yield.stats().unavailable;
+  yield.Begin(BoottimeNs());
+  EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield)) << "calm turns did not lower it";
+  return "";
+}
+
 TEST(DrainYield, LowersTheDrainWhileItRunsAndPutsItBackAtStop) {
   OnOwnThread([] {
     const pid_t me = ThisThreadId();
     const int own = *ThreadNice(me);
     // A 10 ms interval: the first step down comes after 3 calm turns of it.
     DrainYield yield(true, 10 * kMs);
-    if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
     EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER) << "not before the loop begins";
-    yield.Begin(BoottimeNs());
-    EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield));
+    if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
     yield.Stop();
     EXPECT_EQ(*ThreadPolicy(me), SCHED_OTHER);
     EXPECT_EQ(*ThreadNice(me), own) << "its nice is untouched";
@@ -171,9 +179,7 @@ TEST(DrainYield, TheGuardRaisesADrainThatMissesItsTurns) {
     const pid_t me = ThisThreadId();
     // A 10 ms interval: a turn is late after 35 ms.
     DrainYield yield(true, 10 * kMs);
-    if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
-    yield.Begin(BoottimeNs());
-    ASSERT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield));
+    if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
     // No turn from now on: this thread is "starved".
     EXPECT_TRUE(WaitForPolicy(me, SCHED_OTHER)) << "the guard did not raise it";
     DrainYieldStats s = yield.stats();
@@ -188,9 +194,7 @@ TEST(DrainYield, PressureRaisesTheDrainAndCalmTurnsLowerItAgain) {
   OnOwnThread([] {
     const pid_t me = ThisThreadId();
     DrainYield yield(true, 10 * kMs);
-    if (!yield.stats().unavailable.empty()) GTEST_SKIP() << yield.stats().unavailable;
-    yield.Begin(BoottimeNs());
-    ASSERT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield));
+    if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
     yield.TurnEnded(BoottimeNs(), kRing / 2, kRing / 2, kRing, false);
     EXPECT_TRUE(WaitForPolicy(me, SCHED_OTHER)) << "a half-full ring did not raise it";
     EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield)) << "calm turns did not lower it";

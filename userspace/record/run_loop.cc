@@ -185,8 +185,8 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
         session.end_reason = stop_reason;
         break;
       }
-      // Keep recording a little while the workload winds down, at the
-      // recorder's own nice: its end must not wait for a CPU.
+      // Keep recording a little while the workload winds down, under
+      // SCHED_OTHER: the end must not wait for a CPU.
       yield.Stop();
       stopping = true;
       ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, options.stop_fd, nullptr);
