@@ -229,6 +229,11 @@ TEST(RecordIntegration, BadOptionsAreUsageErrors) {
   EXPECT_NE(rec3.stderr_text().find("usage: gpunoise record: --compress: unknown compression 'gzip'"),
             std::string::npos)
       << rec3.stderr_text();
+  ChildProcess rec4({GpunoiseBinary(), "record", "--drain-priority", "low"});
+  EXPECT_EQ(rec4.Wait(10s), 2);
+  EXPECT_NE(rec4.stderr_text().find("usage: gpunoise record: invalid --drain-priority 'low' (idle or normal)"),
+            std::string::npos)
+      << rec4.stderr_text();
 }
 
 // (The default, auto, is zlib while the node has CPU to spare: on a busy CI

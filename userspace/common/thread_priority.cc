@@ -7,8 +7,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/capabilities.h"
-
 namespace gpunoise {
 
 pid_t ThisThreadId() { return ::gettid(); }
@@ -21,12 +19,6 @@ Result<int> ThreadNice(pid_t tid) {
   return nice;
 }
 
-Status SetThreadNice(pid_t tid, int nice) {
-  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0)
-    return MakeError("failed to set thread {} to nice {}: {}", tid, nice, std::strerror(errno));
-  return OkStatus();
-}
-
 Status AllowNiceDownTo(int nice) {
   // RLIMIT_NICE's ceiling is 20 - rlim_cur (sched/syscalls.c, is_nice_reduction).
   const rlim_t needed = static_cast<rlim_t>(20 - nice);
@@ -37,13 +29,6 @@ Status AllowNiceDownTo(int nice) {
   if (::setrlimit(RLIMIT_NICE, &want) != 0)
     return MakeError("failed to raise RLIMIT_NICE to {}: {}", needed, std::strerror(errno));
   return OkStatus();
-}
-
-bool CanReturnToNice(int nice) {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NICE, &lim) == 0 && lim.rlim_cur >= static_cast<rlim_t>(20 - nice)) return true;
-  auto caps = CurrentCapabilities();
-  return caps.ok() && (caps->effective & CapBit(kCapSysNice));
 }
 
 Result<int> ThreadPolicy(pid_t tid) {

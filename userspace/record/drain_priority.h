@@ -1,11 +1,11 @@
 // The drain thread yields to the node's own work: between turns of pressure
-// it runs under SCHED_IDLE, where any other task that wakes on its CPU
-// preempts it at once, whatever its cgroup (a nice value only weighs within
-// the drain's own cgroup). At gpunoise's priority a drain turn delays a
-// woken thread of the job by up to a scheduler slice: under W2 UDP the
-// receiver, which shared a CPU with the drain, then overflowed its socket
-// buffer on 3.5% of the datagrams, against 0.4% untraced
-// (docs/performance.md).
+// it runs under SCHED_IDLE, where a task of its task group (cgroup, or
+// autogroup session) that wakes on its CPU preempts it at once. At
+// gpunoise's priority a drain turn delays a woken thread of the job by up to
+// a scheduler slice: under W2 UDP the receiver, which shared a CPU with the
+// drain, then overflowed its socket buffer on 3 to 5% of the datagrams,
+// against 0.3 to 0.7% untraced. Between task groups the scheduler weighs the
+// groups first, and there the yield measured as nothing (docs/performance.md).
 //
 // A SCHED_IDLE thread starves on a node busy on every CPU, and then the
 // rings fill. So the drain goes back to SCHED_OTHER when its rings could
@@ -26,7 +26,7 @@
 
 namespace gpunoise::record {
 
-// When the drain should be at its own nice, from what each turn read. Pure:
+// When the drain should be under SCHED_OTHER, from what each turn read. Pure:
 // no clock, no system call (tested on its own).
 class DrainYieldPolicy {
  public:
@@ -39,8 +39,8 @@ class DrainYieldPolicy {
   // records. Pressure is any of: new loss, a ring half full, or a ring that
   // fills from empty, at the rate of the last window of at least an
   // interval, in less than the shortest late_after() and twice 50 ms (the
-  // raised drain's time to read again). The step the drain takes (kRaise only while low,
-  // kLower only while raised).
+  // raised drain's time to read again). The step the drain takes (kRaise
+  // only while low, kLower only while raised).
   Step OnTurn(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes, uint64_t ring_bytes,
               bool new_loss);
   // The drain is running (a turn began): the guard's clock starts again.
@@ -112,8 +112,6 @@ class DrainYield {
   // guard.
   void Stop();
   DrainYieldStats stats() const;
-  // The guard keeps CAP_SYS_NICE (RLIMIT_NICE could not be raised).
-  bool guard_keeps_sys_nice() const { return keep_sys_nice_; }
 
  private:
   void Guard();
