@@ -7,6 +7,7 @@
 #include <string>
 #include <sched.h>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/thread_priority.h"
@@ -19,6 +20,9 @@ using Step = DrainYieldPolicy::Step;
 constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kInterval = 100 * kMs;
 constexpr uint64_t kRing = 4 << 20;
+
+// One turn's rings: the fullest held `held`, the busiest took in `produced`.
+std::vector<BufferFill> Ring(uint64_t held, uint64_t produced) { return {{held, produced, kRing}}; }
 
 // Turns every `gap` from `t`, each finding `produced` new bytes in the
 // busiest ring, and the fullest ring a quarter of that (the drain keeps up).
@@ -36,7 +40,7 @@ struct Turns {
   }
   Step Next(uint64_t gap, uint64_t produced, bool new_loss = false) {
     t += gap;
-    return policy.OnTurn(t, produced / 4, produced, kRing, new_loss);
+    return policy.OnTurn(t, Ring(produced / 4, produced), new_loss);
   }
 };
 
@@ -46,13 +50,13 @@ TEST(DrainYieldPolicy, ItStartsRaisedAndStepsDownOnlyAfterAWholeIntervalShowedRo
   EXPECT_EQ(policy.calm_needed(), 3u);
   uint64_t t = 1000 * kMs;
   // Turns 1 ms apart: no window of an interval yet, so no rate, however calm.
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy.OnTurn(t += kMs, 0, 0, kRing, false), Step::kStay) << i;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy.OnTurn(t += kMs, Ring(0, 0), false), Step::kStay) << i;
   // Inside a storm that fills the rings in 30 ms it stays raised.
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy.OnTurn(t += kInterval, 0, kRing * 10 / 3, kRing, false), Step::kStay);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy.OnTurn(t += kInterval, Ring(0, kRing * 10 / 3), false), Step::kStay);
   // Room: three calm turns, each after a whole interval.
-  EXPECT_EQ(policy.OnTurn(t += kInterval, 0, 4096, kRing, false), Step::kStay);
-  EXPECT_EQ(policy.OnTurn(t += kInterval, 0, 4096, kRing, false), Step::kStay);
-  EXPECT_EQ(policy.OnTurn(t += kInterval, 0, 4096, kRing, false), Step::kLower);
+  EXPECT_EQ(policy.OnTurn(t += kInterval, Ring(0, 4096), false), Step::kStay);
+  EXPECT_EQ(policy.OnTurn(t += kInterval, Ring(0, 4096), false), Step::kStay);
+  EXPECT_EQ(policy.OnTurn(t += kInterval, Ring(0, 4096), false), Step::kLower);
 }
 
 TEST(DrainYieldPolicy, AQuietNodeKeepsTheDrainLowAndGivesALateTurnThreeIntervals) {
@@ -64,7 +68,7 @@ TEST(DrainYieldPolicy, AQuietNodeKeepsTheDrainLowAndGivesALateTurnThreeIntervals
 
 TEST(DrainYieldPolicy, ARingHalfFullRaisesTheDrain) {
   Turns turns;
-  EXPECT_EQ(turns.policy.OnTurn(turns.t + kInterval, kRing / 2, 4096, kRing, false), Step::kRaise);
+  EXPECT_EQ(turns.policy.OnTurn(turns.t + kInterval, Ring(kRing / 2, 4096), false), Step::kRaise);
 }
 
 TEST(DrainYieldPolicy, NewLossRaisesTheDrain) {
@@ -79,6 +83,38 @@ TEST(DrainYieldPolicy, RingsThatFillFasterThanTheGuardCanCatchALateDrainRaiseIt)
   EXPECT_EQ(turns.Next(kInterval, kRing * 100 / 200), Step::kRaise);
   Turns slower;
   EXPECT_EQ(slower.Next(kInterval, kRing * 100 / 240), Step::kStay) << "240 ms is room enough";
+}
+
+TEST(DrainYieldPolicy, AnInKernelLogThatFillsFasterThanTheGuardCanCatchALateDrainRaisesIt) {
+  // The rings have room, but the kernel-work log (2048 entries a CPU) takes
+  // in 65k IPI callbacks a second from one CPU: full in 31 ms. Read every
+  // 10 ms, it is never half full when read.
+  constexpr uint64_t kLog = 2048;
+  Turns turns;
+  Step step = Step::kStay;
+  int turn = 0;
+  for (; turn < 20 && step == Step::kStay; ++turn) {
+    const std::vector<BufferFill> buffers = {{4096, 4096, kRing}, {650, 650, kLog}};
+    step = turns.policy.OnTurn(turns.t += 10 * kMs, buffers, false);
+  }
+  EXPECT_EQ(turn, 10) << "the rate is known after a whole interval";
+  EXPECT_EQ(step, Step::kRaise);
+  EXPECT_EQ(turns.policy.late_after(), 125 * kMs) << "the shortest: a third of 31 ms is less";
+}
+
+TEST(DrainYieldPolicy, ALogHalfFullOrOverwrittenRaisesTheDrain) {
+  Turns turns;
+  const std::vector<BufferFill> half = {{0, 0, kRing}, {1024, 1024, 2048}};
+  EXPECT_EQ(turns.policy.OnTurn(turns.t + kMs, half, false), Step::kRaise);
+  Turns overwritten;
+  const std::vector<BufferFill> quiet = {{0, 0, kRing}, {0, 0, 2048}};
+  EXPECT_EQ(overwritten.policy.OnTurn(overwritten.t + kMs, quiet, true), Step::kRaise);
+}
+
+TEST(DrainYieldPolicy, ABufferKindThisNodeLacksIsNoPressure) {
+  Turns turns;
+  const std::vector<BufferFill> no_log = {{4096, 4096, kRing}, {}};
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(turns.policy.OnTurn(turns.t += kInterval, no_log, false), Step::kStay) << i;
 }
 
 TEST(DrainYieldPolicy, ABurstInsideOneIntervalIsNotARate) {
@@ -140,7 +176,7 @@ bool WaitForPolicy(pid_t tid, int policy, DrainYield* turning = nullptr) {
   for (int i = 0; i < 400; ++i) {
     if (turning) {
       turning->TurnStarted(BoottimeNs());
-      turning->TurnEnded(BoottimeNs(), 0, 0, kRing, false);
+      turning->TurnEnded(BoottimeNs(), Ring(0, 0), false);
     }
     auto now = ThreadPolicy(tid);
     if (now.ok() && *now == policy) return true;
@@ -195,7 +231,7 @@ TEST(DrainYield, PressureRaisesTheDrainAndCalmTurnsLowerItAgain) {
     const pid_t me = ThisThreadId();
     DrainYield yield(true, 10 * kMs);
     if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
-    yield.TurnEnded(BoottimeNs(), kRing / 2, kRing / 2, kRing, false);
+    yield.TurnEnded(BoottimeNs(), Ring(kRing / 2, kRing / 2), false);
     EXPECT_TRUE(WaitForPolicy(me, SCHED_OTHER)) << "a half-full ring did not raise it";
     EXPECT_TRUE(WaitForPolicy(me, SCHED_IDLE, &yield)) << "calm turns did not lower it";
     yield.Stop();

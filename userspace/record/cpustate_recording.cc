@@ -62,6 +62,8 @@ Result<uint64_t> CpustateRecording::Drain(perfetto::TraceSink& sink) {
   return most;
 }
 
+uint64_t CpustateRecording::lost() const { return collector_ ? collector_->lost() : 0; }
+
 Status CpustateRecording::Finish(perfetto::TraceSink& sink, uint64_t ts) {
   if (auto drained = Drain(sink); !drained.ok()) return drained.error();
   auto& w = sink.node_tracks();

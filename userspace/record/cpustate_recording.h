@@ -45,6 +45,8 @@ class CpustateRecording {
   Status Finish(perfetto::TraceSink& sink, uint64_t ts);
 
   void FillReport(std::vector<model::CollectorReport>& reports) const;
+  // Entries the collector's logs overwrote before they were read.
+  uint64_t lost() const;
   // "cpustate: 51234 idle periods, 0 frequency changes, 0 NUMA moves, ...; SMIs not measurable (...)"
   std::string Summary() const;
 

@@ -38,37 +38,43 @@ DrainYieldPolicy::DrainYieldPolicy(uint64_t interval_ns)
       raised_(true),
       calm_needed_(kStartCalmNeeded) {}
 
-DrainYieldPolicy::Step DrainYieldPolicy::OnTurn(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes,
-                                                uint64_t ring_bytes, bool new_loss) {
+DrainYieldPolicy::Step DrainYieldPolicy::OnTurn(uint64_t now, std::span<const BufferFill> buffers, bool new_loss) {
   const uint64_t since_read = last_read_ && now > last_read_ ? now - last_read_ : 0;
   const bool late_turn = last_read_ && since_read > late_after_;
-  // The busiest ring's rate, over windows of at least an interval: turns
-  // come back to back under a storm (each drain is bounded), and a few
+  if (window_produced_.size() != buffers.size()) window_produced_.assign(buffers.size(), 0);
+  // Each buffer's rate, over windows of at least an interval: turns come
+  // back to back under a storm (each drain is bounded), and a few
   // milliseconds' rate is noise.
-  window_bytes_ += produced_bytes;
+  bool half_full = false;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    window_produced_[i] += buffers[i].produced;
+    half_full |= buffers[i].capacity && buffers[i].held * 2 >= buffers[i].capacity;
+  }
   window_ns_ += since_read;
   if (window_ns_ >= interval_ns_) {
     rate_known_ = true;
-    fill_ns_ = window_bytes_ ? static_cast<uint64_t>(std::min(static_cast<double>(ring_bytes) *
-                                                                  static_cast<double>(window_ns_) /
-                                                                  static_cast<double>(window_bytes_),
-                                                              1e18))
-                             : UINT64_MAX;
-    window_bytes_ = window_ns_ = 0;
+    fill_ns_ = UINT64_MAX;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (!window_produced_[i] || !buffers[i].capacity) continue;
+      const double fill = static_cast<double>(buffers[i].capacity) * static_cast<double>(window_ns_) /
+                          static_cast<double>(window_produced_[i]);
+      fill_ns_ = std::min(fill_ns_, static_cast<uint64_t>(std::min(fill, 1e18)));
+    }
+    window_ns_ = 0;
+    std::fill(window_produced_.begin(), window_produced_.end(), 0);
   }
-  // The time the busiest ring takes to fill from empty at that rate. A
+  // The time the first buffer takes to fill from empty at that rate. A
   // late drain must fit in it, with room to spare (a VM's stall, a slow
-  // turn): the guard acts after a third of it, and a ring that fills in
+  // turn): the guard acts after a third of it, and a buffer that fills in
   // less than the shortest late_after() and twice kReactionNs cannot wait
   // for a low-priority drain at all.
   late_after_ = std::clamp(fill_ns_ / 3, min_late_, max_late_);
-  const bool pressure =
-      new_loss || fullest_ring_bytes * 2 >= ring_bytes || fill_ns_ < min_late_ + 2 * kReactionNs;
+  const bool pressure = new_loss || half_full || fill_ns_ < min_late_ + 2 * kReactionNs;
   last_read_ = now;
   last_turn_ = now;
   if (!raised_) return pressure ? Step::kRaise : Step::kStay;
   // A step down needs a rate seen over a whole window: until then the
-  // rings' room is unknown.
+  // buffers' room is unknown.
   calm_turns_ = pressure || late_turn || !rate_known_ ? 0 : calm_turns_ + 1;
   return calm_turns_ >= calm_needed_ ? Step::kLower : Step::kStay;
 }
@@ -147,14 +153,13 @@ void DrainYield::TurnStarted(uint64_t now) {
   policy_.Beat(now);
 }
 
-void DrainYield::TurnEnded(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes, uint64_t ring_bytes,
-                           bool new_loss) {
+void DrainYield::TurnEnded(uint64_t now, std::span<const BufferFill> buffers, bool new_loss) {
   if (!guard_.joinable()) return;
   bool wake = false;
   {
     std::lock_guard lock(mu_);
     if (!begun_ || stop_) return;
-    switch (policy_.OnTurn(now, fullest_ring_bytes, produced_bytes, ring_bytes, new_loss)) {
+    switch (policy_.OnTurn(now, buffers, new_loss)) {
       case DrainYieldPolicy::Step::kRaise:
         policy_.Raised();
         wake = true;

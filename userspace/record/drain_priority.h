@@ -8,8 +8,10 @@
 // groups first, and there the yield measured as nothing (docs/performance.md).
 //
 // A SCHED_IDLE thread starves on a node busy on every CPU, and then the
-// rings fill. So the drain goes back to SCHED_OTHER when its rings could
-// not wait for it (DrainYieldPolicy), and a guard thread at gpunoise's
+// rings fill, and the in-kernel logs the drain also empties (kernel work,
+// CPU state: they overwrite their oldest entries, and an IPI storm fills
+// one in 30 ms). So the drain goes back to SCHED_OTHER when one of its
+// buffers could not wait for it (DrainYieldPolicy), and a guard thread at gpunoise's
 // priority puts it back when a turn is late, whatever stalled it. Once calm
 // again, the drain steps down, each time after twice as many calm turns. It
 // starts under SCHED_OTHER, and steps down once a whole interval showed that
@@ -21,8 +23,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "record/buffer_fill.h"
 
 namespace gpunoise::record {
 
@@ -33,16 +39,14 @@ class DrainYieldPolicy {
   explicit DrainYieldPolicy(uint64_t interval_ns);
 
   enum class Step { kStay, kRaise, kLower };
-  // A turn at `now` found its fullest ring (of `ring_bytes`) holding
-  // `fullest_ring_bytes`, and the busiest ring's producers had written
-  // `produced_bytes` since the turn before; `new_loss`: a ring lost
-  // records. Pressure is any of: new loss, a ring half full, or a ring that
-  // fills from empty, at the rate of the last window of at least an
-  // interval, in less than the shortest late_after() and twice 50 ms (the
-  // raised drain's time to read again). The step the drain takes (kRaise
-  // only while low, kLower only while raised).
-  Step OnTurn(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes, uint64_t ring_bytes,
-              bool new_loss);
+  // A turn at `now` found `buffers` (the same kinds, in the same order,
+  // each turn); `new_loss`: a buffer lost records. Pressure is any of: new
+  // loss, a buffer half full, or a buffer that fills from empty, at the
+  // rate of the last window of at least an interval, in less than the
+  // shortest late_after() and twice 50 ms (the raised drain's time to read
+  // again). The step the drain takes (kRaise only while low, kLower only
+  // while raised).
+  Step OnTurn(uint64_t now, std::span<const BufferFill> buffers, bool new_loss);
   // The drain is running (a turn began): the guard's clock starts again.
   void Beat(uint64_t now) { last_turn_ = now; }
   // The guard found no turn since `last_turn() + late_after()`.
@@ -52,8 +56,8 @@ class DrainYieldPolicy {
 
   bool raised() const { return raised_; }
   uint64_t last_turn() const { return last_turn_; }
-  // How late a turn may be, from the last: a third of the time the busiest
-  // ring takes to fill at its last rate, within [interval + max(25 ms,
+  // How late a turn may be, from the last: a third of the time the buffer
+  // that fills first takes to fill at its last rate, within [interval + max(25 ms,
   // interval / 4), 3 x interval].
   uint64_t late_after() const { return late_after_; }
   // Calm turns (no pressure, none late, a rate known) a raised drain waits
@@ -67,8 +71,9 @@ class DrainYieldPolicy {
   uint64_t late_after_;
   uint64_t last_turn_ = 0;  // the last beat
   uint64_t last_read_ = 0;  // the end of the last turn: when the rings were last read
-  uint64_t window_bytes_ = 0, window_ns_ = 0;  // the busiest ring's production in this window
-  uint64_t fill_ns_ = UINT64_MAX;  // how long it takes to fill the ring, at the last window's rate
+  uint64_t window_ns_ = 0;
+  std::vector<uint64_t> window_produced_;  // by buffer kind, in this window
+  uint64_t fill_ns_ = UINT64_MAX;  // how long the first buffer to fill takes, at the last window's rates
   bool raised_;  // it starts raised: see kStartCalmNeeded
   bool rate_known_ = false;
   uint32_t raises_ = 0;
@@ -106,8 +111,7 @@ class DrainYield {
   // At the start of each turn of the drain loop (after its wait).
   void TurnStarted(uint64_t now);
   // At its end: what the turn found (DrainYieldPolicy::OnTurn).
-  void TurnEnded(uint64_t now, uint64_t fullest_ring_bytes, uint64_t produced_bytes, uint64_t ring_bytes,
-                 bool new_loss);
+  void TurnEnded(uint64_t now, std::span<const BufferFill> buffers, bool new_loss);
   // Back to SCHED_OTHER for good (the end of the recording), and stops the
   // guard.
   void Stop();

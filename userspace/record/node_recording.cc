@@ -167,6 +167,9 @@ Status NodeRecording::WriteKernelWork(perfetto::TraceSink& sink) {
   // The cpustate log has 4x kwork's entries per CPU: scaled to kwork's.
   GN_ASSIGN_OR_RETURN(uint64_t cs_most, cpustate_->Drain(sink));
   most = std::max(most, cs_most * collect::KworkCollector::kEntriesPerCpu / collect::CpustateCollector::kEntriesPerCpu);
+  // A CPU's log is read whole: what it held is what it took in since.
+  log_fill_.held = std::max(log_fill_.held, most);
+  log_fill_.produced += most;
   constexpr uint64_t kShortest = 10'000'000;
   const uint64_t longest = std::max(kShortest, std::min<uint64_t>(interval_ns_, 100'000'000));
   if (!work_interval_ns_) work_interval_ns_ = longest;
@@ -186,6 +189,20 @@ Status NodeRecording::WriteKernelWork(perfetto::TraceSink& sink) {
   }
   work_.clear();
   return OkStatus();
+}
+
+BufferFill NodeRecording::TakeLogFill() {
+  BufferFill fill = log_fill_;
+  fill.capacity = collect::KworkCollector::kEntriesPerCpu;
+  log_fill_ = {};
+  return fill;
+}
+
+bool NodeRecording::TakeNewLogLoss() {
+  const uint64_t lost = kwork_->lost() + cpustate_->lost() + memstall_->lost();
+  const bool found = lost > log_lost_seen_;
+  log_lost_seen_ = lost;
+  return found;
 }
 
 Status NodeRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols) {

@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
+#include "record/buffer_fill.h"
 #include "record/cpustate_recording.h"
 #include "record/thread_names.h"
 
@@ -56,6 +57,12 @@ class NodeRecording {
   Status Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols);
   // Writes a sample when the interval has passed; returns ns until the next.
   Result<uint64_t> MaybeSample(perfetto::TraceSink& sink, uint64_t now);
+  // What the in-kernel logs (kernel work, CPU state, in kernel-work
+  // entries) held and took in since the last call, for the drain's
+  // priority (record/drain_priority.h).
+  BufferFill TakeLogFill();
+  // A log overwrote entries since the last call.
+  bool TakeNewLogLoss();
   // At the end of the recording (before the collectors detach).
   void Freeze();
   Status Finish(perfetto::TraceSink& sink);
@@ -117,6 +124,8 @@ class NodeRecording {
   // CPU fills a quarter of its log between drains (an IPI storm can send
   // 30k a second from one CPU) and lengthened again when it is quiet.
   uint64_t work_interval_ns_ = 0, next_work_drain_ = 0;
+  BufferFill log_fill_;  // since the last TakeLogFill()
+  uint64_t log_lost_seen_ = 0;
   // Kernel work is written once the symbols are read (until then it waits
   // in work_), except at the end, which waits for them.
   std::shared_ptr<collect::KernelSymbolsLoader> symbols_;

@@ -173,8 +173,13 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
       session.end_reason = sink.disk_full() ? "disk full" : "write error";
       break;
     }
-    yield.TurnEnded(BoottimeNs(), transport.fullest_ring_bytes(), transport.most_produced_bytes(),
-                    transport.bytes_per_cpu(), drain.found_new_loss());
+    // The rings, and the node's logs, read on their own cadence by the
+    // sample above: each can hold the drain back from yielding.
+    const BufferFill buffers[] = {
+        {transport.fullest_ring_bytes(), transport.most_produced_bytes(), transport.bytes_per_cpu()},
+        set.node ? set.node->TakeLogFill() : BufferFill{}};
+    const bool new_log_loss = set.node && set.node->TakeNewLogLoss();
+    yield.TurnEnded(BoottimeNs(), buffers, drain.found_new_loss() || new_log_loss);
     if (workload_done) {
       session.end_reason = options.workload_end_reason ? options.workload_end_reason() : "command exited";
       break;
