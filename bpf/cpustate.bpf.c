@@ -19,6 +19,7 @@
 #include <bpf/bpf_tracing.h>
 #include "cpustate.h"
 #include "cpu_filter.bpf.h"
+#include "doorbell.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -68,6 +69,7 @@ static __always_inline void gn_cs_emit(__u32 here, __u16 kind, __u64 begin, __u6
 	 * (cpu_frequency from a notifier) can run between a read and a write. */
 	__u64 n = __sync_fetch_and_add(&h->next, 1);
 	__u32 index = here * GN_CS_LOG + (__u32)(n & (GN_CS_LOG - 1));
+	gn_doorbell_check(n, GN_CS_LOG, &h->read, here);
 	struct gn_cpustate *e = bpf_map_lookup_elem(&gn_cs_log, &index);
 	if (!e)
 		return;

@@ -46,7 +46,8 @@ struct gn_cpustate {
 struct gn_cpustate_head {
 	__u64 next;     /* entries written on this CPU */
 	__u64 unpaired; /* idle exits with no entry (attached mid-idle) */
-	__u64 pad[6];
+	__u64 read;     /* user space: entries it has read on this CPU (the doorbell, bpf/doorbell.bpf.h) */
+	__u64 pad[5];
 };
 
 /* NUMA balancing events (a power of two). */

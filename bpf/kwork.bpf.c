@@ -20,6 +20,7 @@
 #include "kwork.h"
 #include "cpu_filter.bpf.h"
 #include "gate.bpf.h"
+#include "doorbell.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -131,6 +132,7 @@ static __always_inline void gn_kw_emit(__u8 kind, __u64 begin, __u64 end, __u64 
 	 * interrupt a task-context one between its read and its write. */
 	__u64 n = __sync_fetch_and_add(&h->next, 1);
 	__u32 index = cpu * GN_KW_LOG + (__u32)(n & (GN_KW_LOG - 1));
+	gn_doorbell_check(n, GN_KW_LOG, &h->read, cpu);
 	struct gn_kwork *e = bpf_map_lookup_elem(&gn_kw_log, &index);
 	if (!e)
 		return;

@@ -53,7 +53,8 @@ struct gn_kwork {
 struct gn_kwork_head {
 	__u64 next;     /* entries written on this CPU */
 	__u64 unpaired; /* exits with no entry (attached mid-callback) or entries nested too deep */
-	__u64 pad[6];
+	__u64 read;     /* user space: entries it has read on this CPU (the doorbell, bpf/doorbell.bpf.h) */
+	__u64 pad[5];
 };
 
 #endif /* GPUNOISE_BPF_KWORK_H */

@@ -1,12 +1,17 @@
 // The recorder's drain yields to the job (record/drain_priority.h): it runs
-// under SCHED_IDLE while its rings have room, and goes back to SCHED_OTHER,
-// losing nothing, when the node leaves it no CPU.
+// under SCHED_IDLE while its buffers have room, and goes back to
+// SCHED_OTHER, losing nothing or next to nothing, when the node leaves it no
+// CPU.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <regex>
 #include <string>
@@ -23,13 +28,73 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// "drain: SCHED_IDLE while the rings had room (from +T s); back to
-// SCHED_OTHER N times (M for a late turn), ..."; {-1, -1} without that line.
-std::pair<int, int> DrainRaises(const std::string& summary) {
+struct Raises {
+  int all = -1, late = -1, log = -1;
+};
+
+// "drain: SCHED_IDLE while its buffers had room (from +T s); back to
+// SCHED_OTHER N times (M for a late turn, K for a log's doorbell), ...";
+// all -1 without that line.
+Raises DrainRaises(const std::string& summary) {
   std::smatch m;
-  static const std::regex line(R"(drain: SCHED_IDLE while the rings had room \([^)]*\); back to SCHED_OTHER (\d+) times \((\d+) for a late turn\))");
+  static const std::regex line(
+      R"(drain: SCHED_IDLE while its buffers had room \([^)]*\); back to SCHED_OTHER (\d+) times \((\d+) for a late turn, (\d+) for a log's doorbell\))");
+  if (!std::regex_search(summary, m, line)) return {};
+  return {std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3])};
+}
+
+// The node line's kernel work: {IPI callbacks, entries lost}; {-1, -1}
+// without it.
+std::pair<long, long> KernelWorkCallbacksAndLost(const std::string& summary) {
+  std::smatch m;
+  static const std::regex line(R"(kernel work: \d+ IPIs sent, (\d+) IPI callbacks, \d+ work items, \d+ hrtimers, (\d+) lost)");
   if (!std::regex_search(summary, m, line)) return {-1, -1};
-  return {std::stoi(m[1]), std::stoi(m[2])};
+  return {std::stol(m[1]), std::stol(m[2])};
+}
+
+// Waits up to 2 s for the recorder's drain (its main thread) to yield.
+bool DrainYielded(pid_t recorder) {
+  for (int i = 0; i < 100; ++i) {
+    if (::sched_getscheduler(recorder) == SCHED_IDLE) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+void PinThisThread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
+}
+
+// A TLB-shootdown storm: one thread spins on CPU 0 while another of the
+// same process maps and unmaps a page on CPU 1, so that every unmap IPIs
+// CPU 0 (50k-70k a second here). Both CPUs stay busy with normal-priority
+// work for `duration`. Returns the unmaps.
+uint64_t RunShootdownStorm(std::chrono::milliseconds duration) {
+  std::atomic<bool> done{false};
+  std::thread spinner([&] {
+    PinThisThread(0);
+    while (!done.load(std::memory_order_relaxed)) {
+    }
+  });
+  uint64_t unmaps = 0;
+  std::thread unmapper([&] {
+    PinThisThread(1);
+    const auto end = std::chrono::steady_clock::now() + duration;
+    while (std::chrono::steady_clock::now() < end) {
+      void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) break;
+      *static_cast<volatile char*>(p) = 1;
+      ::munmap(p, 4096);
+      ++unmaps;
+    }
+    done = true;
+  });
+  unmapper.join();
+  spinner.join();
+  return unmaps;
 }
 
 // Lost events less the program runs the kernel skipped (recursion under a
@@ -51,15 +116,10 @@ TEST(DrainYieldIntegration, TheDrainRunsUnderSchedIdleWhileTheRingsHaveRoomAndCo
   ASSERT_TRUE(rec.WaitForStderr("recording", 60s)) << rec.stderr_text();
   // The drain is the main thread; it starts under SCHED_OTHER, and a quiet
   // node shows it room within a few turns.
-  int policy = -1;
-  for (int i = 0; i < 100 && policy != SCHED_IDLE; ++i) {
-    std::this_thread::sleep_for(20ms);
-    policy = ::sched_getscheduler(rec.pid());
-  }
-  EXPECT_EQ(policy, SCHED_IDLE);
+  EXPECT_TRUE(DrainYielded(rec.pid()));
   rec.Signal(SIGINT);
   ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
-  EXPECT_EQ(DrainRaises(rec.stdout_text()).first, 0) << rec.stdout_text();
+  EXPECT_EQ(DrainRaises(rec.stdout_text()).all, 0) << rec.stdout_text();
   EXPECT_EQ(RingAndDrainLoss(rec.stdout_text()), 0) << rec.stdout_text();
 }
 
@@ -93,8 +153,33 @@ TEST(DrainYieldIntegration, ADrainTheNodeLeavesNoCpuIsRaisedAndLosesNothing) {
   ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
   const std::string summary = rec.stdout_text();
   EXPECT_EQ(RingAndDrainLoss(summary), 0) << summary;
-  auto [raises, late] = DrainRaises(summary);
-  EXPECT_GE(raises, 1) << summary;
+  EXPECT_GE(DrainRaises(summary).all, 1) << summary;
+}
+
+TEST(DrainYieldIntegration, AnIpiStormThatFillsTheKernelWorkLogRingsTheDoorbellAndTheDrainKeepsUp) {
+  GN_REQUIRE_REAL_EBPF();
+  if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  std::string out = MakeTempDir() + "/t.pftrace";
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "60", "-o", out});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 60s)) << rec.stderr_text();
+  ASSERT_TRUE(DrainYielded(rec.pid())) << "the drain never yielded on a quiet node";
+  // The storm fills CPU 0's kernel-work log (2048 entries) in about 30 ms,
+  // while the guard would call a turn late only after 300 ms.
+  const uint64_t unmaps = RunShootdownStorm(2000ms);
+  rec.Signal(SIGINT);
+  ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+  const std::string summary = rec.stdout_text();
+  const Raises raises = DrainRaises(summary);
+  auto [callbacks, lost] = KernelWorkCallbacksAndLost(summary);
+  std::printf("ipi storm: %lu unmaps; kernel work: %ld IPI callbacks, %ld lost; drain raised %d times (%d late, %d doorbell)\n",
+              static_cast<unsigned long>(unmaps), callbacks, lost, raises.all, raises.late, raises.log);
+  EXPECT_GT(unmaps, 10000u);
+  EXPECT_GE(raises.log, 1) << summary;
+  ASSERT_GE(callbacks, 0) << summary;
+  // Without the doorbell the late raise and the policy lost 16-23% of the
+  // entries here (and an idle drain with neither, 50%); with it 1-3%, and a
+  // drain at normal priority 3-5%.
+  EXPECT_LT(static_cast<double>(lost), 0.1 * static_cast<double>(callbacks + lost)) << summary;
 }
 
 }  // namespace

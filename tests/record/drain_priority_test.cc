@@ -2,15 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
 #include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/thread_priority.h"
+#include "common/unique_fd.h"
 
 namespace gpunoise::record {
 namespace {
@@ -238,6 +242,52 @@ TEST(DrainYield, PressureRaisesTheDrainAndCalmTurnsLowerItAgain) {
     DrainYieldStats s = yield.stats();
     EXPECT_GE(s.raises, 1u);
     EXPECT_GT(s.raised_ns, 0u);
+  });
+}
+
+// A doorbell the test rings by hand: an eventfd.
+class HandDoorbell final : public collect::Doorbell {
+ public:
+  HandDoorbell() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  int fd() const override { return fd_.get(); }
+  void Clear() override {
+    uint64_t n;
+    [[maybe_unused]] ssize_t r = ::read(fd_.get(), &n, sizeof(n));
+    ++clears;
+  }
+  void Ring() {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = ::write(fd_.get(), &one, sizeof(one));
+  }
+  std::atomic<int> clears{0};
+
+ private:
+  UniqueFd fd_;
+};
+
+TEST(DrainYield, ALogsDoorbellRaisesALowDrainAtOnce) {
+  OnOwnThread([] {
+    const pid_t me = ThisThreadId();
+    auto owned = std::make_unique<HandDoorbell>();
+    HandDoorbell* doorbell = owned.get();
+    // A 100 ms interval: a turn would be late only after 125 ms or more.
+    DrainYield yield(true, kInterval, std::move(owned));
+    if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
+    const uint64_t rung = BoottimeNs();
+    yield.TurnStarted(rung);
+    doorbell->Ring();
+    EXPECT_TRUE(WaitForPolicy(me, SCHED_OTHER)) << "the doorbell did not raise it";
+    EXPECT_LT(BoottimeNs() - rung, 100 * kMs) << "raised only when the turn was late";
+    DrainYieldStats s = yield.stats();
+    EXPECT_EQ(s.raises, 1u);
+    EXPECT_EQ(s.raised_for_log, 1u);
+    EXPECT_EQ(s.raised_for_late, 0u);
+    EXPECT_GE(doorbell->clears.load(), 1);
+    // A ring while raised changes nothing.
+    doorbell->Ring();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(yield.stats().raises, 1u);
+    yield.Stop();
   });
 }
 

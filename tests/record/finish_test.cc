@@ -96,12 +96,13 @@ TEST(FormatSummary, SaysWhereTheDrainYieldedAndHowOftenItWentBack) {
   EXPECT_EQ(FormatSummary(r).find("drain:"), std::string::npos) << "it did not yield: no line";
   r.session.drain_yielded = true;
   r.session.drain_idle_from = 1'300'000'000;
-  r.session.drain_raises = 2;
+  r.session.drain_raises = 4;
   r.session.drain_raised_for_late = 1;
+  r.session.drain_raised_for_log = 2;
   r.session.drain_raised_ns = 1'500'000'000;
   std::string text = FormatSummary(r);
-  EXPECT_NE(text.find("; 0 lost events\ndrain: SCHED_IDLE while the rings had room (from +0.3 s); back to SCHED_OTHER 2 "
-                      "times (1 for a late turn), 1.5 s in all\nnet: 2 devices"),
+  EXPECT_NE(text.find("; 0 lost events\ndrain: SCHED_IDLE while its buffers had room (from +0.3 s); back to SCHED_OTHER "
+                      "4 times (1 for a late turn, 2 for a log's doorbell), 1.5 s in all\nnet: 2 devices"),
             std::string::npos)
       << text;
 }

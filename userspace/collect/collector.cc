@@ -23,6 +23,11 @@ bool ShareTransportMaps(const SharedMaps& maps, const CollectorContext& context)
          share(maps.lost, context.lost_fd) && share(maps.cpu_ctx, context.cpu_ctx_fd);
 }
 
+void ShareDoorbell(bpf_map* doorbell, const CollectorContext& context, std::string_view collector) {
+  if (context.doorbell_fd >= 0 && bpf_map__reuse_fd(doorbell, context.doorbell_fd) != 0)
+    log::Warning("{}: failed to share the drain's doorbell: {}", collector, std::strerror(errno));
+}
+
 void AddMapLoss(std::vector<model::MapLoss>& out, std::string_view collector, std::string_view map,
                 uint64_t count, model::MapLossKind kind) {
   if (count) out.push_back({std::string(collector), std::string(map), count, kind});

@@ -45,6 +45,7 @@ struct CollectorContext {
   int gate_fd = -1;  // RingTransport::gate_map_fd(); -1: each object keeps its own, open gate
   int lost_fd = -1;  // RingTransport::lost_map_fd(); -1: each object counts into its own
   int cpu_ctx_fd = -1;  // RingTransport::cpu_context_map_fd(); -1: each object keeps its own
+  int doorbell_fd = -1;  // RingTransport::doorbell_map_fd(); -1: each object rings its own, unread
   uint64_t wakeup_bytes = 0;
   AttachMode attach_mode = AttachMode::kPreferBtf;
   FilterOptions filters;
@@ -152,6 +153,11 @@ struct SharedMaps {
   bpf_map* cpu_ctx;
 };
 bool ShareTransportMaps(const SharedMaps& maps, const CollectorContext& context);
+
+// Shares the recording's doorbell (bpf/doorbell.bpf.h) with an object whose
+// programs ring it, before load; a failure is only warned about: the drain's
+// guard then learns of a full log from a late turn alone.
+void ShareDoorbell(bpf_map* doorbell, const CollectorContext& context, std::string_view collector);
 
 template <typename Skel>
 bool ShareTransport(Skel* skel, const CollectorContext& context) {

@@ -50,13 +50,14 @@ void CpustateCollector::Start(const CollectorContext& context) {
   bpf_map__set_max_entries(skel_->maps.gn_cs_heads, ncpus_);
   SetCpuFilter(context.filters.cpus, skel_->rodata->gn_cs_filter_cpus, skel_->rodata->gn_cs_cpu_mask);
   auto wanted = [this](std::string_view event) { return idle_ || event != "cpu_idle"; };
+  ShareDoorbell(skel_->maps.gn_doorbell, context, name());
   Status st = SelectLoadAttach(skel_->obj, context, {}, [&] { return cpustate_bpf__load(skel_); }, wanted);
   if (!st.ok()) {
     log::Warning("{}", st.error().message);
     return;
   }
   if (!log_.Map(bpf_map__fd(skel_->maps.gn_cs_log), sizeof(gn_cpustate) * ncpus_ * GN_CS_LOG) ||
-      !heads_.Map(bpf_map__fd(skel_->maps.gn_cs_heads), sizeof(gn_cpustate_head) * ncpus_)) {
+      !heads_.Map(bpf_map__fd(skel_->maps.gn_cs_heads), sizeof(gn_cpustate_head) * ncpus_, /*writable=*/true)) {
     Stop();
     Disable(fmt::format("failed to map the cpustate log: {}", std::strerror(errno)));
     return;
@@ -91,7 +92,7 @@ void CpustateCollector::AddMapLosses(std::vector<model::MapLoss>& out) const {
 uint64_t CpustateCollector::Drain(std::vector<model::CpuStateEvent>* out) {
   if (!log_.addr || !heads_.addr || report_.state == model::CollectorState::kDisabled) return 0;
   uint64_t most = 0;
-  const auto* heads = static_cast<const gn_cpustate_head*>(heads_.addr);
+  auto* heads = static_cast<gn_cpustate_head*>(heads_.addr);
   const auto* log = static_cast<const gn_cpustate*>(log_.addr);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     uint64_t& cursor = cursors_[cpu];
@@ -101,6 +102,7 @@ uint64_t CpustateCollector::Drain(std::vector<model::CpuStateEvent>* out) {
       if (e.kind < GN_CS_KINDS)
         out->push_back({e.begin, std::max(e.end, e.begin), e.value, e.cpu, static_cast<model::CpuStateKind>(e.kind)});
     });
+    __atomic_store_n(&heads[cpu].read, cursor, __ATOMIC_RELAXED);
   }
   return most;
 }

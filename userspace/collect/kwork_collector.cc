@@ -54,13 +54,14 @@ void KworkCollector::Start(const CollectorContext& context) {
   // text patching IPIs every CPU (bpf/kwork.bpf.c says what that did).
   if (context.gate_fd >= 0 && bpf_map__reuse_fd(skel_->maps.gn_gate, context.gate_fd) != 0)
     log::Warning("kwork: failed to share the recording gate: {}", std::strerror(errno));
+  ShareDoorbell(skel_->maps.gn_doorbell, context, name());
   Status st = SelectLoadAttach(skel_->obj, context, {}, [&] { return kwork_bpf__load(skel_); });
   if (!st.ok()) {
     log::Warning("{}", st.error().message);
     return;
   }
   if (!log_.Map(bpf_map__fd(skel_->maps.gn_kw_log), sizeof(gn_kwork) * ncpus_ * GN_KW_LOG) ||
-      !heads_.Map(bpf_map__fd(skel_->maps.gn_kw_heads), sizeof(gn_kwork_head) * ncpus_)) {
+      !heads_.Map(bpf_map__fd(skel_->maps.gn_kw_heads), sizeof(gn_kwork_head) * ncpus_, /*writable=*/true)) {
     Stop();
     Disable(fmt::format("failed to map the kwork log: {}", std::strerror(errno)));
     return;
@@ -106,7 +107,7 @@ model::KernelWork KworkCollector::Decode(const gn_kwork& e) {
 uint64_t KworkCollector::Drain(std::vector<model::KernelWork>* out) {
   if (!log_.addr || !heads_.addr || report_.state == model::CollectorState::kDisabled) return 0;
   uint64_t most = 0;
-  const auto* heads = static_cast<const gn_kwork_head*>(heads_.addr);
+  auto* heads = static_cast<gn_kwork_head*>(heads_.addr);
   const auto* log = static_cast<const gn_kwork*>(log_.addr);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     uint64_t& cursor = cursors_[cpu];
@@ -115,6 +116,7 @@ uint64_t KworkCollector::Drain(std::vector<model::KernelWork>* out) {
     ReadSeqRing(log + static_cast<size_t>(cpu) * GN_KW_LOG, GN_KW_LOG, next, cursor, lost_, [&](const gn_kwork& e) {
       if (e.kind < GN_KW_KINDS) out->push_back(Decode(e));
     });
+    __atomic_store_n(&heads[cpu].read, cursor, __ATOMIC_RELAXED);
   }
   return most;
 }

@@ -70,6 +70,9 @@ Result<std::unique_ptr<RingTransport>> RingTransport::Create(const std::vector<i
   int ctx = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "gn_cpu_ctx", sizeof(uint32_t), sizeof(gn_cpu_context), 1, nullptr);
   if (ctx < 0) return MakeError("failed to create the CPU context map: {}", std::strerror(errno));
   t->cpu_ctx_fd_.Reset(ctx);
+  int doorbell = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "gn_doorbell", 0, 0, static_cast<uint32_t>(page), nullptr);
+  if (doorbell < 0) return MakeError("failed to create the drain's doorbell map: {}", std::strerror(errno));
+  t->doorbell_fd_.Reset(doorbell);
   t->possible_cpus_ = libbpf_num_possible_cpus();
   if (t->possible_cpus_ <= 0) return MakeError("failed to count the possible CPUs: {}", std::strerror(-t->possible_cpus_));
 
@@ -114,6 +117,7 @@ void RingTransport::ShareWith(CollectorContext* context) const {
   context->gate_fd = gate_fd_.get();
   context->lost_fd = lost_fd_.get();
   context->cpu_ctx_fd = cpu_ctx_fd_.get();
+  context->doorbell_fd = doorbell_fd_.get();
   context->wakeup_bytes = wakeup_bytes();
 }
 

@@ -50,6 +50,9 @@ class RingTransport {
   // Each CPU's interrupt state, kept by the irq collector for every
   // collector's records (gn_cpu_ctx in bpf/common.bpf.h).
   int cpu_context_map_fd() const { return cpu_ctx_fd_.get(); }
+  // The logs' doorbell (bpf/doorbell.bpf.h), which the kwork and cpustate
+  // programs ring when their log is half full and unread.
+  int doorbell_map_fd() const { return doorbell_fd_.get(); }
   // The fds above, for a CollectorContext.
   void ShareWith(CollectorContext* context) const;
   // lost[cpu][kind] for every possible CPU; empty on a read error.
@@ -106,6 +109,7 @@ class RingTransport {
   UniqueFd gate_fd_;
   UniqueFd lost_fd_;
   UniqueFd cpu_ctx_fd_;
+  UniqueFd doorbell_fd_;
   int possible_cpus_ = 0;
   std::vector<UniqueFd> ring_fds_;
   std::vector<std::unique_ptr<CpuContext>> contexts_;

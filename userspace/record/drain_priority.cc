@@ -1,11 +1,16 @@
 #include "record/drain_priority.h"
 
 #include <algorithm>
-#include <chrono>
 #include <future>
 #include <system_error>
 
 #include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "common/clock.h"
 #include "common/capabilities.h"
@@ -86,9 +91,27 @@ void DrainYieldPolicy::Raised() {
   calm_needed_ = std::min(kFirstCalmNeeded << std::min<uint32_t>(raises_ - 1, 6), kMaxCalmNeeded);
 }
 
-DrainYield::DrainYield(bool yield, uint64_t interval_ns) : policy_(interval_ns) {
+DrainYield::DrainYield(bool yield, uint64_t interval_ns, std::unique_ptr<collect::Doorbell> doorbell)
+    : doorbell_(std::move(doorbell)), policy_(interval_ns) {
   drain_tid_ = ThisThreadId();
   if (!yield) return;
+  wake_fd_.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  epoll_fd_.Reset(::epoll_create1(EPOLL_CLOEXEC));
+  if (!wake_fd_.valid() || !epoll_fd_.valid()) {
+    stats_.unavailable = fmt::format("no guard: {}", std::strerror(errno));
+    return;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u32 = 0;
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, wake_fd_.get(), &ev);
+  if (doorbell_) {
+    ev.data.u32 = 1;
+    if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, doorbell_->fd(), &ev) != 0) {
+      log::Warning("record: the drain's guard cannot watch the logs' doorbell: {}", std::strerror(errno));
+      doorbell_.reset();
+    }
+  }
   auto policy = ThreadPolicy(drain_tid_);
   auto nice = ThreadNice(drain_tid_);
   if (!policy.ok() || !nice.ok()) {
@@ -144,7 +167,7 @@ void DrainYield::Begin(uint64_t now) {
     begun_ = true;
     policy_.Beat(now);
   }
-  wake_.notify_one();
+  Notify();
 }
 
 void DrainYield::TurnStarted(uint64_t now) {
@@ -177,7 +200,7 @@ void DrainYield::TurnEnded(uint64_t now, std::span<const BufferFill> buffers, bo
         break;
     }
   }
-  if (wake) wake_.notify_one();
+  if (wake) Notify();
 }
 
 void DrainYield::ApplyLocked(uint64_t now) {
@@ -194,31 +217,63 @@ void DrainYield::ApplyLocked(uint64_t now) {
   } else if (!stop_) {  // at the end it is no raise
     raised_at_ = now;
     ++stats_.raises;
-    if (late_raise_) ++stats_.raised_for_late;
+    if (raise_ == Raise::kLate) ++stats_.raised_for_late;
+    if (raise_ == Raise::kDoorbell) ++stats_.raised_for_log;
   }
-  late_raise_ = false;
+  raise_ = Raise::kPolicy;
   low_ = want_low;
+}
+
+void DrainYield::Notify() {
+  if (!wake_fd_.valid()) return;
+  const uint64_t one = 1;
+  // Fails only when the counter is about to overflow: the guard is awake.
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_.get(), &one, sizeof(one));
+}
+
+bool DrainYield::WaitForWake(int timeout_ms) {
+  epoll_event events[2];
+  const int n = ::epoll_wait(epoll_fd_.get(), events, 2, timeout_ms);
+  bool rang = false;
+  for (int i = 0; i < n; ++i) {
+    if (events[i].data.u32 == 0) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof(count));
+    } else {
+      doorbell_->Clear();
+      rang = true;
+    }
+  }
+  return rang;
 }
 
 void DrainYield::Guard() {
   std::unique_lock lock(mu_);
+  bool rang = false;
   while (!stop_) {
     uint64_t now = BoottimeNs();
-    if (begun_ && policy_.Late(now)) {
+    // A log half full and unread: its drain must run now, before the log
+    // overwrites entries (a raised drain is already on its way).
+    if (rang && begun_ && !policy_.raised()) {
       policy_.Raised();
-      late_raise_ = true;
+      raise_ = Raise::kDoorbell;
+    } else if (begun_ && policy_.Late(now)) {
+      policy_.Raised();
+      raise_ = Raise::kLate;
     }
     ApplyLocked(now);
+    int timeout_ms = -1;  // under SCHED_OTHER nothing is timed: it waits for a change
     if (!begun_ || policy_.raised()) {
-      // Nothing to time under SCHED_OTHER: wait for a change.
       guard_due_ = 0;
-      wake_.wait(lock);
     } else {
       guard_due_ = policy_.last_turn() + policy_.late_after();
-      now = BoottimeNs();
       // At least a millisecond: never a loop that holds the lock.
-      wake_.wait_for(lock, std::chrono::nanoseconds(std::max<uint64_t>(guard_due_ - std::min(guard_due_, now), 1'000'000)));
+      const uint64_t wait_ns = std::max<uint64_t>(guard_due_ - std::min(guard_due_, now), 1'000'000);
+      timeout_ms = static_cast<int>((wait_ns + 999'999) / 1'000'000);
     }
+    lock.unlock();
+    rang = WaitForWake(timeout_ms);
+    lock.lock();
     guard_due_ = UINT64_MAX;
   }
   // Back to SCHED_OTHER for the end of the recording.
@@ -233,7 +288,7 @@ void DrainYield::Stop() {
     if (stop_) return;
     stop_ = true;
   }
-  wake_.notify_one();
+  Notify();
   if (guard_.joinable()) guard_.join();
 }
 

@@ -11,23 +11,26 @@
 // rings fill, and the in-kernel logs the drain also empties (kernel work,
 // CPU state: they overwrite their oldest entries, and an IPI storm fills
 // one in 30 ms). So the drain goes back to SCHED_OTHER when one of its
-// buffers could not wait for it (DrainYieldPolicy), and a guard thread at gpunoise's
-// priority puts it back when a turn is late, whatever stalled it. Once calm
-// again, the drain steps down, each time after twice as many calm turns. It
-// starts under SCHED_OTHER, and steps down once a whole interval showed that
-// its rings have room: a recording may start inside a storm.
+// buffers could not wait for it (DrainYieldPolicy), and a guard thread at
+// gpunoise's priority puts it back when a log rings its doorbell (half full
+// and unread: bpf/doorbell.bpf.h) or a turn is late, whatever stalled it.
+// Once calm again, the drain steps down, each time after twice as many calm
+// turns. It starts under SCHED_OTHER, and steps down once a whole interval
+// showed that its buffers have room: a recording may start inside a storm.
 #pragma once
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "collect/doorbell.h"
+#include "common/unique_fd.h"
 #include "record/buffer_fill.h"
 
 namespace gpunoise::record {
@@ -86,6 +89,7 @@ struct DrainYieldStats {
   uint64_t idle_from = 0;        // when it first went under SCHED_IDLE (CLOCK_BOOTTIME); 0: never
   uint64_t raises = 0;           // times it went back to SCHED_OTHER before the end
   uint64_t raised_for_late = 0;  // of those, by the guard (a turn was late)
+  uint64_t raised_for_log = 0;   // of those, by the guard (a log rang its doorbell)
   uint64_t raised_ns = 0;        // time spent under SCHED_OTHER before the end
   std::string unavailable;       // why it does not yield, when it does not
 };
@@ -100,8 +104,9 @@ struct DrainYieldStats {
 // yield.
 class DrainYield {
  public:
-  // `yield` false: a DrainYield that does nothing.
-  DrainYield(bool yield, uint64_t interval_ns);
+  // `yield` false: a DrainYield that does nothing. `doorbell`: rung when a
+  // log needs the drain (null: none).
+  DrainYield(bool yield, uint64_t interval_ns, std::unique_ptr<collect::Doorbell> doorbell = nullptr);
   ~DrainYield();
   DrainYield(const DrainYield&) = delete;
   DrainYield& operator=(const DrainYield&) = delete;
@@ -118,20 +123,28 @@ class DrainYield {
   DrainYieldStats stats() const;
 
  private:
+  enum class Raise { kPolicy, kLate, kDoorbell };
   void Guard();
   // Puts the drain under what the policy wants; the guard's alone.
   void ApplyLocked(uint64_t now);
+  // Wakes the guard.
+  void Notify();
+  // The guard waits up to `timeout_ms` (-1: for ever) for a notification or
+  // the doorbell; true when the doorbell rang.
+  bool WaitForWake(int timeout_ms);
 
   pid_t drain_tid_ = 0;
   bool keep_sys_nice_ = false;
   DrainYieldStats stats_;
   mutable std::mutex mu_;
-  std::condition_variable wake_;
+  std::unique_ptr<collect::Doorbell> doorbell_;
+  UniqueFd wake_fd_;   // an eventfd: Notify()
+  UniqueFd epoll_fd_;  // the guard's wait: wake_fd_ and the doorbell
   DrainYieldPolicy policy_;
   bool begun_ = false;      // Begin() came: the drain is watched
   bool low_ = false;        // the drain is under SCHED_IDLE now
   uint64_t raised_at_ = 0;
-  bool late_raise_ = false;  // the next raise is the guard's own (a late turn)
+  Raise raise_ = Raise::kPolicy;  // what made the next raise
   // When the guard wakes next (0: it waits for a change; UINT64_MAX: it is
   // awake).
   uint64_t guard_due_ = UINT64_MAX;

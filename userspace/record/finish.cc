@@ -107,9 +107,10 @@ std::string FormatSummary(const RecordResult& r) {
     auto offset = [&](uint64_t ts) { return static_cast<double>(ts - std::min(ts, s.start_ts)) / 1e9; };
     std::string from = s.drain_idle_from ? fmt::format("from +{:.1f} s", offset(s.drain_idle_from))
                                          : "never: they had none";
-    drain_text = fmt::format("\ndrain: SCHED_IDLE while the rings had room ({}); back to SCHED_OTHER {} times ({} for "
-                             "a late turn), {:.1f} s in all",
-                             from, s.drain_raises, s.drain_raised_for_late, static_cast<double>(s.drain_raised_ns) / 1e9);
+    drain_text = fmt::format("\ndrain: SCHED_IDLE while its buffers had room ({}); back to SCHED_OTHER {} times ({} for "
+                             "a late turn, {} for a log's doorbell), {:.1f} s in all",
+                             from, s.drain_raises, s.drain_raised_for_late, s.drain_raised_for_log,
+                             static_cast<double>(s.drain_raised_ns) / 1e9);
   }
   std::string net_text = drain_text + (r.net_summary.empty() ? "" : "\n" + r.net_summary);
   if (!r.node_summary.empty()) net_text += "\n" + r.node_summary;

@@ -87,7 +87,14 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
   // The drain yields to the node's work between turns of pressure
   // (record/drain_priority.h). Made after the command started, which so
   // does not inherit the RLIMIT_NICE it may set, and before the drop.
-  start.drain_yield = std::make_unique<DrainYield>(options.drain_yield, options.drain_interval_ms * 1'000'000);
+  std::unique_ptr<collect::Doorbell> doorbell;
+  if (options.drain_yield) {
+    auto opened = collect::OpenRingDoorbell(transport.doorbell_map_fd());
+    if (opened.ok()) doorbell = std::move(*opened);
+    else log::Warning("record: {}; the drain's guard learns of a full log from a late turn alone", opened.error().message);
+  }
+  start.drain_yield =
+      std::make_unique<DrainYield>(options.drain_yield, options.drain_interval_ms * 1'000'000, std::move(doorbell));
   if (options.after_attach) GN_RETURN_IF_ERROR(options.after_attach());
   return start;
 }
@@ -205,6 +212,7 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
   session.drain_idle_from = y.idle_from;
   session.drain_raises = y.raises;
   session.drain_raised_for_late = y.raised_for_late;
+  session.drain_raised_for_log = y.raised_for_log;
   session.drain_raised_ns = y.raised_ns;
   if (!y.unavailable.empty())
     log::Info("record: the drain did not yield to the node's work: {}", y.unavailable);
