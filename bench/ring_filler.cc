@@ -18,7 +18,9 @@ Result<std::unique_ptr<RingFiller>> RingFiller::Load(const collect::RingTranspor
   collect::CollectorContext shared;
   transport.ShareWith(&shared);
   if (!collect::ShareTransportMaps(
-          {skel->maps.gn_rings, skel->maps.gn_gate, skel->maps.gn_lost_kinds, skel->maps.gn_cpu_ctx}, shared))
+          {skel->maps.gn_rings, skel->maps.gn_gate, skel->maps.gn_lost_kinds, skel->maps.gn_cpu_ctx,
+           skel->maps.gn_doorbell},
+          shared))
     return MakeError("failed to share the transport maps with ring_fill: {}", std::strerror(errno));
   skel->rodata->gn_wakeup_bytes = transport.wakeup_bytes();
   if (int err = ring_fill_bpf__load(skel); err != 0)

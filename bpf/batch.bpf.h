@@ -132,6 +132,7 @@ static __always_inline bool gn_batch_flush(struct gn_batch_word *w, __u64 state,
 		/* Woken like a direct record: only when this batch makes the
 		 * ring cross its wakeup mark. */
 		__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+		gn_doorbell_on_half(avail, total + 8);
 		__u64 wake = (avail < gn_wakeup_bytes && avail + total + 8 >= gn_wakeup_bytes)
 				     ? BPF_RB_FORCE_WAKEUP
 				     : BPF_RB_NO_WAKEUP;

@@ -12,6 +12,7 @@
 #include "irq.h"
 #include "cpu_filter.bpf.h"
 #include "gate.bpf.h"
+#include "doorbell.bpf.h"
 
 /* Template for the inner maps only. User space creates one ring per CPU with
  * the size chosen on the command line, builds the outer map itself and hands
@@ -106,10 +107,21 @@ static __always_inline __u32 gn_raise_wait(__u64 at, __u64 raised)
 	return wait > 0xffffffffull ? 0xffffffffu : (__u32)wait;
 }
 
+/* A write of `adding` bytes to a ring that holds `avail` unread ones makes
+ * it cross its half mark: the drain's doorbell (bpf/doorbell.bpf.h). Once
+ * a crossing, so a ring the drain keeps below half never rings. */
+static __always_inline void gn_doorbell_on_half(__u64 avail, __u64 adding)
+{
+	__u64 half = gn_wakeup_bytes * (GN_WAKEUP_FRACTION / 2);
+	if (avail < half && avail + adding >= half)
+		gn_doorbell_ring(bpf_get_smp_processor_id());
+}
+
 /* The consumer is woken when a record makes the ring cross the wakeup mark. */
 static __always_inline __u64 gn_wake_flags(void *ring, __u32 size)
 {
 	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	gn_doorbell_on_half(avail, size + 8);
 	return (avail < gn_wakeup_bytes && avail + size + 8 >= gn_wakeup_bytes) ? BPF_RB_FORCE_WAKEUP
 										 : BPF_RB_NO_WAKEUP;
 }

@@ -108,7 +108,7 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   session.drain_idle_from = 1'200'000'000;
   session.drain_raises = 3;
   session.drain_raised_for_late = 1;
-  session.drain_raised_for_log = 2;
+  session.drain_raised_for_doorbell = 2;
   session.drain_raised_ns = 2'500'000'000;
 
   model::SessionInfo back;
@@ -148,7 +148,7 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(back.drain_idle_from, 1'200'000'000u);
   EXPECT_EQ(back.drain_raises, 3u);
   EXPECT_EQ(back.drain_raised_for_late, 1u);
-  EXPECT_EQ(back.drain_raised_for_log, 2u);
+  EXPECT_EQ(back.drain_raised_for_doorbell, 2u);
   EXPECT_EQ(back.drain_raised_ns, 2'500'000'000u);
   EXPECT_EQ(model::TotalKernelAndUserLoss(back), model::TotalKernelAndUserLoss(session));
 }

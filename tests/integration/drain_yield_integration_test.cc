@@ -29,16 +29,16 @@ namespace {
 using namespace std::chrono_literals;
 
 struct Raises {
-  int all = -1, late = -1, log = -1;
+  int all = -1, late = -1, doorbell = -1;
 };
 
 // "drain: SCHED_IDLE while its buffers had room (from +T s); back to
-// SCHED_OTHER N times (M for a late turn, K for a log's doorbell), ...";
+// SCHED_OTHER N times (M for a late turn, K for a doorbell), ...";
 // all -1 without that line.
 Raises DrainRaises(const std::string& summary) {
   std::smatch m;
   static const std::regex line(
-      R"(drain: SCHED_IDLE while its buffers had room \([^)]*\); back to SCHED_OTHER (\d+) times \((\d+) for a late turn, (\d+) for a log's doorbell\))");
+      R"(drain: SCHED_IDLE while its buffers had room \([^)]*\); back to SCHED_OTHER (\d+) times \((\d+) for a late turn, (\d+) for a doorbell\))");
   if (!std::regex_search(summary, m, line)) return {};
   return {std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3])};
 }
@@ -152,8 +152,11 @@ TEST(DrainYieldIntegration, ADrainTheNodeLeavesNoCpuIsRaisedAndLosesNothing) {
   rec.Signal(SIGINT);
   ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
   const std::string summary = rec.stdout_text();
+  const Raises raises = DrainRaises(summary);
+  std::printf("udp flood beside busy loops: %lu sent; drain raised %d times (%d late, %d doorbell)\n",
+              static_cast<unsigned long>(f.sent), raises.all, raises.late, raises.doorbell);
   EXPECT_EQ(RingAndDrainLoss(summary), 0) << summary;
-  EXPECT_GE(DrainRaises(summary).all, 1) << summary;
+  EXPECT_GE(raises.all, 1) << summary;
 }
 
 TEST(DrainYieldIntegration, AnIpiStormThatFillsTheKernelWorkLogRingsTheDoorbellAndTheDrainKeepsUp) {
@@ -172,14 +175,15 @@ TEST(DrainYieldIntegration, AnIpiStormThatFillsTheKernelWorkLogRingsTheDoorbellA
   const Raises raises = DrainRaises(summary);
   auto [callbacks, lost] = KernelWorkCallbacksAndLost(summary);
   std::printf("ipi storm: %lu unmaps; kernel work: %ld IPI callbacks, %ld lost; drain raised %d times (%d late, %d doorbell)\n",
-              static_cast<unsigned long>(unmaps), callbacks, lost, raises.all, raises.late, raises.log);
+              static_cast<unsigned long>(unmaps), callbacks, lost, raises.all, raises.late, raises.doorbell);
   EXPECT_GT(unmaps, 10000u);
-  EXPECT_GE(raises.log, 1) << summary;
+  EXPECT_GE(raises.doorbell, 1) << summary;
   ASSERT_GE(callbacks, 0) << summary;
-  // Without the doorbell the late raise and the policy lost 16-23% of the
-  // entries here (and an idle drain with neither, 50%); with it 1-3%, and a
-  // drain at normal priority 3-5%.
-  EXPECT_LT(static_cast<double>(lost), 0.1 * static_cast<double>(callbacks + lost)) << summary;
+  // Of the entries, without the doorbell a late turn's raise lost 19-23%
+  // here (and an idle drain the policy never raised for its logs, 50%);
+  // with it 1-6%, as a drain at normal priority (2-5%): what is left is
+  // lost to the drain's share of a CPU beside two spinning threads.
+  EXPECT_LT(static_cast<double>(lost), 0.12 * static_cast<double>(callbacks + lost)) << summary;
 }
 
 }  // namespace

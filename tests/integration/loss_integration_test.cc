@@ -431,10 +431,11 @@ void ExpectFilterKeepsTheTargetOnly(const std::string& attach, std::vector<std::
     // followed by a switch in (plus its first, and the few after the count),
     // but for the few switches from idle this kernel does not report to any
     // tracer (MEASURED.md: 8 in 20,000; the oracle misses them too). Under
-    // load it was once 48 in 15,649 with the oracle agreeing exactly, so
-    // the exact check is the oracle's and this one allows 0.5%.
+    // load it was 48 in 15,649, then 0.6% and 89 in 17,287, each time with
+    // the oracle agreeing exactly, so the exact check is the oracle's and
+    // this one allows 1%.
     uint64_t rusage = t.switches.load();
-    EXPECT_GE(counts.switch_ins[tid] + 2 + rusage / 200, rusage) << "thread " << tid;
+    EXPECT_GE(counts.switch_ins[tid] + 2 + rusage / 100, rusage) << "thread " << tid;
     EXPECT_LE(counts.switch_ins[tid], rusage + 4) << "thread " << tid;
   }
   ExpectOutsiderOnlyReplacesSelected(counts, outsider.shared(), *oracle, lost);

@@ -2,6 +2,7 @@
 // kernel by bench/ring_fill.bpf.c (run with BPF_PROG_TEST_RUN, never
 // attached, so nothing else on the machine adds records).
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sched.h>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <memory>
 
 #include "bpf/record.h"
+#include "collect/doorbell.h"
 #include "collect/record_decoder.h"
 #include "collect/ring_transport.h"
 #include "integration/support/privileges.h"
@@ -31,6 +33,8 @@ class RingDrainTest : public ::testing::Test {
       EXPECT_GE(ev.ts, last_ts_) << "records come out in the order they were written";
       last_ts_ = ev.ts;
       ++seen_;
+      // What the record took in the ring: its 8-byte header, rounded up to 8.
+      ring_bytes_ += 8 + ((data.size() + 7) & ~size_t{7});
     });
     ASSERT_TRUE(transport.ok()) << transport.error().message;
     transport_ = std::move(*transport);
@@ -52,6 +56,7 @@ class RingDrainTest : public ::testing::Test {
 
   int cpu_ = 0;
   uint64_t seen_ = 0;
+  uint64_t ring_bytes_ = 0;
   uint64_t last_ts_ = 0;
   std::unique_ptr<collect::RingTransport> transport_;
   std::unique_ptr<bench::RingFiller> filler_;
@@ -104,6 +109,39 @@ TEST_F(RingDrainTest, ALostRecordIsCountedInItsKindAndInThePerCpuTotal) {
   EXPECT_EQ(by_kind[cpu][GN_REC_INVALID], 0u) << "the total's slot is not reported as a kind";
   EXPECT_EQ(transport_->LostPerCpu()[cpu], kinds_sum) << "the one-key total a drain reads";
   EXPECT_EQ(filler_->lost(), 4u);
+}
+
+bool Rang(const collect::Doorbell& doorbell) {
+  pollfd p{doorbell.fd(), POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+TEST_F(RingDrainTest, ARingCrossingHalfFullRingsTheDrainsDoorbellOncePerCrossing) {
+  auto doorbell = collect::OpenRingDoorbell(transport_->doorbell_map_fd());
+  ASSERT_TRUE(doorbell.ok()) << doorbell.error().message;
+  const uint64_t half = transport_->bytes_per_cpu() / 2;
+  // Steps of 500 records until it rings: the ring then holds half of its
+  // bytes, less than one step past.
+  constexpr uint32_t kStep = 500;
+  uint64_t filled = 0;
+  while (!Rang(**doorbell) && filled < 200'000) {
+    Fill(kStep);
+    filled += kStep;
+  }
+  ASSERT_TRUE(Rang(**doorbell)) << "no ring after " << filled << " records";
+  (*doorbell)->Clear();
+  EXPECT_FALSE(Rang(**doorbell));
+  Fill(kStep);
+  EXPECT_FALSE(Rang(**doorbell)) << "once a crossing: the ring is still above half";
+  EXPECT_EQ(Drain(0), filled + kStep);
+  // The filler's records repeat one mix: its mean size says where it rang.
+  const double mean = static_cast<double>(ring_bytes_) / static_cast<double>(filled + kStep);
+  EXPECT_NEAR(mean * static_cast<double>(filled), static_cast<double>(half), mean * kStep);
+  // Drained, it rings again at the next crossing, and not before.
+  Fill(kStep);
+  EXPECT_FALSE(Rang(**doorbell));
+  for (uint64_t n = kStep; n <= filled + kStep && !Rang(**doorbell); n += kStep) Fill(kStep);
+  EXPECT_TRUE(Rang(**doorbell));
 }
 
 }  // namespace

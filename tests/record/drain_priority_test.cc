@@ -280,7 +280,7 @@ TEST(DrainYield, ALogsDoorbellRaisesALowDrainAtOnce) {
     EXPECT_LT(BoottimeNs() - rung, 100 * kMs) << "raised only when the turn was late";
     DrainYieldStats s = yield.stats();
     EXPECT_EQ(s.raises, 1u);
-    EXPECT_EQ(s.raised_for_log, 1u);
+    EXPECT_EQ(s.raised_for_doorbell, 1u);
     EXPECT_EQ(s.raised_for_late, 0u);
     EXPECT_GE(doorbell->clears.load(), 1);
     // A ring while raised changes nothing.

@@ -98,11 +98,11 @@ TEST(FormatSummary, SaysWhereTheDrainYieldedAndHowOftenItWentBack) {
   r.session.drain_idle_from = 1'300'000'000;
   r.session.drain_raises = 4;
   r.session.drain_raised_for_late = 1;
-  r.session.drain_raised_for_log = 2;
+  r.session.drain_raised_for_doorbell = 2;
   r.session.drain_raised_ns = 1'500'000'000;
   std::string text = FormatSummary(r);
   EXPECT_NE(text.find("; 0 lost events\ndrain: SCHED_IDLE while its buffers had room (from +0.3 s); back to SCHED_OTHER "
-                      "4 times (1 for a late turn, 2 for a log's doorbell), 1.5 s in all\nnet: 2 devices"),
+                      "4 times (1 for a late turn, 2 for a doorbell), 1.5 s in all\nnet: 2 devices"),
             std::string::npos)
       << text;
 }

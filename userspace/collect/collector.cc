@@ -18,9 +18,10 @@ namespace gpunoise::collect {
 void BpfLinkDeleter::operator()(bpf_link* link) const { bpf_link__destroy(link); }
 
 bool ShareTransportMaps(const SharedMaps& maps, const CollectorContext& context) {
-  auto share = [](bpf_map* map, int fd) { return fd < 0 || bpf_map__reuse_fd(map, fd) == 0; };
+  auto share = [](bpf_map* map, int fd) { return fd < 0 || !map || bpf_map__reuse_fd(map, fd) == 0; };
   return share(maps.rings, context.rings_outer_fd) && share(maps.gate, context.gate_fd) &&
-         share(maps.lost, context.lost_fd) && share(maps.cpu_ctx, context.cpu_ctx_fd);
+         share(maps.lost, context.lost_fd) && share(maps.cpu_ctx, context.cpu_ctx_fd) &&
+         share(maps.doorbell, context.doorbell_fd);
 }
 
 void ShareDoorbell(bpf_map* doorbell, const CollectorContext& context, std::string_view collector) {

@@ -151,18 +151,19 @@ struct SharedMaps {
   bpf_map* gate;
   bpf_map* lost;
   bpf_map* cpu_ctx;
+  bpf_map* doorbell = nullptr;  // bpf/doorbell.bpf.h; null: the object has none
 };
 bool ShareTransportMaps(const SharedMaps& maps, const CollectorContext& context);
 
-// Shares the recording's doorbell (bpf/doorbell.bpf.h) with an object whose
-// programs ring it, before load; a failure is only warned about: the drain's
+// Shares the recording's doorbell (bpf/doorbell.bpf.h) with an object that
+// shares nothing else of the transport (the span logs), before load; a failure is only warned about: the drain's
 // guard then learns of a full log from a late turn alone.
 void ShareDoorbell(bpf_map* doorbell, const CollectorContext& context, std::string_view collector);
 
 template <typename Skel>
 bool ShareTransport(Skel* skel, const CollectorContext& context) {
   return ShareTransportMaps({skel->maps.gn_rings, skel->maps.gn_gate, skel->maps.gn_lost_kinds,
-                             skel->maps.gn_cpu_ctx},
+                             skel->maps.gn_cpu_ctx, skel->maps.gn_doorbell},
                             context);
 }
 

@@ -1,4 +1,4 @@
-// The reading side of the logs' doorbell (bpf/doorbell.bpf.h): an fd that
+// The reading side of the drain's doorbell (bpf/doorbell.bpf.h): an fd that
 // polls readable once a kernel program rang, and a way to empty it. The
 // drain's guard waits on it (record/drain_priority.h).
 #pragma once

@@ -50,8 +50,8 @@ class RingTransport {
   // Each CPU's interrupt state, kept by the irq collector for every
   // collector's records (gn_cpu_ctx in bpf/common.bpf.h).
   int cpu_context_map_fd() const { return cpu_ctx_fd_.get(); }
-  // The logs' doorbell (bpf/doorbell.bpf.h), which the kwork and cpustate
-  // programs ring when their log is half full and unread.
+  // The drain's doorbell (bpf/doorbell.bpf.h), which producers ring when
+  // their CPU's ring crosses half full or its log is half full and unread.
   int doorbell_map_fd() const { return doorbell_fd_.get(); }
   // The fds above, for a CollectorContext.
   void ShareWith(CollectorContext* context) const;

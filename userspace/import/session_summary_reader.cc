@@ -75,7 +75,7 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     else if (name == "drain.idle_from") s.drain_idle_from = Unsigned(a);
     else if (name == "drain.raises") s.drain_raises = Unsigned(a);
     else if (name == "drain.raised_for_late") s.drain_raised_for_late = Unsigned(a);
-    else if (name == "drain.raised_for_log") s.drain_raised_for_log = Unsigned(a);
+    else if (name == "drain.raised_for_doorbell") s.drain_raised_for_doorbell = Unsigned(a);
     else if (name == "drain.raised_ns") s.drain_raised_ns = Unsigned(a);
     else if (StartsWith(name, "program.") || StartsWith(name, "map.")) {
       // program.COLLECTOR.PROG.missed, map.COLLECTOR.MAP.{full,overwritten,unpaired}

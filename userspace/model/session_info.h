@@ -120,7 +120,7 @@ struct SessionInfo {
   uint64_t drain_idle_from = 0;  // when it first went under SCHED_IDLE; 0: never (it starts under SCHED_OTHER)
   uint64_t drain_raises = 0;
   uint64_t drain_raised_for_late = 0;
-  uint64_t drain_raised_for_log = 0;  // of the raises, because a log rang the doorbell
+  uint64_t drain_raised_for_doorbell = 0;  // of the raises, because a ring or log half full rang the doorbell
   uint64_t drain_raised_ns = 0;
   std::string end_reason;  // "duration", "signal SIGINT", "disk full", "write error", ...
   // While recording: the file that holds the data until the end renames it

@@ -108,7 +108,7 @@ DrainYield::DrainYield(bool yield, uint64_t interval_ns, std::unique_ptr<collect
   if (doorbell_) {
     ev.data.u32 = 1;
     if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, doorbell_->fd(), &ev) != 0) {
-      log::Warning("record: the drain's guard cannot watch the logs' doorbell: {}", std::strerror(errno));
+      log::Warning("record: the drain's guard cannot watch its doorbell: {}", std::strerror(errno));
       doorbell_.reset();
     }
   }
@@ -218,7 +218,7 @@ void DrainYield::ApplyLocked(uint64_t now) {
     raised_at_ = now;
     ++stats_.raises;
     if (raise_ == Raise::kLate) ++stats_.raised_for_late;
-    if (raise_ == Raise::kDoorbell) ++stats_.raised_for_log;
+    if (raise_ == Raise::kDoorbell) ++stats_.raised_for_doorbell;
   }
   raise_ = Raise::kPolicy;
   low_ = want_low;
@@ -252,8 +252,8 @@ void DrainYield::Guard() {
   bool rang = false;
   while (!stop_) {
     uint64_t now = BoottimeNs();
-    // A log half full and unread: its drain must run now, before the log
-    // overwrites entries (a raised drain is already on its way).
+    // A ring or log half full: its drain must run now, before the buffer
+    // loses records (a raised drain is already on its way).
     if (rang && begun_ && !policy_.raised()) {
       policy_.Raised();
       raise_ = Raise::kDoorbell;

@@ -12,8 +12,9 @@
 // CPU state: they overwrite their oldest entries, and an IPI storm fills
 // one in 30 ms). So the drain goes back to SCHED_OTHER when one of its
 // buffers could not wait for it (DrainYieldPolicy), and a guard thread at
-// gpunoise's priority puts it back when a log rings its doorbell (half full
-// and unread: bpf/doorbell.bpf.h) or a turn is late, whatever stalled it.
+// gpunoise's priority puts it back when a buffer rings its doorbell (a log
+// half full and unread, a ring crossing half full: bpf/doorbell.bpf.h) or a
+// turn is late, whatever stalled it.
 // Once calm again, the drain steps down, each time after twice as many calm
 // turns. It starts under SCHED_OTHER, and steps down once a whole interval
 // showed that its buffers have room: a recording may start inside a storm.
@@ -89,7 +90,7 @@ struct DrainYieldStats {
   uint64_t idle_from = 0;        // when it first went under SCHED_IDLE (CLOCK_BOOTTIME); 0: never
   uint64_t raises = 0;           // times it went back to SCHED_OTHER before the end
   uint64_t raised_for_late = 0;  // of those, by the guard (a turn was late)
-  uint64_t raised_for_log = 0;   // of those, by the guard (a log rang its doorbell)
+  uint64_t raised_for_doorbell = 0;  // of those, by the guard (a ring or log half full rang)
   uint64_t raised_ns = 0;        // time spent under SCHED_OTHER before the end
   std::string unavailable;       // why it does not yield, when it does not
 };
@@ -105,7 +106,7 @@ struct DrainYieldStats {
 class DrainYield {
  public:
   // `yield` false: a DrainYield that does nothing. `doorbell`: rung when a
-  // log needs the drain (null: none).
+  // ring or log needs the drain (null: none).
   DrainYield(bool yield, uint64_t interval_ns, std::unique_ptr<collect::Doorbell> doorbell = nullptr);
   ~DrainYield();
   DrainYield(const DrainYield&) = delete;

@@ -108,8 +108,8 @@ std::string FormatSummary(const RecordResult& r) {
     std::string from = s.drain_idle_from ? fmt::format("from +{:.1f} s", offset(s.drain_idle_from))
                                          : "never: they had none";
     drain_text = fmt::format("\ndrain: SCHED_IDLE while its buffers had room ({}); back to SCHED_OTHER {} times ({} for "
-                             "a late turn, {} for a log's doorbell), {:.1f} s in all",
-                             from, s.drain_raises, s.drain_raised_for_late, s.drain_raised_for_log,
+                             "a late turn, {} for a doorbell), {:.1f} s in all",
+                             from, s.drain_raises, s.drain_raised_for_late, s.drain_raised_for_doorbell,
                              static_cast<double>(s.drain_raised_ns) / 1e9);
   }
   std::string net_text = drain_text + (r.net_summary.empty() ? "" : "\n" + r.net_summary);

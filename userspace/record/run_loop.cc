@@ -91,7 +91,7 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
   if (options.drain_yield) {
     auto opened = collect::OpenRingDoorbell(transport.doorbell_map_fd());
     if (opened.ok()) doorbell = std::move(*opened);
-    else log::Warning("record: {}; the drain's guard learns of a full log from a late turn alone", opened.error().message);
+    else log::Warning("record: {}; the drain's guard learns of a full buffer from a late turn alone", opened.error().message);
   }
   start.drain_yield =
       std::make_unique<DrainYield>(options.drain_yield, options.drain_interval_ms * 1'000'000, std::move(doorbell));
@@ -212,7 +212,7 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
   session.drain_idle_from = y.idle_from;
   session.drain_raises = y.raises;
   session.drain_raised_for_late = y.raised_for_late;
-  session.drain_raised_for_log = y.raised_for_log;
+  session.drain_raised_for_doorbell = y.raised_for_doorbell;
   session.drain_raised_ns = y.raised_ns;
   if (!y.unavailable.empty())
     log::Info("record: the drain did not yield to the node's work: {}", y.unavailable);

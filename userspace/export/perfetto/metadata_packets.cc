@@ -196,7 +196,7 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
     AddArg(e, "drain.idle_from", session.drain_idle_from);
     AddArg(e, "drain.raises", session.drain_raises);
     AddArg(e, "drain.raised_for_late", session.drain_raised_for_late);
-    AddArg(e, "drain.raised_for_log", session.drain_raised_for_log);
+    AddArg(e, "drain.raised_for_doorbell", session.drain_raised_for_doorbell);
     AddArg(e, "drain.raised_ns", session.drain_raised_ns);
   }
   for (const auto& c : session.collectors) {
