@@ -16,5 +16,23 @@ TEST(NodeRescan, AScanDearerThanOnePercentOfACpuWaitsLonger) {
   EXPECT_EQ(NextRescanGapNs(10'000'001), 1'000'000'100u);
 }
 
+constexpr uint64_t kMs = 1'000'000;
+
+TEST(NodeLogReads, AStormSeenInOneReadSetsTheCadenceFromItsRate) {
+  // 6,700 entries in 100 ms (67k a second, a TLB-shootdown storm): a
+  // quarter of a 2048-entry log fills in 7.6 ms, so the next read is at the
+  // shortest gap at once, not after three halvings.
+  EXPECT_EQ(NextLogReadGapNs(100 * kMs, 6700, 2048, 10 * kMs, 100 * kMs), 10 * kMs);
+  // 1,024 in 100 ms: a quarter in 50 ms.
+  EXPECT_EQ(NextLogReadGapNs(100 * kMs, 1024, 2048, 10 * kMs, 100 * kMs), 50 * kMs);
+}
+
+TEST(NodeLogReads, AQuietLogIsReadAtTheLongestGap) {
+  EXPECT_EQ(NextLogReadGapNs(100 * kMs, 0, 2048, 10 * kMs, 100 * kMs), 100 * kMs);
+  EXPECT_EQ(NextLogReadGapNs(10 * kMs, 3, 2048, 10 * kMs, 100 * kMs), 100 * kMs);
+  // Never more often than the shortest gap, whatever the drain interval.
+  EXPECT_EQ(NextLogReadGapNs(5 * kMs, 0, 2048, 10 * kMs, 5 * kMs), 10 * kMs);
+}
+
 }  // namespace
 }  // namespace gpunoise::record

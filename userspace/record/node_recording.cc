@@ -44,6 +44,14 @@ Status WriteNicIrqCpus(perfetto::TraceSink& sink, uint64_t ts, std::string_view 
 
 uint64_t NextRescanGapNs(uint64_t scan_cpu_ns) { return std::max(kRescanNs, scan_cpu_ns * kRescanCpuShare); }
 
+uint64_t NextLogReadGapNs(uint64_t elapsed_ns, uint64_t most, uint64_t capacity, uint64_t shortest,
+                          uint64_t longest) {
+  longest = std::max(shortest, longest);
+  if (!most) return longest;
+  const double gap = static_cast<double>(elapsed_ns) * static_cast<double>(capacity) / 4.0 / static_cast<double>(most);
+  return std::clamp(static_cast<uint64_t>(std::min(gap, 1e18)), shortest, longest);
+}
+
 NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<collect::Collector>>& collectors,
                              bool idle)
     : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)) {
@@ -170,13 +178,11 @@ Status NodeRecording::WriteKernelWork(perfetto::TraceSink& sink) {
   // A CPU's log is read whole: what it held is what it took in since.
   log_fill_.held = std::max(log_fill_.held, most);
   log_fill_.produced += most;
-  constexpr uint64_t kShortest = 10'000'000;
-  const uint64_t longest = std::max(kShortest, std::min<uint64_t>(interval_ns_, 100'000'000));
-  if (!work_interval_ns_) work_interval_ns_ = longest;
-  if (most > collect::KworkCollector::kEntriesPerCpu / 4)
-    work_interval_ns_ = std::max(kShortest, work_interval_ns_ / 2);
-  else if (most < collect::KworkCollector::kEntriesPerCpu / 16)
-    work_interval_ns_ = std::min(longest, work_interval_ns_ * 2);
+  const uint64_t now = BoottimeNs();
+  const uint64_t longest = std::min<uint64_t>(interval_ns_, 100'000'000);
+  work_interval_ns_ = NextLogReadGapNs(last_log_read_ ? now - std::min(now, last_log_read_) : longest, most,
+                                       collect::KworkCollector::kEntriesPerCpu, 10'000'000, longest);
+  last_log_read_ = now;
   const collect::KernelSymbols* symbols = !symbols_ ? &no_symbols_ : frozen_ ? &symbols_->Get() : symbols_->TryGet();
   if (!symbols) return OkStatus();
   for (const model::KernelWork& w : work_) {
@@ -213,6 +219,7 @@ Status NodeRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::
   GN_RETURN_IF_ERROR(WriteNicIrqCpus(sink, now, "start"));
   GN_RETURN_IF_ERROR(Rescan(sink, now));
   GN_RETURN_IF_ERROR(cpustate_->Begin(sink, now));
+  last_log_read_ = now;
   baseline_ = Read();
   previous_ = baseline_;
   return OkStatus();

@@ -43,6 +43,15 @@ namespace gpunoise::record {
 // a node with thousands of threads would otherwise spend several percent.
 uint64_t NextRescanGapNs(uint64_t scan_cpu_ns);
 
+// When to read the kernel-work and CPU-state logs next: `most` entries came
+// to the busiest CPU's log (of `capacity`) in the `elapsed_ns` since the last
+// read, so at that rate the next read comes when a quarter of it has filled,
+// within [shortest, longest]. From the rate in one step: an IPI storm that
+// starts while the logs are read every 100 ms fills one in 30 ms, and a
+// cadence that halved per read lost the three reads' worth in between.
+uint64_t NextLogReadGapNs(uint64_t elapsed_ns, uint64_t most, uint64_t capacity, uint64_t shortest,
+                          uint64_t longest);
+
 class NodeRecording {
  public:
   // Creates the memstall collector (reclaim and compaction stalls) and the
@@ -120,10 +129,9 @@ class NodeRecording {
   collect::KworkCollector* kwork_ = nullptr;
   std::vector<model::KernelWork> work_;  // reused
   std::array<uint64_t, 4> work_count_{};  // by model::KernelWorkKind
-  // The kwork log is drained on a cadence of its own, shortened while a
-  // CPU fills a quarter of its log between drains (an IPI storm can send
-  // 30k a second from one CPU) and lengthened again when it is quiet.
-  uint64_t work_interval_ns_ = 0, next_work_drain_ = 0;
+  // The logs are drained on a cadence of their own (NextLogReadGapNs): an
+  // IPI storm can send 30k a second from one CPU.
+  uint64_t work_interval_ns_ = 0, next_work_drain_ = 0, last_log_read_ = 0;
   BufferFill log_fill_;  // since the last TakeLogFill()
   uint64_t log_lost_seen_ = 0;
   // Kernel work is written once the symbols are read (until then it waits
