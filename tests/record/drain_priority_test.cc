@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -288,6 +289,51 @@ TEST(DrainYield, ALogsDoorbellRaisesALowDrainAtOnce) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(yield.stats().raises, 1u);
     yield.Stop();
+  });
+}
+
+bool Readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+TEST(DrainYield, ADoorbellWakesTheDrainToo) {
+  OnOwnThread([] {
+    const pid_t me = ThisThreadId();
+    auto owned = std::make_unique<HandDoorbell>();
+    HandDoorbell* doorbell = owned.get();
+    DrainYield yield(true, kInterval, std::move(owned));
+    if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
+    const int fd = yield.drain_wake_fd();
+    ASSERT_GE(fd, 0);
+    EXPECT_NE(fd, doorbell->fd()) << "the guard reads the doorbell; the drain hears from the guard";
+    EXPECT_FALSE(Readable(fd));
+    doorbell->Ring();
+    bool woke = false;
+    for (int i = 0; i < 200 && !woke; ++i) {
+      woke = Readable(fd);
+      if (!woke) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_TRUE(woke) << "raising the drain does not wake it";
+    yield.TakeDrainWake();
+    EXPECT_FALSE(Readable(fd));
+    yield.Stop();
+    EXPECT_EQ(yield.drain_wake_fd(), fd) << "the same fd after the guard stopped";
+  });
+}
+
+TEST(DrainYield, ADrainThatDoesNotYieldHearsTheDoorbellItself) {
+  OnOwnThread([] {
+    auto owned = std::make_unique<HandDoorbell>();
+    HandDoorbell* doorbell = owned.get();
+    DrainYield yield(false, kInterval, std::move(owned));
+    EXPECT_EQ(yield.drain_wake_fd(), doorbell->fd());
+    doorbell->Ring();
+    EXPECT_TRUE(Readable(yield.drain_wake_fd()));
+    yield.TakeDrainWake();
+    EXPECT_FALSE(Readable(yield.drain_wake_fd()));
+    DrainYield none(false, kInterval);
+    EXPECT_EQ(none.drain_wake_fd(), -1);
   });
 }
 

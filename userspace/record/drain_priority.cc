@@ -96,8 +96,9 @@ DrainYield::DrainYield(bool yield, uint64_t interval_ns, std::unique_ptr<collect
   drain_tid_ = ThisThreadId();
   if (!yield) return;
   wake_fd_.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  drain_wake_fd_.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   epoll_fd_.Reset(::epoll_create1(EPOLL_CLOEXEC));
-  if (!wake_fd_.valid() || !epoll_fd_.valid()) {
+  if (!wake_fd_.valid() || !drain_wake_fd_.valid() || !epoll_fd_.valid()) {
     stats_.unavailable = fmt::format("no guard: {}", std::strerror(errno));
     return;
   }
@@ -244,7 +245,27 @@ bool DrainYield::WaitForWake(int timeout_ms) {
       rang = true;
     }
   }
+  if (rang) {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = ::write(drain_wake_fd_.get(), &one, sizeof(one));
+  }
   return rang;
+}
+
+// The guard's choice is made once, in the constructor (stats_.yielded), so
+// the fd stays the same after Stop().
+int DrainYield::drain_wake_fd() const {
+  if (stats_.yielded) return drain_wake_fd_.get();
+  return doorbell_ ? doorbell_->fd() : -1;
+}
+
+void DrainYield::TakeDrainWake() {
+  if (stats_.yielded) {
+    uint64_t count;
+    [[maybe_unused]] ssize_t r = ::read(drain_wake_fd_.get(), &count, sizeof(count));
+  } else if (doorbell_) {
+    doorbell_->Clear();
+  }
 }
 
 void DrainYield::Guard() {

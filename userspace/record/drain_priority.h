@@ -121,6 +121,13 @@ class DrainYield {
   // Back to SCHED_OTHER for good (the end of the recording), and stops the
   // guard.
   void Stop();
+  // Polls readable when a buffer rang the doorbell since TakeDrainWake():
+  // raising the drain does not wake it, and it would sleep until its next
+  // read of the logs (up to 100 ms into a storm that fills one in 30 ms).
+  // The guard's own eventfd when it watches the doorbell, else the
+  // doorbell itself; -1 with no doorbell.
+  int drain_wake_fd() const;
+  void TakeDrainWake();
   DrainYieldStats stats() const;
 
  private:
@@ -140,6 +147,7 @@ class DrainYield {
   mutable std::mutex mu_;
   std::unique_ptr<collect::Doorbell> doorbell_;
   UniqueFd wake_fd_;   // an eventfd: Notify()
+  UniqueFd drain_wake_fd_;  // an eventfd the guard writes when the doorbell rang
   UniqueFd epoll_fd_;  // the guard's wait: wake_fd_ and the doorbell
   DrainYieldPolicy policy_;
   bool begun_ = false;      // Begin() came: the drain is watched

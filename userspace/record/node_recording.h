@@ -72,6 +72,8 @@ class NodeRecording {
   BufferFill TakeLogFill();
   // A log overwrote entries since the last call.
   bool TakeNewLogLoss();
+  // A log rang the doorbell: the next sample reads the logs.
+  void ReadLogsNow() { next_work_drain_ = 0; }
   // At the end of the recording (before the collectors detach).
   void Freeze();
   Status Finish(perfetto::TraceSink& sink);

@@ -88,11 +88,10 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
   // (record/drain_priority.h). Made after the command started, which so
   // does not inherit the RLIMIT_NICE it may set, and before the drop.
   std::unique_ptr<collect::Doorbell> doorbell;
-  if (options.drain_yield) {
-    auto opened = collect::OpenRingDoorbell(transport.doorbell_map_fd());
-    if (opened.ok()) doorbell = std::move(*opened);
-    else log::Warning("record: {}; the drain's guard learns of a full buffer from a late turn alone", opened.error().message);
-  }
+  if (auto opened = collect::OpenRingDoorbell(transport.doorbell_map_fd()); opened.ok())
+    doorbell = std::move(*opened);
+  else
+    log::Warning("record: {}; a full buffer is found at the next drain alone", opened.error().message);
   start.drain_yield =
       std::make_unique<DrainYield>(options.drain_yield, options.drain_interval_ms * 1'000'000, std::move(doorbell));
   if (options.after_attach) GN_RETURN_IF_ERROR(options.after_attach());
@@ -115,6 +114,12 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
     if (workload_fd >= 0) {
       ev.data.u32 = 2;
       ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, workload_fd, &ev);
+    }
+    // A buffer rang the doorbell (bpf/doorbell.bpf.h): read now, the logs
+    // included, not at the next timer.
+    if (yield.drain_wake_fd() >= 0) {
+      ev.data.u32 = 3;
+      ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, yield.drain_wake_fd(), &ev);
     }
   }
 
@@ -150,8 +155,8 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
     if (set.net && !sample(*set.net)) break;
     if (set.node && !sample(*set.node)) break;
     if (transport.backlog()) timeout_ms = 0;  // the last drain stopped at its bound
-    epoll_event events[3];
-    int n = ::epoll_wait(epoll_fd.get(), events, 3, timeout_ms);
+    epoll_event events[4];
+    int n = ::epoll_wait(epoll_fd.get(), events, 4, timeout_ms);
     if (n < 0 && errno != EINTR) {
       late_error = MakeError("failed to wait for events: {}", std::strerror(errno));
       break;
@@ -159,6 +164,10 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
     yield.TurnStarted(BoottimeNs());
     bool stop = !stopping && Readable(options.stop_fd);
     bool workload_done = Readable(workload_fd);
+    if (Readable(yield.drain_wake_fd())) {
+      yield.TakeDrainWake();
+      if (set.node) set.node->ReadLogsNow();
+    }
     auto drained = drain.Drain();
     if (!drained.ok()) {
       late_error = drained.error();
