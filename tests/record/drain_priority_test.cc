@@ -266,14 +266,29 @@ class HandDoorbell final : public collect::Doorbell {
   UniqueFd fd_;
 };
 
+// A drain on this thread that yields, with a doorbell rung by hand, begun
+// and stepped down. A 100 ms interval: a turn is late only after 125 ms.
+struct HandRungDrain {
+  HandDoorbell* doorbell;
+  DrainYield yield;
+  std::string why_not;  // why this machine cannot yield, if it cannot
+
+  HandRungDrain() : HandRungDrain(std::make_unique<HandDoorbell>()) {}
+
+ private:
+  explicit HandRungDrain(std::unique_ptr<HandDoorbell> owned)
+      : doorbell(owned.get()), yield(true, kInterval, std::move(owned)) {
+    why_not = BeginAndStepDown(yield, ThisThreadId());
+  }
+};
+
 TEST(DrainYield, ALogsDoorbellRaisesALowDrainAtOnce) {
   OnOwnThread([] {
     const pid_t me = ThisThreadId();
-    auto owned = std::make_unique<HandDoorbell>();
-    HandDoorbell* doorbell = owned.get();
-    // A 100 ms interval: a turn would be late only after 125 ms or more.
-    DrainYield yield(true, kInterval, std::move(owned));
-    if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
+    HandRungDrain drain;
+    if (!drain.why_not.empty()) GTEST_SKIP() << drain.why_not;
+    HandDoorbell* doorbell = drain.doorbell;
+    DrainYield& yield = drain.yield;
     const uint64_t rung = BoottimeNs();
     yield.TurnStarted(rung);
     doorbell->Ring();
@@ -299,11 +314,10 @@ bool Readable(int fd) {
 
 TEST(DrainYield, ADoorbellWakesTheDrainToo) {
   OnOwnThread([] {
-    const pid_t me = ThisThreadId();
-    auto owned = std::make_unique<HandDoorbell>();
-    HandDoorbell* doorbell = owned.get();
-    DrainYield yield(true, kInterval, std::move(owned));
-    if (auto why = BeginAndStepDown(yield, me); !why.empty()) GTEST_SKIP() << why;
+    HandRungDrain drain;
+    if (!drain.why_not.empty()) GTEST_SKIP() << drain.why_not;
+    HandDoorbell* doorbell = drain.doorbell;
+    DrainYield& yield = drain.yield;
     const int fd = yield.drain_wake_fd();
     ASSERT_GE(fd, 0);
     EXPECT_NE(fd, doorbell->fd()) << "the guard reads the doorbell; the drain hears from the guard";
