@@ -20,17 +20,17 @@ struct {
 	__uint(max_entries, 4096); /* user space shares a page-sized one */
 } gn_doorbell SEC(".maps");
 
+static __always_inline void gn_doorbell_ring(__u32 cpu)
+{
+	bpf_ringbuf_output(&gn_doorbell, &cpu, sizeof(cpu), BPF_RB_FORCE_WAKEUP);
+}
+
 /* `n`: the index this program just claimed in its CPU's log of `size`
  * entries (a power of two, at least 8); `read`: the entries user space has
  * read there. Looked at once every size/8 entries, so an event pays an AND
  * and a branch. Rings at each look from half full until the log laps (at
  * most four times a lap): a ring the guard found while the drain was
  * already raised costs one wakeup. */
-static __always_inline void gn_doorbell_ring(__u32 cpu)
-{
-	bpf_ringbuf_output(&gn_doorbell, &cpu, sizeof(cpu), BPF_RB_FORCE_WAKEUP);
-}
-
 static __always_inline void gn_doorbell_check(__u64 n, __u64 size, const __u64 *read, __u32 cpu)
 {
 	if (((n + 1) & (size / 8 - 1)) != 0)

@@ -119,7 +119,8 @@ int RunRecord(int argc, char** argv) {
       ("buffer-size", po::value(&buffer_text), "ring buffer per CPU, e.g. 4M (default: 4M, at most 256M in all)")
       ("drain-interval", po::value(&drain_ms)->default_value(100), "milliseconds between drains when rings are not filling up")
       ("drain-priority", po::value(&drain_priority)->default_value("idle"),
-       "idle: the drain runs under SCHED_IDLE while its rings have room, back to normal under pressure; normal: never")
+       "idle: the drain runs under SCHED_IDLE while its rings and logs have room, back to normal under pressure; "
+       "normal: never")
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
        "at most this many records per CPU between two writes (0: no limit)")
       ("batching", po::bool_switch(&batching),

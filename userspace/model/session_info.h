@@ -115,7 +115,7 @@ struct SessionInfo {
   uint64_t first_ring_loss_seen = 0;
   // Whether the drain yielded, under SCHED_IDLE between turns of pressure
   // (record/drain_priority.h), from when, how often it went back to SCHED_OTHER before
-  // the end (of those, because a turn was late), and for how long.
+  // the end (of those, because a turn was late or a buffer rang), and for how long.
   bool drain_yielded = false;
   uint64_t drain_idle_from = 0;  // when it first went under SCHED_IDLE; 0: never (it starts under SCHED_OTHER)
   uint64_t drain_raises = 0;

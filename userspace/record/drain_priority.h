@@ -74,7 +74,7 @@ class DrainYieldPolicy {
   uint64_t min_late_, max_late_;
   uint64_t late_after_;
   uint64_t last_turn_ = 0;  // the last beat
-  uint64_t last_read_ = 0;  // the end of the last turn: when the rings were last read
+  uint64_t last_read_ = 0;  // the end of the last turn: when the buffers were last read
   uint64_t window_ns_ = 0;
   std::vector<uint64_t> window_produced_;  // by buffer kind, in this window
   uint64_t fill_ns_ = UINT64_MAX;  // how long the first buffer to fill takes, at the last window's rates

@@ -164,10 +164,13 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
     yield.TurnStarted(BoottimeNs());
     bool stop = !stopping && Readable(options.stop_fd);
     bool workload_done = Readable(workload_fd);
-    if (Readable(yield.drain_wake_fd())) {
-      yield.TakeDrainWake();
-      if (set.node) set.node->ReadLogsNow();
-    }
+    // From the wait's own events: no poll on a turn the doorbell did not
+    // wake (under a storm turns come back to back).
+    for (int i = 0; i < n; ++i)
+      if (events[i].data.u32 == 3) {
+        yield.TakeDrainWake();
+        if (set.node) set.node->ReadLogsNow();
+      }
     auto drained = drain.Drain();
     if (!drained.ok()) {
       late_error = drained.error();

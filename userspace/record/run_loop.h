@@ -40,8 +40,8 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
 
 // Drains the rings into the trace, and samples the counters, until the
 // duration ends, a stop is requested (then, with a workload, up to
-// workload_grace_ns more) or the workload exits, on this thread at a low
-// nice between turns of pressure (`yield`). Sets session.end_reason;
+// workload_grace_ns more) or the workload exits, on this thread under
+// SCHED_IDLE between turns of pressure (`yield`). Sets session.end_reason;
 // an error after data was captured goes to `late_error`.
 void RunLoop(const RecordOptions& options, collect::RingTransport& transport, RecordDrain& drain,
              perfetto::TraceSink& sink, CollectorSet& set, int workload_fd, DrainYield& yield,
