@@ -33,7 +33,7 @@ from harness import micro as micro_mod  # noqa: E402
 from harness import report, system, tracers, workloads  # noqa: E402
 
 ALL_WORKLOADS = "w1,w2udp,w2tcp,w3"
-ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,floor-store-hooks,gpunoise,gpunoise-nonet,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
+ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,floor-store-hooks,gpunoise,gpunoise-nonet,gpunoise-packet-counters,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
 
 
 def log(text):
@@ -128,6 +128,11 @@ def main(argv):
         "gpunoise-nonet": tracers.GpunoiseRecord(gpunoise, "gpunoise-nonet",
                                                  "gpunoise record, default events without net (sched,irq,softirq,node)",
                                                  "sched,irq,softirq,node"),
+        # Beside "gpunoise": packets and bytes per device, queue and CPU from
+        # a program on every packet, rather than the devices' statistics.
+        "gpunoise-packet-counters": tracers.GpunoiseRecord(
+            gpunoise, "gpunoise-packet-counters", "gpunoise record --net-packet-counters on",
+            extra_args=["--net-packet-counters", "on"]),
         "gpunoise-same": tracers.GpunoiseRecord(gpunoise, "gpunoise-same",
                                                 "gpunoise record, the peers' events (sched,irq,softirq)",
                                                 "sched,irq,softirq"),

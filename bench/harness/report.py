@@ -255,32 +255,41 @@ def target_floor_share(f):
 
 def net_group_table(cells):
     """The default `net` group's cost on its own (issue 18): the default
-    events beside the same without `net`, per workload, with the kernel's
-    program time per second of load from each cell's bpf_stats run."""
+    events beside the same without `net`, and beside the same with a
+    counting program on every packet (`--net-packet-counters on`) where that
+    ran, per workload, with the kernel's program time per event from each
+    cell's bpf_stats run."""
     f = Figures(cells, [])
-    lines = ["| workload | default events: ratio | without `net`: ratio | default / without | "
-             "tracer CPU, % of one CPU: default, without | kernel program ns per event: default, without |",
-             "|---|---|---|---|---|---|"]
+    variants = [("gpunoise", "default events"), ("gpunoise-nonet", "without `net`")]
+    if any(c.tracer == "gpunoise-packet-counters" for c in cells):
+        variants.append(("gpunoise-packet-counters", "`--net-packet-counters on`"))
+    names = [name for _, name in variants]
+    lines = ["| workload | " + " | ".join(f"{n}: ratio" for n in names) + " | default / without | "
+             f"tracer CPU, % of one CPU: {', '.join(names)} | kernel program ns per event: {', '.join(names)} |",
+             "|---|" + "---|" * (len(variants) + 3)]
+
+    def cpu(c):
+        return median_range([100 * v for v in c.values("tracer_cpu")], "{:.2f}")
+
+    def program_ns(c):
+        if not c.programs or not c.program_events:
+            return "n/a"
+        return f"{sum(p.run_time_ns for p in c.programs) / c.program_events:.0f}"
+
     for wl, label in (("w1", "W1 sched pipe"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP"), ("w3", "W3 idle")):
-        with_net, without = f.cell("gpunoise", wl), f.cell("gpunoise-nonet", wl)
-        if with_net is None or without is None:
+        row = [f.cell(tracer, wl) for tracer, _ in variants]
+        if row[0] is None or row[1] is None:
             continue
-        if with_net.error or without.error:
-            lines.append(f"| {label} | {with_net.error or ''} | {without.error or ''} | | | |")
+        if any(c is not None and c.error for c in row):
+            lines.append(f"| {label} | " + " | ".join((c.error or "") if c else "" for c in row) + " |" +
+                         " |" * 3)
             continue
         a, b = f.median("gpunoise", wl, "ratio"), f.median("gpunoise-nonet", wl, "ratio")
         quotient = f"{a / b:.3f}" if a is not None and b else "n/a"
-
-        def cpu(c):
-            return median_range([100 * v for v in c.values("tracer_cpu")], "{:.2f}")
-
-        def program_ns(c):
-            if not c.programs or not c.program_events:
-                return "n/a"
-            return f"{sum(p.run_time_ns for p in c.programs) / c.program_events:.0f}"
-
-        lines.append(f"| {label} | {median_range(with_net.values('ratio'))} | {median_range(without.values('ratio'))} | "
-                     f"{quotient} | {cpu(with_net)}, {cpu(without)} | {program_ns(with_net)}, {program_ns(without)} |")
+        ratios = " | ".join(median_range(c.values("ratio")) if c else "n/a" for c in row)
+        cpus = ", ".join(cpu(c) if c else "n/a" for c in row)
+        ns = ", ".join(program_ns(c) if c else "n/a" for c in row)
+        lines.append(f"| {label} | {ratios} | {quotient} | {cpus} | {ns} |")
     return lines if len(lines) > 2 else []
 
 
@@ -344,7 +353,10 @@ def results_block(run, workloads, cells, micro):
     if net:
         lines += ["", "#### The `net` group on its own", "",
                   "`gpunoise` (default events) beside `gpunoise-nonet` (the same without `net`: no per-device, "
-                  "NAPI or drop counters). Ratios are throughput traced/untraced, median [range].", ""] + net
+                  "NAPI or drop counters) and `gpunoise-packet-counters` (the default with "
+                  "`--net-packet-counters on`: packets and bytes counted by a program on every packet rather than "
+                  "read from the devices' statistics). Ratios are throughput traced/untraced, median [range].",
+                  ""] + net
     delivered = delivered_table(cells)
     if delivered:
         lines += ["", "#### What the job's receiver got (W2 UDP)", "",

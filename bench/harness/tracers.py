@@ -37,12 +37,14 @@ SCHED_CATEGORIES = ("sched", "task")
 
 # The busy tracepoints gpunoise's default events also run programs on,
 # beyond those it records with the peers' events: the `net` group's
-# counters (per device, NAPI instance, drop reason) and the `node` group's
-# idle periods. A floor on these as well is what the default's own hooks cost
-# at the least. (The default also attaches to rare ones: TX timeouts, TCP
-# retransmissions, BQL stalls, reclaim and compaction, console, task_newtask.)
+# counters (per NAPI instance, drop reason) and the `node` group's idle
+# periods. A floor on these as well is what the default's own hooks cost at
+# the least. (The default also attaches to rare ones: TX timeouts, TCP
+# retransmissions, BQL stalls, reclaim and compaction, console, task_newtask.
+# Packets and bytes per device come from the devices' statistics, unless
+# `--net-packet-counters on` adds netif_receive_skb and net_dev_queue.)
 GPUNOISE_DEFAULT_EXTRA_TRACEPOINTS = [
-    "net:netif_receive_skb", "net:net_dev_queue", "napi:napi_poll", "skb:kfree_skb", "power:cpu_idle",
+    "napi:napi_poll", "skb:kfree_skb", "power:cpu_idle",
 ]
 
 

@@ -400,10 +400,11 @@ class FloorAndProgramCostTest(unittest.TestCase):
         self.assertNotEqual(plain.name, hooks.name)
         argv = hooks.argv("/tmp")
         self.assertEqual(argv[:4], ["/bin/floor", "--attach", "raw", "--store"])
-        self.assertIn("net:netif_receive_skb", argv)
         self.assertIn("napi:napi_poll", argv)
+        # Packets per device come from the devices' statistics by default.
+        self.assertNotIn("net:netif_receive_skb", argv)
         self.assertIn("sched:sched_switch", argv)
-        self.assertNotIn("net:netif_receive_skb", plain.argv("/tmp"))
+        self.assertNotIn("napi:napi_poll", plain.argv("/tmp"))
 
     def test_floor_share_target_divides_gpunoise_by_the_floor(self):
         results = [cell("gpunoise", w, ratio=0.90, lost=0) for w in ("w1", "w2udp", "w2tcp")]
@@ -422,6 +423,14 @@ class FloorAndProgramCostTest(unittest.TestCase):
         self.assertEqual(len(table), 3)  # header, rule, W2 UDP only (W1 has no run without net)
         self.assertIn("| W2 UDP | 0.600 | 0.750 | 0.800 | 20.00, 15.00 |", table[2])
         self.assertEqual(report.net_group_table(results[2:]), [])
+
+    def test_net_group_table_adds_the_per_packet_counters_where_they_ran(self):
+        results = [cell("gpunoise", "w2udp", ratio=0.80, lost=0, tracer_cpu=0.2),
+                   cell("gpunoise-nonet", "w2udp", ratio=0.85, lost=0, tracer_cpu=0.15),
+                   cell("gpunoise-packet-counters", "w2udp", ratio=0.70, lost=0, tracer_cpu=0.25)]
+        table = report.net_group_table(results)
+        self.assertIn("`--net-packet-counters on`: ratio", table[0])
+        self.assertIn("| W2 UDP | 0.800 | 0.850 | 0.700 | 0.941 | 20.00, 15.00, 25.00 |", table[2])
 
     def test_delivered_table_sets_what_the_receiver_got_traced_beside_untraced(self):
         results = [cell("gpunoise", "w2udp", ratio=0.8, base_delivered=0.995, traced_delivered=0.966),

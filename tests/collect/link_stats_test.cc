@@ -98,6 +98,38 @@ TEST(LinkStats, BridgePortNotificationsAreNotLinks) {
   EXPECT_EQ(links[0].name, "eth0");
 }
 
+TEST(LinkStats, DeviceStatisticsBecomeOneCountPerDeviceAndDirectionForAllCpus) {
+  LinkStats eth0;
+  eth0.ifindex = 2;
+  eth0.name = "eth0";
+  eth0.rx_packets = 10;
+  eth0.rx_bytes = 1000;
+  eth0.tx_packets = 20;
+  eth0.tx_bytes = 2000;
+  eth0.tx_errors = 1;
+  LinkStats gone = eth0;
+  gone.ifindex = 3;
+  gone.deleted = true;
+  model::NetSnapshot s;
+  std::map<model::NetDeviceKey, std::string> names;
+  std::vector<LinkStats> links = {eth0, gone};
+  AppendDeviceStatistics(links, 77, &s, &names);
+  ASSERT_EQ(s.devices.size(), 2u);
+  const model::NetDeviceKey key{77, 2};
+  EXPECT_EQ(names[key], "eth0");
+  EXPECT_EQ(names.size(), 1u);
+  for (const auto& c : s.devices) {
+    EXPECT_EQ(c.dev, key);
+    EXPECT_EQ(c.cpu, model::kDeviceWideCpu);
+    EXPECT_EQ(c.queue, -1);
+  }
+  EXPECT_EQ(s.devices[0].dir, model::NetDirection::kRx);
+  EXPECT_EQ(s.devices[0].packets, 10u);
+  EXPECT_EQ(s.devices[1].dir, model::NetDirection::kTx);
+  EXPECT_EQ(s.devices[1].bytes, 2000u);
+  EXPECT_EQ(s.devices[1].errors, 1u);
+}
+
 TEST(LinkStats, ReadsThisNamespacesLoopback) {
   auto links = ReadLinkStats();
   ASSERT_TRUE(links.ok()) << links.error().message;

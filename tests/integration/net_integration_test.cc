@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
+#include "integration/support/bpf_programs.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_reader.h"
@@ -50,10 +52,12 @@ double RelativeError(double measured, double truth) {
 
 class Recording {
  public:
-  Recording(const std::string& name, std::vector<std::string> extra) {
+  // `launcher`: what runs the recorder (nsenter into a namespace), if anything.
+  Recording(const std::string& name, std::vector<std::string> extra, std::vector<std::string> launcher = {}) {
     dir_ = MakeTempDir();
     path_ = dir_ + "/" + name + ".pftrace";
-    std::vector<std::string> args = {GpunoiseBinary(), "record", "-o", path_};
+    std::vector<std::string> args = std::move(launcher);
+    args.insert(args.end(), {GpunoiseBinary(), "record", "-o", path_});
     args.insert(args.end(), extra.begin(), extra.end());
     child_ = std::make_unique<ChildProcess>(args);
   }
@@ -88,7 +92,8 @@ TEST(NetIntegration, PerDevicePacketCountersMatchDeviceStatisticsDuringAFlood) {
   auto pair = VethPair::Create({}, &error);
   ASSERT_TRUE(pair) << error;
 
-  Recording rec("flood", {"-d", "60"});  // stopped by SIGINT after the flood
+  // stopped by SIGINT after the flood
+  Recording rec("flood", {"-d", "60", "--net-packet-counters", "on"});
   ASSERT_TRUE(rec.WaitStarted());
   auto rx0 = pair->LinkStatistics(Side::kReceiver);
   auto tx0 = pair->LinkStatistics(Side::kSender);
@@ -131,6 +136,60 @@ TEST(NetIntegration, PerDevicePacketCountersMatchDeviceStatisticsDuringAFlood) {
   EXPECT_FALSE(CounterSamples(*trace, rx_label + " rx Gbit/s").empty());
 }
 
+// By default no program runs on every packet: packets and bytes per device
+// are the devices' own statistics, of the recorder's network namespace (here
+// the sender's, where the recorder runs), and NAPI counts the packets every
+// device received, in every namespace.
+TEST(NetIntegration, ByDefaultPacketsAndBytesPerDeviceAreTheDevicesOwnStatisticsWithNoProgramOnEveryPacket) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  const std::string sender_ns = "--net=/run/netns/" + pair->netns(Side::kSender);
+  Recording rec("default_net", {"-d", "60"}, {"nsenter", sender_ns, "--"});
+  ASSERT_TRUE(rec.WaitStarted());
+  const std::set<std::string> programs = LoadedBpfProgramNames();
+  EXPECT_TRUE(programs.count("gn_napi_poll") || programs.count("gn_tp_napi_poll")) << "not the recorder's programs";
+  for (const char* per_packet : {"gn_rx", "gn_tp_rx", "gn_queue", "gn_tp_queue", "gn_start_xmit", "gn_xmit"})
+    EXPECT_EQ(programs.count(per_packet), 0u) << per_packet << " runs on every packet";
+  auto tx0 = pair->LinkStatistics(Side::kSender);
+  auto rx0 = pair->LinkStatistics(Side::kReceiver);
+  UdpFloodOptions flood;
+  flood.duration = 1500ms;
+  RunUdpFlood(*pair, flood);
+  auto tx1 = pair->LinkStatistics(Side::kSender);
+  auto rx1 = pair->LinkStatistics(Side::kReceiver);
+  std::string log;
+  auto trace = rec.Finish(&log);
+  ASSERT_TRUE(trace) << log;
+  EXPECT_NE(log.find("the devices' own statistics, this network namespace"), std::string::npos) << log;
+
+  const double tx_truth = static_cast<double>(tx1["tx_packets"] - tx0["tx_packets"]);
+  const double tx_bytes = static_cast<double>(tx1["tx_bytes"] - tx0["tx_bytes"]);
+  const double rx_truth = static_cast<double>(rx1["rx_packets"] - rx0["rx_packets"]);
+  ASSERT_GT(tx_truth, 10000);
+  // The recorder's own namespace: its devices carry their plain names.
+  const std::string sender = pair->device(Side::kSender);
+  auto tx = DeviceTotals(*trace, sender);
+  ASSERT_TRUE(tx) << "no totals for " << sender << "\n" << log;
+  EXPECT_EQ((*tx)["device_statistics"], "true");
+  EXPECT_LT(RelativeError(ArgU64(*tx, "tx_packets"), tx_truth), 0.02) << ArgU64(*tx, "tx_packets") << " vs " << tx_truth;
+  EXPECT_LT(RelativeError(ArgU64(*tx, "tx_bytes"), tx_bytes), 0.02) << ArgU64(*tx, "tx_bytes") << " vs " << tx_bytes;
+  double counted = IntegrateRate(CounterSamples(*trace, sender + " tx packets/s"));
+  EXPECT_LT(RelativeError(counted, tx_truth), 0.02) << counted << " vs " << tx_truth;
+  // A device's statistics have no queue or CPU, and no track says otherwise.
+  for (const auto& q : TrackEventArgs(*trace, "net queue")) EXPECT_NE(q.at("device"), sender);
+  EXPECT_TRUE(CounterSamples(*trace, sender + " cpu0 rx packets/s").empty());
+  // The receiver, in another namespace: its packets through its NAPI polls.
+  auto rx = DeviceTotals(*trace, Label(*pair, Side::kReceiver));
+  ASSERT_TRUE(rx) << log;
+  EXPECT_EQ(ArgU64(*rx, "rx_packets"), 0u) << "another namespace's statistics";
+  EXPECT_EQ((*rx)["device_statistics"], "false");
+  EXPECT_LT(RelativeError(ArgU64(*rx, "napi_packets"), rx_truth), 0.02)
+      << ArgU64(*rx, "napi_packets") << " vs " << rx_truth;
+}
+
 // The device counters count in a per-CPU cache slot per key, and a key
 // whose slot another key owns counts in the hash map (bpf/agg_cache.bpf.h).
 // Pairs are made until two senders' transmit keys share a slot; then every
@@ -158,7 +217,7 @@ TEST(NetIntegration, DeviceCountersStayRightWhenDevicesShareACacheSlot) {
   }
   ASSERT_TRUE(sharing) << "no two of " << pairs.size() << " senders share a slot";
 
-  Recording rec("sharing", {"-d", "60"});
+  Recording rec("sharing", {"-d", "60", "--net-packet-counters", "on"});
   ASSERT_TRUE(rec.WaitStarted());
   std::vector<uint64_t> tx_truth;
   for (const auto& pair : pairs) {
@@ -276,7 +335,7 @@ TEST(NetIntegration, RpsMovesReceiveProcessingToTheChosenCpu) {
   std::string error;
   auto pair = VethPair::Create(options, &error);
   ASSERT_TRUE(pair) << error;
-  Recording rec("rps", {"-d", "60", "-e", "net"});
+  Recording rec("rps", {"-d", "60", "-e", "net", "--net-packet-counters", "on"});
   ASSERT_TRUE(rec.WaitStarted());
   UdpFloodOptions flood;
   flood.duration = 1000ms;
@@ -362,9 +421,10 @@ TEST(NetIntegration, NicCollectorSaysPlainlyThatThereAreNoDriverTracepointsAndTh
   EXPECT_EQ(session[0]["collector.nic.state"], "disabled");
   for (const char* c : {"napi", "netdev", "drops"})
     EXPECT_EQ(session[0][std::string("collector.") + c + ".state"], "active") << c;
+  // The receiver is in another namespace: its packets count through NAPI.
   auto totals = DeviceTotals(*trace, Label(*pair, Side::kReceiver));
   ASSERT_TRUE(totals);
-  EXPECT_GT(ArgU64(*totals, "rx_packets"), 1000u);
+  EXPECT_GT(ArgU64(*totals, "napi_packets"), 1000u);
 }
 
 TEST(NetIntegration, NicCollectorCountsAnyTracepointCategoryPerEventAndDevice) {
@@ -441,7 +501,7 @@ void ExpectClassicTwinsCountLikeTheDevices(bool packets) {
   if (packets) {
     args.insert(args.end(), {"-e", "net-packets", "--net-dev", pair->device(Side::kReceiver)});
   } else {
-    args.insert(args.end(), {"-e", "net"});
+    args.insert(args.end(), {"-e", "net", "--net-packet-counters", "on"});
   }
   Recording rec("classic", args);
   ASSERT_TRUE(rec.WaitStarted());
@@ -536,13 +596,13 @@ void ExpectTcpTransmitsCountedLikeTheDevice(std::vector<std::string> args) {
 TEST(NetIntegration, TcpTransmitsAreCountedPerGsoSkbAsTheDeviceCountsThem) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
-  ExpectTcpTransmitsCountedLikeTheDevice({"-e", "net"});
+  ExpectTcpTransmitsCountedLikeTheDevice({"-e", "net", "--net-packet-counters", "on"});
 }
 
 TEST(NetIntegration, ClassicTcpTransmitsAreCountedPerGsoSkbAsTheDeviceCountsThem) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
-  ExpectTcpTransmitsCountedLikeTheDevice({"-e", "net", "--attach", "tracepoint"});
+  ExpectTcpTransmitsCountedLikeTheDevice({"-e", "net", "--attach", "tracepoint", "--net-packet-counters", "on"});
 }
 
 TEST(NetIntegration, TcpTransmitsWithNetPacketsAreCountedPerSegmentAsTheDeviceCountsThem) {
@@ -598,6 +658,7 @@ TEST(NetIntegration, BadNetworkOptionsAreUsageErrors) {
       {"--nic-interval", "0"},
       {"--nic-interval", "often"},
       {"-e", "net,bogus"},
+      {"--net-packet-counters", "sometimes"},
   };
   for (const auto& extra : bad) {
     std::vector<std::string> args = {GpunoiseBinary(), "record", "-d", "1"};

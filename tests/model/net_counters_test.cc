@@ -27,6 +27,22 @@ DeviceQueueCount Count(NetDeviceKey dev, NetDirection dir, int32_t queue, uint32
   return c;
 }
 
+TEST(NetCounters, DeviceStatisticsCountTheDeviceButNoCpu) {
+  NetSnapshot a = At(1'000'000'000), b = At(2'000'000'000);
+  a.devices.push_back(Count(kEth0, NetDirection::kRx, -1, kDeviceWideCpu, 1000, 100'000));
+  b.devices.push_back(Count(kEth0, NetDirection::kRx, -1, kDeviceWideCpu, 3000, 300'000));
+  b.devices.push_back(Count(kVeth, NetDirection::kRx, 0, 1, 50, 5000));
+  auto totals = TotalsByDevice(Delta(a, b));
+  EXPECT_EQ(totals[kEth0].rx_packets, 2000u);
+  EXPECT_TRUE(totals[kEth0].from_device_statistics);
+  EXPECT_TRUE(totals[kEth0].rx_packets_by_cpu.empty());
+  EXPECT_FALSE(totals[kVeth].from_device_statistics);
+  EXPECT_EQ(totals[kVeth].rx_packets_by_cpu[1], 50u);
+  auto rates = RatesByDevice(a, b);
+  EXPECT_DOUBLE_EQ(rates[kEth0].rx_packets_per_s, 2000);
+  EXPECT_TRUE(rates[kEth0].rx_packets_per_s_by_cpu.empty());
+}
+
 TEST(NetCounters, DeviceLabelNamesForeignNamespacesAndUnknownDevices) {
   NetNames names;
   names.own_netns = 100;

@@ -81,6 +81,7 @@ int RunRecord(int argc, char** argv) {
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
   std::string drain_priority = "idle";
+  std::string net_packet_counters = "off";
   bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
        run_as_root = false, redact = false, batching = false, no_batching = false;
 
@@ -100,18 +101,24 @@ int RunRecord(int argc, char** argv) {
        "or of pod:NAME / pod-uid:UID / container:ID / container:NAME (resolved at the start; by their processes "
        "where v2 does not hold them)")
       ("events,e", po::value(&events_text)->default_value(std::string(record::kDefaultEventGroups)),
-       "event groups: sched, irq, softirq, net (per-device/queue/CPU counters kept in the kernel), "
+       "event groups: sched, irq, softirq, net (NAPI polls, drops, TX timeouts per device, queue and CPU kept in the "
+       "kernel; per-device packets and bytes), "
        "net-packets (also a record per packet, NAPI poll and drop: costly at high packet rates), "
        "node (steal, CPU-quota throttling, affinity, reclaim and dirty-page stalls, kernel work, idle periods, "
        "frequency changes, NUMA balancing, SMI counts)")
+      ("net-packet-counters", po::value(&net_packet_counters)->default_value("off"),
+       "on: with net, count packets and bytes per device, queue and CPU with a program on every packet, in every "
+       "network namespace (costly at high packet rates); off: take them from the devices' own statistics, in "
+       "this network namespace (NAPI polls and packets, drops and TX timeouts are counted in every namespace "
+       "either way; net-packets implies on)")
       ("net-dev", po::value(&net_devs)->multitoken(),
        "with net-packets: records only for these devices (up to 4; counters cover all devices)")
       ("nic-tracepoints", po::value(&nic_categories)->multitoken(),
        "tracefs categories of NIC-driver tracepoints to count (default: the event systems of the NIC drivers' "
        "modules, else mlx5, ice, i40e, bnxt, ena, gve, ixgbe, ...)")
       ("net-interval", po::value(&net_interval_text)->default_value("100ms"),
-       "how often the network counters the kernel keeps (per device, queue and CPU) are sampled into counter "
-       "tracks")
+       "how often the network counters (the kernel's per device, queue and CPU, and the devices' own statistics) "
+       "are sampled into counter tracks")
       ("nic-interval", po::value(&nic_interval_text)->default_value("1s"),
        "how often the NICs' own counters (ethtool -S, standard groups, queue stats, link settings) are read: "
        "each read takes the rtnl lock and some drivers ask their firmware (link changes are seen as they "
@@ -175,6 +182,12 @@ int RunRecord(int argc, char** argv) {
     return 2;
   }
   options.drain_yield = drain_priority == "idle";
+  if (net_packet_counters != "on" && net_packet_counters != "off") {
+    std::fprintf(stderr, "usage: gpunoise record: invalid --net-packet-counters '%s' (on or off)\n",
+                 net_packet_counters.c_str());
+    return 2;
+  }
+  options.net.device_counters = net_packet_counters == "on";
   options.records_per_cpu_per_drain = drain_batch;
   if (batching && no_batching) {
     std::fprintf(stderr, "usage: gpunoise record: --batching and --no-batching exclude each other\n");

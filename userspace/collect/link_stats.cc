@@ -89,6 +89,19 @@ std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done) 
   return out;
 }
 
+void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, model::NetSnapshot* out,
+                            std::map<model::NetDeviceKey, std::string>* names) {
+  for (const LinkStats& l : links) {
+    if (l.deleted || l.ifindex <= 0) continue;
+    model::NetDeviceKey dev{netns, static_cast<uint32_t>(l.ifindex)};
+    (*names)[dev] = l.name;
+    out->devices.push_back({dev, -1, model::NetDirection::kRx, model::kDeviceWideCpu, l.rx_packets, l.rx_bytes,
+                            l.rx_errors});
+    out->devices.push_back({dev, -1, model::NetDirection::kTx, model::kDeviceWideCpu, l.tx_packets, l.tx_bytes,
+                            l.tx_errors});
+  }
+}
+
 Result<std::vector<LinkStats>> ReadLinkStats() {
   UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
   if (!fd.valid()) return MakeError("failed to open a netlink socket: {}", std::strerror(errno));

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
+#include "model/net_counters.h"
 
 namespace gpunoise::collect {
 
@@ -32,6 +34,12 @@ struct LinkStats {
 std::string_view OperstateName(uint8_t operstate);
 
 Result<std::vector<LinkStats>> ReadLinkStats();
+
+// `links` (all of network namespace `netns`) as snapshot counts: RX and TX
+// per device, for all its queues and CPUs (model::kDeviceWideCpu), and each
+// device's name into `names`.
+void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, model::NetSnapshot* out,
+                            std::map<model::NetDeviceKey, std::string>* names);
 
 // Parses the replies of a RTM_GETLINK dump, or link notifications
 // (RTM_NEWLINK, RTM_DELLINK), public for tests. Stops at NLMSG_DONE; sets

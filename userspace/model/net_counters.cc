@@ -37,11 +37,13 @@ std::map<NetDeviceKey, DeviceTotals> TotalsByDevice(const NetSnapshot& s) {
   std::map<NetDeviceKey, DeviceTotals> out;
   for (const auto& d : s.devices) {
     DeviceTotals& t = out[d.dev];
+    const bool device_wide = d.cpu == kDeviceWideCpu;
+    t.from_device_statistics = t.from_device_statistics || device_wide;
     switch (d.dir) {
       case NetDirection::kRx:
         t.rx_packets += d.packets;
         t.rx_bytes += d.bytes;
-        t.rx_packets_by_cpu[d.cpu] += d.packets;
+        if (!device_wide) t.rx_packets_by_cpu[d.cpu] += d.packets;
         break;
       case NetDirection::kTx:
         t.tx_packets += d.packets;

@@ -29,7 +29,12 @@ enum class NetDirection : uint32_t {
 inline constexpr uint32_t kNumNetDirections = 4;
 std::string_view NetDirectionName(NetDirection dir);  // "rx", "tx", "queued", "tx_timeout"
 
-// Cumulative since the collector started; one entry per CPU that saw any.
+// The `cpu` of a count the device itself keeps (its statistics, read over
+// netlink): one entry per device and direction, for all its queues and CPUs.
+inline constexpr uint32_t kDeviceWideCpu = UINT32_MAX;
+
+// Cumulative since the collector started; one entry per CPU that saw any
+// (or one with kDeviceWideCpu, from the device's own statistics).
 struct DeviceQueueCount {
   NetDeviceKey dev;
   int32_t queue = -1;
@@ -105,6 +110,9 @@ struct DeviceTotals {
   std::map<uint32_t, uint64_t> drops_by_reason;
   std::map<uint32_t, uint64_t> napi_work_by_cpu;
   std::map<uint32_t, uint64_t> rx_packets_by_cpu;
+  // Packets and bytes are the device's own statistics, not counted per
+  // packet by gpunoise's programs (so there is no per-queue or per-CPU split).
+  bool from_device_statistics = false;
 };
 std::map<NetDeviceKey, DeviceTotals> TotalsByDevice(const NetSnapshot& snapshot);
 

@@ -17,12 +17,7 @@ void Monitor::ReadDeviceStatistics(model::NetSnapshot* net) {
     link_stats_warned_ = true;
     return;
   }
-  for (const collect::LinkStats& l : *links) {
-    model::NetDeviceKey dev{names_.own_netns, static_cast<uint32_t>(l.ifindex)};
-    names_.devices[dev] = l.name;
-    net->devices.push_back({dev, -1, model::NetDirection::kRx, 0, l.rx_packets, l.rx_bytes, l.rx_errors});
-    net->devices.push_back({dev, -1, model::NetDirection::kTx, 0, l.tx_packets, l.tx_bytes, l.tx_errors});
-  }
+  collect::AppendDeviceStatistics(*links, names_.own_netns, net, &names_.devices);
 }
 
 void Monitor::RefreshNames(const model::AggregateSnapshot& s) {

@@ -6,6 +6,7 @@
 
 #include "collect/drops_collector.h"
 #include "collect/kallsyms_loader.h"
+#include "collect/link_stats.h"
 #include "collect/napi_collector.h"
 #include "collect/netdev_collector.h"
 #include "collect/nic_collector.h"
@@ -24,7 +25,8 @@ uint32_t OwnNetnsInode() {
 NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval_ns, uint64_t nic_interval_ns,
                            std::vector<std::unique_ptr<collect::Collector>>& collectors)
     : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)),
-      nic_interval_ns_(std::max<uint64_t>(nic_interval_ns, 1000000)) {
+      nic_interval_ns_(std::max<uint64_t>(nic_interval_ns, 1000000)),
+      device_statistics_(!options.device_counters) {
   auto add = [&](auto collector) {
     collectors_.push_back(collector.get());
     auto* raw = collector.get();
@@ -38,10 +40,20 @@ NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval
   names_.own_netns = OwnNetnsInode();
 }
 
-model::NetSnapshot NetRecording::Read() const {
+model::NetSnapshot NetRecording::Read() {
   model::NetSnapshot s;
   s.ts = BoottimeNs();
   for (const collect::NetCollector* c : collectors_) c->ReadCounters(&s);
+  if (device_statistics_) {
+    auto links = collect::ReadLinkStats();
+    if (links.ok()) {
+      collect::AppendDeviceStatistics(*links, names_.own_netns, &s, &names_.devices);
+    } else if (!device_statistics_warned_) {
+      device_statistics_warned_ = true;
+      log::Warning("network: no device statistics, so no packet or byte counts per device: {}",
+                   links.error().message);
+    }
+  }
   return s;
 }
 
@@ -162,9 +174,12 @@ std::string NetRecording::Summary() const {
       by_reason[reason] += n;
     }
   }
-  std::string text = fmt::format("network: {} devices, rx {} packets, tx {} packets, {} full-budget "
+  std::string text = fmt::format("network: {} devices, rx {} packets, tx {} packets ({}), {} full-budget "
                                  "NAPI polls, {} TX timeouts, {} drops",
-                                 devices, Count(rx), Count(tx), Count(full), timeouts, Count(drops));
+                                 devices, Count(rx), Count(tx),
+                                 device_statistics_ ? "the devices' own statistics, this network namespace"
+                                                    : "counted per packet, every network namespace",
+                                 Count(full), timeouts, Count(drops));
   if (!by_reason.empty()) {
     auto top = std::max_element(by_reason.begin(), by_reason.end(),
                                 [](const auto& a, const auto& b) { return a.second < b.second; });

@@ -34,6 +34,9 @@ class NetRecording {
   // other).
   // The kernel's counters are sampled every `interval_ns`, the NICs' own
   // every `nic_interval_ns` (link notifications at every pass regardless).
+  // Without `options.device_counters` (no program on every packet), packets
+  // and bytes per device come from the kernel's device statistics of the
+  // recorder's own network namespace, read at the same interval.
   NetRecording(const collect::NetOptions& options, uint64_t interval_ns, uint64_t nic_interval_ns,
                std::vector<std::unique_ptr<collect::Collector>>& collectors);
 
@@ -62,7 +65,7 @@ class NetRecording {
 
  private:
   std::shared_ptr<collect::KernelSymbolsLoader> symbols_;
-  model::NetSnapshot Read() const;
+  model::NetSnapshot Read();
   void RefreshNames(const model::NetSnapshot& snapshot);
 
   uint64_t interval_ns_;
@@ -74,6 +77,8 @@ class NetRecording {
   model::NetNames names_;
   NicRecording nic_counters_;  // the NIC's own counters, link events, PCIe
   model::NetSnapshot baseline_, previous_, final_;
+  bool device_statistics_ = false;  // device counts from netlink, not per packet
+  bool device_statistics_warned_ = false;
   bool active_ = false;
   bool frozen_ = false;
   uint64_t frozen_ts_ = 0;

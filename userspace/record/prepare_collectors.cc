@@ -56,6 +56,8 @@ CollectorSet BuildCollectors(const RecordPlan& plan, const RecordOptions& option
   if (plan.net) {
     collect::NetOptions net_options = options.net;
     net_options.packets = plan.net_packets;
+    // Per-packet records come from the programs that count per packet.
+    net_options.device_counters = net_options.device_counters || plan.net_packets;
     set.net = std::make_unique<NetRecording>(net_options, options.net_interval_ms * 1000000,
                                              options.nic_interval_ms * 1000000, set.collectors);
   }

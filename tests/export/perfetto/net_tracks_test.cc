@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "export/perfetto/protos/perfetto_trace_subset.pb.h"
 #include "export/perfetto/track_event_writer.h"
@@ -183,6 +184,36 @@ TEST(NetTracks, TotalsNameDeviceReasonAndLocation) {
   EXPECT_EQ(events["net queue"]["cpu"], "1");
   EXPECT_EQ(events["net drop"]["reason_name"], "SOCKET_RCVBUFF");
   EXPECT_EQ(events["net drop"]["location_symbol"], "udp_queue_rcv_one_skb");
+}
+
+TEST(NetTracks, TotalsFromTheDevicesOwnStatisticsSaySoAndHaveNoQueueOrCpuSplit) {
+  auto device_wide = [](uint64_t ts, uint64_t packets) {
+    model::NetSnapshot s;
+    s.ts = ts;
+    s.devices.push_back({kEth0, -1, model::NetDirection::kRx, model::kDeviceWideCpu, packets, packets * 100, 0});
+    return s;
+  };
+  Capture cap;
+  TrackEventWriter writer(1, 0);
+  NetTrackWriter net(writer, cap.out());
+  ASSERT_TRUE(net.WriteRates(device_wide(1'000'000'000, 100), device_wide(2'000'000'000, 600), Names()).ok());
+  ASSERT_TRUE(net.WriteTotals(device_wide(1'000'000'000, 100), device_wide(2'000'000'000, 600), Names()).ok());
+  std::map<std::string, std::map<std::string, std::string>> events;
+  for (const auto& p : cap.packets) {
+    if (!p.has_track_event() || IsIdentity(p)) continue;
+    auto& args = events[p.track_event().name()];
+    for (const auto& a : p.track_event().debug_annotations())
+      args[a.name()] = a.has_bool_value() ? (a.bool_value() ? "true" : "false")
+                       : a.has_uint_value() ? std::to_string(a.uint_value())
+                                            : a.string_value();
+  }
+  EXPECT_EQ(events["net device"]["rx_packets"], "500");
+  EXPECT_EQ(events["net device"]["device_statistics"], "true");
+  EXPECT_EQ(events.count("net queue"), 0u);
+  std::set<std::string> tracks;
+  for (const auto& [name, ts, value] : cap.Samples()) tracks.insert(name);
+  EXPECT_TRUE(tracks.count("eth0 rx packets/s"));
+  for (const auto& name : tracks) EXPECT_EQ(name.find(" cpu"), std::string::npos) << name;
 }
 
 TEST(NetTracks, IrqMapDescribesOnlyNicIrqs) {

@@ -224,6 +224,7 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
     AddArg(e, "napi_polls", t.napi_polls);
     AddArg(e, "napi_full_budget_polls", t.napi_full_budget);
     AddArg(e, "napi_packets", t.napi_work);
+    AddArg(e, "device_statistics", t.from_device_statistics);
     uint64_t drops = 0;
     for (const auto& [reason, n] : t.drops_by_reason) {
       drops += n;
@@ -234,6 +235,8 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
   }
 
   for (const auto& q : delta.devices) {
+    // The device's own statistics have no queue or CPU: its totals say all.
+    if (q.cpu == model::kDeviceWideCpu) continue;
     if (!q.packets && !q.bytes && !q.errors) continue;
     EventRef e = instant(kNetQueueEventName);
     AddArg(e, "device", model::DeviceLabel(q.dev, names));
