@@ -91,8 +91,8 @@ void NicCollector::Start(const CollectorContext& context) {
     for (const auto& n : driver_notes_) drivers += (drivers.empty() ? "" : "; ") + n;
     Disable(fmt::format("no NIC-driver tracepoints on this node ({}looked in tracefs for: {})",
                         drivers.empty() ? std::string() : "drivers: " + drivers + "; ", searched));
-    log::Info("nic: no NIC-driver tracepoints on this node; device, NAPI and drop counters still "
-              "cover every interface");
+    log::Info("nic: no NIC-driver tracepoints on this node; NAPI and drop counters still cover every "
+              "device");
     return;
   }
   skel_ = nic_bpf__open();
