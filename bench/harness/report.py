@@ -261,7 +261,7 @@ def net_group_table(cells):
     cell's bpf_stats run."""
     f = Figures(cells, [])
     variants = [("gpunoise", "default events"), ("gpunoise-nonet", "without `net`")]
-    if any(c.tracer == "gpunoise-packet-counters" for c in cells):
+    if any(c.tracer_key == "gpunoise-packet-counters" for c in cells):
         variants.append(("gpunoise-packet-counters", "`--net-packet-counters on`"))
     names = [name for _, name in variants]
     lines = ["| workload | " + " | ".join(f"{n}: ratio" for n in names) + " | default / without | "

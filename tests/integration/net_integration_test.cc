@@ -151,7 +151,8 @@ TEST(NetIntegration, ByDefaultPacketsAndBytesPerDeviceAreTheDevicesOwnStatistics
   ASSERT_TRUE(rec.WaitStarted());
   const std::set<std::string> programs = LoadedBpfProgramNames();
   EXPECT_TRUE(programs.count("gn_napi_poll") || programs.count("gn_tp_napi_poll")) << "not the recorder's programs";
-  for (const char* per_packet : {"gn_rx", "gn_tp_rx", "gn_queue", "gn_tp_queue", "gn_start_xmit", "gn_xmit"})
+  for (const char* per_packet :
+       {"gn_rx", "gn_tp_rx", "gn_queue", "gn_tp_queue", "gn_start_xmit", "gn_tp_startxmit", "gn_xmit", "gn_tp_xmit"})
     EXPECT_EQ(programs.count(per_packet), 0u) << per_packet << " runs on every packet";
   auto tx0 = pair->LinkStatistics(Side::kSender);
   auto rx0 = pair->LinkStatistics(Side::kReceiver);
@@ -174,6 +175,7 @@ TEST(NetIntegration, ByDefaultPacketsAndBytesPerDeviceAreTheDevicesOwnStatistics
   auto tx = DeviceTotals(*trace, sender);
   ASSERT_TRUE(tx) << "no totals for " << sender << "\n" << log;
   EXPECT_EQ((*tx)["device_statistics"], "true");
+  EXPECT_EQ((*tx)["packets_counted"], "true");
   EXPECT_LT(RelativeError(ArgU64(*tx, "tx_packets"), tx_truth), 0.02) << ArgU64(*tx, "tx_packets") << " vs " << tx_truth;
   EXPECT_LT(RelativeError(ArgU64(*tx, "tx_bytes"), tx_bytes), 0.02) << ArgU64(*tx, "tx_bytes") << " vs " << tx_bytes;
   double counted = IntegrateRate(CounterSamples(*trace, sender + " tx packets/s"));
@@ -186,6 +188,7 @@ TEST(NetIntegration, ByDefaultPacketsAndBytesPerDeviceAreTheDevicesOwnStatistics
   ASSERT_TRUE(rx) << log;
   EXPECT_EQ(ArgU64(*rx, "rx_packets"), 0u) << "another namespace's statistics";
   EXPECT_EQ((*rx)["device_statistics"], "false");
+  EXPECT_EQ((*rx)["packets_counted"], "false") << "its 0 is unknown, not zero";
   EXPECT_LT(RelativeError(ArgU64(*rx, "napi_packets"), rx_truth), 0.02)
       << ArgU64(*rx, "napi_packets") << " vs " << rx_truth;
 }

@@ -172,6 +172,9 @@ std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
     d.tx_packets = std::max(d.tx_packets, n.tx_packets);
     d.tx_bytes = std::max(d.tx_bytes, n.tx_bytes);
     d.napi_polls = std::max(d.napi_polls, n.napi_polls);
+    d.napi_packets = std::max(d.napi_packets, n.napi_packets);
+    // Per-packet records count too (net-packets, which counts everywhere).
+    d.packets_counted = n.packets_counted || d.rx_packets || d.tx_packets;
     d.full_budget_polls = std::max(d.full_budget_polls, n.napi_full_budget_polls);
     d.tx_timeouts = std::max(d.tx_timeouts, n.tx_timeouts);
     if (n.drops > d.drops) {

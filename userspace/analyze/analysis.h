@@ -71,6 +71,12 @@ struct DeviceStats {
   std::string device;
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
   uint64_t napi_polls = 0, full_budget_polls = 0, drops = 0, tx_timeouts = 0, dql_stalls = 0;
+  // Packets NAPI polls processed: the RX side where rx_packets was not counted.
+  uint64_t napi_packets = 0;
+  // False: rx and tx packets and bytes were not counted for this device (a
+  // device in another network namespace than the recorder's, its packets
+  // taken from device statistics): unknown, not zero.
+  bool packets_counted = true;
   std::map<std::string, uint64_t> drops_by_reason;
   std::vector<int32_t> irqs;
   uint64_t irq_count = 0, irq_ns = 0;

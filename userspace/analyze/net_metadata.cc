@@ -68,6 +68,7 @@ NetMetadata ReadNetMetadata(const Timeline& t) {
       d.napi_polls = Count(e, "napi_polls");
       d.napi_full_budget_polls = Count(e, "napi_full_budget_polls");
       d.napi_packets = Count(e, "napi_packets");
+      d.packets_counted = Int(e, "packets_counted", 1) != 0;  // traces before 2026-12-06 counted all
       d.drops = Count(e, "drops");
       for (const auto& a : e.args)
         if (StartsWith(a.name, "drops.")) {

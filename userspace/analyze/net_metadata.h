@@ -34,6 +34,7 @@ struct DeviceTotals {
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, tx_errors = 0;
   uint64_t tx_timeouts = 0, napi_polls = 0, napi_full_budget_polls = 0, napi_packets = 0, drops = 0;
   std::map<std::string, uint64_t> drops_by_reason;
+  bool packets_counted = true;  // false: rx and tx were not counted (not zero)
 };
 
 struct DropSite {

@@ -94,7 +94,7 @@ void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, mo
   for (const LinkStats& l : links) {
     if (l.deleted || l.ifindex <= 0) continue;
     model::NetDeviceKey dev{netns, static_cast<uint32_t>(l.ifindex)};
-    (*names)[dev] = l.name;
+    names->try_emplace(dev, l.name);  // the name first seen, as for the collectors' devices
     out->devices.push_back({dev, -1, model::NetDirection::kRx, model::kDeviceWideCpu, l.rx_packets, l.rx_bytes,
                             l.rx_errors});
     out->devices.push_back({dev, -1, model::NetDirection::kTx, model::kDeviceWideCpu, l.tx_packets, l.tx_bytes,

@@ -36,8 +36,8 @@ std::string_view OperstateName(uint8_t operstate);
 Result<std::vector<LinkStats>> ReadLinkStats();
 
 // `links` (all of network namespace `netns`) as snapshot counts: RX and TX
-// per device, for all its queues and CPUs (model::kDeviceWideCpu), and each
-// device's name into `names`.
+// per device, for all its queues and CPUs (model::kDeviceWideCpu), and the
+// name of each device `names` does not name yet.
 void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, model::NetSnapshot* out,
                             std::map<model::NetDeviceKey, std::string>* names);
 

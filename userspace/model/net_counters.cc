@@ -70,6 +70,13 @@ std::map<NetDeviceKey, DeviceTotals> TotalsByDevice(const NetSnapshot& s) {
   return out;
 }
 
+bool IsIdle(const DeviceTotals& t) {
+  for (const auto& [reason, n] : t.drops_by_reason)
+    if (n) return false;
+  return !t.rx_packets && !t.rx_bytes && !t.tx_packets && !t.tx_bytes && !t.tx_errors && !t.queued_packets &&
+         !t.queued_bytes && !t.tx_timeouts && !t.napi_polls && !t.napi_work;
+}
+
 namespace {
 
 uint64_t Minus(uint64_t later, uint64_t earlier) { return later >= earlier ? later - earlier : later; }

@@ -87,6 +87,9 @@ struct NetNames {
   std::vector<std::string> nic_events;           // "mlx5/mlx5e_rx_..." by index
   std::map<uint32_t, std::string> drop_reasons;  // enum skb_drop_reason -> "SOCKET_RCVBUFF"
   std::map<uint64_t, std::string> drop_locations;  // address -> "udp_queue_rcv_one_skb+0x3c"
+  // Packets and bytes of every device were counted (per packet, in every
+  // namespace); false: only those whose own statistics were read.
+  bool packets_counted_everywhere = true;
 };
 
 // names.drop_reasons[reason], else "REASON_<n>".
@@ -115,6 +118,8 @@ struct DeviceTotals {
   bool from_device_statistics = false;
 };
 std::map<NetDeviceKey, DeviceTotals> TotalsByDevice(const NetSnapshot& snapshot);
+// Nothing counted: no packet, byte, error, timeout, NAPI poll or drop.
+bool IsIdle(const DeviceTotals& t);
 
 // `later` minus `earlier`, entry by entry (an entry missing from `earlier`
 // counts from zero). Counters never go down; a smaller value (a collector

@@ -26,7 +26,7 @@ NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval
                            std::vector<std::unique_ptr<collect::Collector>>& collectors)
     : interval_ns_(std::max<uint64_t>(interval_ns, 1000000)),
       nic_interval_ns_(std::max<uint64_t>(nic_interval_ns, 1000000)),
-      device_statistics_(!options.device_counters) {
+      from_device_statistics_(!options.device_counters) {
   auto add = [&](auto collector) {
     collectors_.push_back(collector.get());
     auto* raw = collector.get();
@@ -38,21 +38,25 @@ NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval
   drops_ = add(std::make_unique<collect::DropsCollector>(options));
   nic_ = add(std::make_unique<collect::NicCollector>(options));
   names_.own_netns = OwnNetnsInode();
+  names_.packets_counted_everywhere = !from_device_statistics_;
 }
 
 model::NetSnapshot NetRecording::Read() {
   model::NetSnapshot s;
   s.ts = BoottimeNs();
   for (const collect::NetCollector* c : collectors_) c->ReadCounters(&s);
-  if (device_statistics_) {
+  if (from_device_statistics_) {
     auto links = collect::ReadLinkStats();
     if (links.ok()) {
-      collect::AppendDeviceStatistics(*links, names_.own_netns, &s, &names_.devices);
+      model::NetSnapshot reading;
+      collect::AppendDeviceStatistics(*links, names_.own_netns, &reading, &names_.devices);
+      device_statistics_.Observe(reading.devices);
     } else if (!device_statistics_warned_) {
       device_statistics_warned_ = true;
       log::Warning("network: no device statistics, so no packet or byte counts per device: {}",
                    links.error().message);
     }
+    device_statistics_.AppendTo(&s);
   }
   return s;
 }
@@ -160,13 +164,14 @@ std::string NetRecording::Summary() const {
     return "network: not recorded (" + why + ")";
   }
   auto totals = model::TotalsByDevice(model::Delta(baseline_, final_));
-  uint64_t rx = 0, tx = 0, drops = 0, full = 0, timeouts = 0;
+  uint64_t rx = 0, tx = 0, napi = 0, drops = 0, full = 0, timeouts = 0;
   std::map<uint32_t, uint64_t> by_reason;
   size_t devices = 0;
   for (const auto& [dev, t] : totals) {
-    if (dev.ifindex) ++devices;
+    if (dev.ifindex && !model::IsIdle(t)) ++devices;
     rx += t.rx_packets;
     tx += t.tx_packets;
+    napi += t.napi_work;
     full += t.napi_full_budget;
     timeouts += t.tx_timeouts;
     for (const auto& [reason, n] : t.drops_by_reason) {
@@ -174,12 +179,12 @@ std::string NetRecording::Summary() const {
       by_reason[reason] += n;
     }
   }
-  std::string text = fmt::format("network: {} devices, rx {} packets, tx {} packets ({}), {} full-budget "
-                                 "NAPI polls, {} TX timeouts, {} drops",
+  std::string text = fmt::format("network: {} devices, rx {} packets, tx {} packets ({}), {} packets through "
+                                 "NAPI polls, {} full-budget NAPI polls, {} TX timeouts, {} drops",
                                  devices, Count(rx), Count(tx),
-                                 device_statistics_ ? "the devices' own statistics, this network namespace"
-                                                    : "counted per packet, every network namespace",
-                                 Count(full), timeouts, Count(drops));
+                                 from_device_statistics_ ? "the devices' own statistics, this network namespace"
+                                                         : "counted per packet, every network namespace",
+                                 Count(napi), Count(full), timeouts, Count(drops));
   if (!by_reason.empty()) {
     auto top = std::max_element(by_reason.begin(), by_reason.end(),
                                 [](const auto& a, const auto& b) { return a.second < b.second; });

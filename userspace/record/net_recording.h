@@ -13,6 +13,7 @@
 #include "collect/kallsyms_loader.h"
 #include "collect/net_collector.h"
 #include "common/result.h"
+#include "model/device_statistics.h"
 #include "model/net_counters.h"
 #include "record/nic_recording.h"
 
@@ -59,8 +60,10 @@ class NetRecording {
     return nic_counters_.AttachKernelLog(sink, log);
   }
 
-  // "network: 2 devices, rx 1.2M packets, tx 1.2M packets, 35.0k drops
-  // (SOCKET_RCVBUFF 35.0k); nic: no NIC-driver tracepoints on this node"
+  // "network: 2 devices, rx 1.2M packets, tx 1.2M packets (the devices' own
+  // statistics, this network namespace), 1.2M packets through NAPI polls,
+  // ..., 35.0k drops (most: SOCKET_RCVBUFF 35.0k); nic: no NIC-driver
+  // tracepoints on this node"
   std::string Summary() const;
 
  private:
@@ -77,7 +80,8 @@ class NetRecording {
   model::NetNames names_;
   NicRecording nic_counters_;  // the NIC's own counters, link events, PCIe
   model::NetSnapshot baseline_, previous_, final_;
-  bool device_statistics_ = false;  // device counts from netlink, not per packet
+  bool from_device_statistics_ = false;  // device counts from netlink, not per packet
+  model::DeviceStatisticsSeries device_statistics_;
   bool device_statistics_warned_ = false;
   bool active_ = false;
   bool frozen_ = false;

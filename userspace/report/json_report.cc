@@ -390,7 +390,9 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.Field("rx_bytes", d.rx_bytes);
     w.Field("tx_packets", d.tx_packets);
     w.Field("tx_bytes", d.tx_bytes);
+    w.Field("packets_counted", d.packets_counted);
     w.Field("napi_polls", d.napi_polls);
+    w.Field("napi_packets", d.napi_packets);
     w.Field("full_budget_polls", d.full_budget_polls);
     w.Field("drops", d.drops);
     w.Key("drops_by_reason");

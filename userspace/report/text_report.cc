@@ -133,11 +133,19 @@ void DeviceTable(const ReportInput& in, std::string& out) {
                      "rx pkts", "tx pkts", "napi", "full", "drops", "timeouts", "irqs", "irq time", "nic drops",
                      "pause", "link");
   auto nic = [](const analyze::DeviceStats& d, uint64_t v) { return d.nic_counters ? std::to_string(v) : "-"; };
+  // "-": not counted (another network namespace than the recorder's, read
+  // from device statistics), which is not zero.
+  auto packets = [](const analyze::DeviceStats& d, uint64_t v) { return d.packets_counted ? std::to_string(v) : "-"; };
   for (const auto& d : a.devices) {
     out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", d.device,
-                       d.rx_packets, d.tx_packets, d.napi_polls, d.full_budget_polls, d.drops, d.tx_timeouts,
-                       d.irq_count, FormatNs(d.irq_ns), nic(d, d.nic_drops), nic(d, d.pause_frames),
+                       packets(d, d.rx_packets), packets(d, d.tx_packets), d.napi_polls, d.full_budget_polls, d.drops,
+                       d.tx_timeouts, d.irq_count, FormatNs(d.irq_ns), nic(d, d.nic_drops), nic(d, d.pause_frames),
                        nic(d, d.carrier_changes));
+    if (!d.packets_counted)
+      out += fmt::format("    rx and tx not counted: device statistics cover the recorder's own network namespace "
+                         "(record --net-packet-counters on counts every device); its NAPI polls processed {} "
+                         "packets\n",
+                         d.napi_packets);
     for (const auto& [reason, n] : d.drops_by_reason) out += fmt::format("    drops {}: {}\n", reason, n);
     for (const auto& [kind, n] : d.nic_by_kind) out += fmt::format("    nic {}: {}\n", kind, n);
   }

@@ -206,6 +206,9 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
   };
 
   for (const auto& [dev, t] : model::TotalsByDevice(delta)) {
+    // Device statistics name every device of the namespace; one that did
+    // nothing in the recording says nothing (as no counting program saw it).
+    if (model::IsIdle(t)) continue;
     EventRef e = instant(kNetDeviceEventName);
     auto it = names.devices.find(dev);
     AddArg(e, "device", model::DeviceLabel(dev, names));
@@ -225,6 +228,11 @@ Status NetTrackWriter::WriteTotals(const model::NetSnapshot& baseline,
     AddArg(e, "napi_full_budget_polls", t.napi_full_budget);
     AddArg(e, "napi_packets", t.napi_work);
     AddArg(e, "device_statistics", t.from_device_statistics);
+    // False for a device in another namespace than the recorder's when its
+    // packets came from device statistics: rx and tx are unknown, not zero.
+    // (ifindex 0, no device, has no statistics and no packets to count.)
+    AddArg(e, "packets_counted",
+           t.from_device_statistics || names.packets_counted_everywhere || dev.ifindex == 0);
     uint64_t drops = 0;
     for (const auto& [reason, n] : t.drops_by_reason) {
       drops += n;

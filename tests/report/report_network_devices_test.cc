@@ -1,0 +1,107 @@
+// The report's NETWORK DEVICES table tells a device whose packets were not
+// counted (another network namespace, packets from device statistics) from
+// one that counted none: "-" and the NAPI packets, not 0.
+#include <gtest/gtest.h>
+
+#include "export/perfetto/net_tracks.h"
+#include "export/perfetto/trace_file_writer.h"
+#include "export/perfetto/track_event_writer.h"
+#include "import/test_trace.h"
+#include "model/net_counters.h"
+#include "report/report_session.h"
+
+namespace gpunoise::report {
+namespace {
+
+using testing::ScopedTempDir;
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kBase = 7'000'000'000;
+constexpr uint32_t kOwnNetns = 100, kPodNetns = 200;
+
+// eth0 in the recorder's namespace (its own statistics), veth0 in a pod's
+// (NAPI only), the per-CPU backlog (no device: NAPI only) and an idle lo, as
+// `record` writes them by default.
+std::string WriteTrace(const std::string& dir) {
+  std::string path = dir + "/net.pftrace";
+  auto out = perfetto::TraceFileWriter::Create(path, 0);
+  EXPECT_TRUE(out.ok());
+  std::vector<testing::SwitchSpec> switches = {{kBase, 0, 100}, {kBase + 50 * kMs, 100, 0}};
+  EXPECT_TRUE(out->WritePacket(testing::SwitchBundle(0, switches)).ok());
+  const model::NetDeviceKey eth0{kOwnNetns, 2}, veth0{kPodNetns, 3}, backlog{kOwnNetns, 0}, lo{kOwnNetns, 1};
+  auto snapshot = [&](uint64_t ts, uint64_t n) {
+    model::NetSnapshot s;
+    s.ts = ts;
+    s.devices.push_back({eth0, -1, model::NetDirection::kRx, model::kDeviceWideCpu, n, n * 100, 0});
+    s.devices.push_back({eth0, -1, model::NetDirection::kTx, model::kDeviceWideCpu, n / 2, n * 50, 0});
+    s.devices.push_back({lo, -1, model::NetDirection::kRx, model::kDeviceWideCpu, 77, 7700, 0});
+    model::NapiCount napi;
+    napi.dev = veth0;
+    napi.cpu = 1;
+    napi.polls = n / 4;
+    napi.work = n / 2;
+    s.napi.push_back(napi);
+    napi.dev = backlog;
+    napi.work = n / 10;
+    s.napi.push_back(napi);
+    return s;
+  };
+  model::NetNames names;
+  names.own_netns = kOwnNetns;
+  names.devices[eth0] = "eth0";
+  names.devices[veth0] = "veth0";
+  names.devices[lo] = "lo";
+  names.packets_counted_everywhere = false;
+  perfetto::TrackEventWriter writer(1, 42);
+  perfetto::NetTrackWriter net(writer, [&](const perfetto::TracePacketBuilder& p) { return out->WritePacket(p); });
+  EXPECT_TRUE(net.WriteTotals(snapshot(kBase, 1000), snapshot(kBase + 90 * kMs, 9000), names).ok());
+  EXPECT_TRUE(out->Commit().ok());
+  return path;
+}
+
+std::string ReportOf(const std::string& path, bool json) {
+  ReportOptions o;
+  o.trace_path = path;
+  o.json = json;
+  auto r = RunReport(o);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? r->output : "";
+}
+
+std::string LineOf(const std::string& text, const std::string& start) {
+  size_t at = text.find(start);
+  return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+}
+
+TEST(ReportNetworkDevices, ADeviceWhosePacketsWereNotCountedShowsADashAndItsNapiPacketsNotZero) {
+  ScopedTempDir dir;
+  const std::string path = WriteTrace(dir.path());
+  const std::string text = ReportOf(path, false);
+  const std::string eth0 = LineOf(text, "  eth0 ");
+  const std::string veth0 = LineOf(text, "  veth0@200 ");
+  ASSERT_FALSE(eth0.empty()) << text;
+  ASSERT_FALSE(veth0.empty()) << text;
+  EXPECT_NE(eth0.find(" 8000 "), std::string::npos) << eth0;  // its own statistics: counted
+  EXPECT_NE(veth0.find("          -          - "), std::string::npos) << veth0;
+  EXPECT_NE(text.find("rx and tx not counted: device statistics cover the recorder's own network namespace "
+                      "(record --net-packet-counters on counts every device); its NAPI polls processed 4000 "
+                      "packets"),
+            std::string::npos)
+      << text;
+
+  // No device, no statistics, nothing to count: not "not counted".
+  const std::string backlog = LineOf(text, "  (no-device) ");
+  ASSERT_FALSE(backlog.empty()) << text;
+  EXPECT_NE(backlog.find("          0          0 "), std::string::npos) << backlog;  // rx, tx: counted, 0
+  EXPECT_EQ(text.find("processed 800 packets"), std::string::npos) << text;
+  // A device that did nothing in the recording is not listed.
+  EXPECT_TRUE(LineOf(text, "  lo ").empty()) << text;
+
+  const std::string json = ReportOf(path, true);
+  EXPECT_NE(json.find("\"packets_counted\": false"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"packets_counted\": true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"napi_packets\": 4000"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace gpunoise::report
