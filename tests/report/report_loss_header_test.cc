@@ -8,6 +8,7 @@
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
 #include "import/test_trace.h"
+#include "report/report_of.h"
 #include "report/report_session.h"
 
 namespace gpunoise::report {
@@ -34,15 +35,6 @@ std::vector<perfetto::TracePacket> Switches(bool chain_break) {
     out.push_back(SwitchBundle(cpu, s));
   }
   return out;
-}
-
-std::string ReportOf(const std::string& path, bool json = false) {
-  ReportOptions o;
-  o.trace_path = path;
-  o.json = json;
-  auto r = RunReport(o);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return r.ok() ? r->output : "";
 }
 
 // The header: everything before the first blank line.

@@ -8,6 +8,7 @@
 #include "export/perfetto/track_event_writer.h"
 #include "import/test_trace.h"
 #include "model/net_counters.h"
+#include "report/report_of.h"
 #include "report/report_session.h"
 
 namespace gpunoise::report {
@@ -57,15 +58,6 @@ std::string WriteTrace(const std::string& dir) {
   EXPECT_TRUE(net.WriteTotals(snapshot(kBase, 1000), snapshot(kBase + 90 * kMs, 9000), names).ok());
   EXPECT_TRUE(out->Commit().ok());
   return path;
-}
-
-std::string ReportOf(const std::string& path, bool json) {
-  ReportOptions o;
-  o.trace_path = path;
-  o.json = json;
-  auto r = RunReport(o);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return r.ok() ? r->output : "";
 }
 
 std::string LineOf(const std::string& text, const std::string& start) {
