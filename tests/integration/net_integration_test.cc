@@ -14,6 +14,7 @@
 #include <set>
 
 #include "integration/support/bpf_programs.h"
+#include "integration/support/fake_tracefs.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_reader.h"
@@ -191,6 +192,42 @@ TEST(NetIntegration, ByDefaultPacketsAndBytesPerDeviceAreTheDevicesOwnStatistics
   EXPECT_EQ((*rx)["packets_counted"], "false") << "its 0 is unknown, not zero";
   EXPECT_LT(RelativeError(ArgU64(*rx, "napi_packets"), rx_truth), 0.02)
       << ArgU64(*rx, "napi_packets") << " vs " << rx_truth;
+}
+
+// Device statistics come from rtnetlink, not from a tracepoint: a kernel
+// without the network tracepoints still gets packets and bytes per device
+// (and the summary says which counts it could not make).
+TEST(NetIntegration, WithoutTheNetworkTracepointsPacketsPerDeviceStillComeFromTheDevicesStatistics) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  ASSERT_TRUE(pair) << error;
+  const std::string tracefs = FakeTracefs({"sched/sched_switch", "irq/softirq_entry", "irq/softirq_exit"});
+  Recording rec("no_net_tracepoints", {"-d", "60", "--attach", "tracepoint"},
+                {"env", "GPUNOISE_TRACEFS_FOR_TESTING=" + tracefs, "nsenter",
+                 "--net=/run/netns/" + pair->netns(Side::kSender), "--"});
+  ASSERT_TRUE(rec.WaitStarted());
+  auto tx0 = pair->LinkStatistics(Side::kSender);
+  UdpFloodOptions flood;
+  flood.duration = 1000ms;
+  RunUdpFlood(*pair, flood);
+  auto tx1 = pair->LinkStatistics(Side::kSender);
+  std::string log;
+  auto trace = rec.Finish(&log);
+  ASSERT_TRUE(trace) << log;
+  EXPECT_NE(log.find("the devices' own statistics"), std::string::npos) << log;
+  EXPECT_NE(log.find("not counted: napi ("), std::string::npos) << log;
+  EXPECT_EQ(log.find("packets through NAPI polls"), std::string::npos) << "a count nothing made: " << log;
+
+  const double tx_truth = static_cast<double>(tx1["tx_packets"] - tx0["tx_packets"]);
+  ASSERT_GT(tx_truth, 1000);
+  const std::string sender = pair->device(Side::kSender);
+  auto tx = DeviceTotals(*trace, sender);
+  ASSERT_TRUE(tx) << "no totals for " << sender << "\n" << log;
+  EXPECT_EQ((*tx)["device_statistics"], "true");
+  EXPECT_LT(RelativeError(ArgU64(*tx, "tx_packets"), tx_truth), 0.02) << ArgU64(*tx, "tx_packets") << " vs " << tx_truth;
+  EXPECT_FALSE(CounterSamples(*trace, sender + " tx packets/s").empty());
 }
 
 // The device counters count in a per-CPU cache slot per key, and a key

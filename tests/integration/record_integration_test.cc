@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "collect/cgroup.h"
+#include "integration/support/fake_tracefs.h"
 #include "integration/support/privileges.h"
 #include "integration/support/trace_reader.h"
 #include "integration/support/workloads.h"
@@ -483,18 +484,6 @@ namespace gpunoise::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A stand-in tracefs that lists only `events` ("category/name"), each with the
-// real tracepoint id so classic attachment still works.
-std::string FakeTracefs(const std::vector<std::string>& events) {
-  std::string root = MakeTempDir();
-  for (const auto& ev : events) {
-    std::string dir = root + "/events/" + ev;
-    std::string cmd = "mkdir -p " + dir + " && cp /sys/kernel/tracing/events/" + ev + "/id " + dir + "/id";
-    if (system(cmd.c_str()) != 0) ADD_FAILURE() << cmd;
-  }
-  return root;
-}
 
 std::vector<std::string> WithEnv(const std::string& assignment, std::vector<std::string> args) {
   args.insert(args.begin(), assignment);

@@ -1,8 +1,14 @@
 // The report's NETWORK DEVICES table tells a device whose packets were not
 // counted (another network namespace, packets from device statistics) from
-// one that counted none: "-" and the NAPI packets, not 0.
+// one that counted none: "-" and the NAPI packets, not 0; and a column whose
+// collector could not start from one that counted nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "export/perfetto/metadata_packets.h"
 #include "export/perfetto/net_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
@@ -22,8 +28,9 @@ constexpr uint32_t kOwnNetns = 100, kPodNetns = 200;
 
 // eth0 in the recorder's namespace (its own statistics), veth0 in a pod's
 // (NAPI only), the per-CPU backlog (no device: NAPI only) and an idle lo, as
-// `record` writes them by default.
-std::string WriteTrace(const std::string& dir) {
+// `record` writes them by default; with `disabled`, the session summary says
+// those collectors could not start.
+std::string WriteTrace(const std::string& dir, const std::vector<std::string>& disabled = {}) {
   std::string path = dir + "/net.pftrace";
   auto out = perfetto::TraceFileWriter::Create(path, 0);
   EXPECT_TRUE(out.ok());
@@ -56,6 +63,20 @@ std::string WriteTrace(const std::string& dir) {
   perfetto::TrackEventWriter writer(1, 42);
   perfetto::NetTrackWriter net(writer, [&](const perfetto::TracePacketBuilder& p) { return out->WritePacket(p); });
   EXPECT_TRUE(net.WriteTotals(snapshot(kBase, 1000), snapshot(kBase + 90 * kMs, 9000), names).ok());
+  if (!disabled.empty()) {
+    model::SessionInfo session;
+    for (const std::string& name : {"sched", "napi", "netdev", "drops"}) {
+      model::CollectorReport c;
+      c.name = name;
+      c.state = model::CollectorState::kActive;
+      if (std::find(disabled.begin(), disabled.end(), name) != disabled.end()) {
+        c.state = model::CollectorState::kDisabled;
+        c.reason = "required tracepoint of " + name + " is missing on this kernel";
+      }
+      session.collectors.push_back(c);
+    }
+    EXPECT_TRUE(perfetto::WriteSessionSummary(writer, session, *out).ok());
+  }
   EXPECT_TRUE(out->Commit().ok());
   return path;
 }
@@ -93,6 +114,26 @@ TEST(ReportNetworkDevices, ADeviceWhosePacketsWereNotCountedShowsADashAndItsNapi
   EXPECT_NE(json.find("\"packets_counted\": false"), std::string::npos) << json;
   EXPECT_NE(json.find("\"packets_counted\": true"), std::string::npos) << json;
   EXPECT_NE(json.find("\"napi_packets\": 4000"), std::string::npos) << json;
+}
+
+TEST(ReportNetworkDevices, ColumnsOfACollectorThatCouldNotStartShowADashAndItsReason) {
+  ScopedTempDir dir;
+  const std::string text = ReportOf(WriteTrace(dir.path(), {"napi", "drops"}), false);
+  const std::string eth0 = LineOf(text, "  eth0 ");
+  ASSERT_FALSE(eth0.empty()) << text;
+  // rx, tx from the device's statistics; napi, full, drops unknown; the
+  // netdev collector ran: its timeouts are a count.
+  EXPECT_NE(eth0.find(" 8000       4000          -        -        -        0 "), std::string::npos) << eth0;
+  EXPECT_NE(text.find("  napi, full: not counted (the napi collector: required tracepoint of napi is missing on "
+                      "this kernel)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  drops: not counted (the drops collector: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("timeouts: not counted"), std::string::npos) << text;
+
+  // Every collector ran: counts, not dashes.
+  const std::string all_ran = LineOf(ReportOf(WriteTrace(dir.path(), {"nothing"}), false), "  eth0 ");
+  EXPECT_NE(all_ran.find(" 8000       4000          0        0        0        0 "), std::string::npos) << all_ran;
 }
 
 }  // namespace

@@ -91,8 +91,7 @@ void NicCollector::Start(const CollectorContext& context) {
     for (const auto& n : driver_notes_) drivers += (drivers.empty() ? "" : "; ") + n;
     Disable(fmt::format("no NIC-driver tracepoints on this node ({}looked in tracefs for: {})",
                         drivers.empty() ? std::string() : "drivers: " + drivers + "; ", searched));
-    log::Info("nic: no NIC-driver tracepoints on this node; NAPI and drop counters still cover every "
-              "device");
+    log::Info("nic: no NIC-driver tracepoints on this node; the other network counters do not need them");
     return;
   }
   skel_ = nic_bpf__open();

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 
 #include "collect/drops_collector.h"
 #include "collect/kallsyms_loader.h"
@@ -33,8 +34,8 @@ NetRecording::NetRecording(const collect::NetOptions& options, uint64_t interval
     collectors.push_back(std::move(collector));
     return raw;
   };
-  add(std::make_unique<collect::NapiCollector>(options));
-  add(std::make_unique<collect::NetdevCollector>(options));
+  napi_ = add(std::make_unique<collect::NapiCollector>(options));
+  netdev_ = add(std::make_unique<collect::NetdevCollector>(options));
   drops_ = add(std::make_unique<collect::DropsCollector>(options));
   nic_ = add(std::make_unique<collect::NicCollector>(options));
   names_.own_netns = OwnNetnsInode();
@@ -83,6 +84,9 @@ void NetRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::Ker
   active_ = std::any_of(collectors_.begin(), collectors_.end(), [](const collect::NetCollector* c) {
     return c->report().state != model::CollectorState::kDisabled;
   });
+  // Device statistics need no tracepoint: a kernel without the network
+  // tracepoints (or with them hidden) still has packets and bytes per device.
+  if (!active_ && from_device_statistics_) active_ = collect::ReadLinkStats().ok();
   names_.nic_events = nic_->event_names();
   sink.set_nic_event_names(names_.nic_events);
   symbols_ = std::move(symbols);
@@ -93,9 +97,10 @@ void NetRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::Ker
 }
 
 Result<uint64_t> NetRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t now) {
-  if (!active_) return interval_ns_;
-  uint64_t due = previous_.ts + interval_ns_;
-  if (now >= due) {
+  // The NICs' own counters and link events need no kernel counter: sampled
+  // even when no network counter is.
+  uint64_t due = active_ ? previous_.ts + interval_ns_ : next_nic_;
+  if (active_ && now >= due) {
     model::NetSnapshot current = Read();
     RefreshNames(current);
     GN_RETURN_IF_ERROR(sink.WriteNetRates(previous_, current, names_));
@@ -118,10 +123,10 @@ void NetRecording::Freeze() {
   if (active_) {
     final_ = Read();
     frozen_ts_ = final_.ts;
-    nic_counters_.Freeze(final_.ts);
   } else {
     frozen_ts_ = BoottimeNs();
   }
+  nic_counters_.Freeze(frozen_ts_);
 }
 
 Status NetRecording::Finish(perfetto::TraceSink& sink) {
@@ -131,7 +136,10 @@ Status NetRecording::Finish(perfetto::TraceSink& sink) {
   };
   if (!frozen_) Freeze();
   keep(sink.WriteNicStatus(frozen_ts_, nic_->report()));
-  if (!active_) return result;
+  if (!active_) {
+    keep(nic_counters_.Finish(sink, frozen_ts_));
+    return result;
+  }
   RefreshNames(final_);
   keep(sink.WriteNetRates(previous_, final_, names_));
   keep(sink.CloseNetRates(final_.ts));
@@ -179,17 +187,29 @@ std::string NetRecording::Summary() const {
       by_reason[reason] += n;
     }
   }
-  std::string text = fmt::format("network: {} devices, rx {} packets, tx {} packets ({}), {} packets through "
-                                 "NAPI polls, {} full-budget NAPI polls, {} TX timeouts, {} drops",
-                                 devices, Count(rx), Count(tx),
-                                 from_device_statistics_ ? "the devices' own statistics, this network namespace"
-                                                         : "counted per packet, every network namespace",
-                                 Count(napi), Count(full), timeouts, Count(drops));
-  if (!by_reason.empty()) {
-    auto top = std::max_element(by_reason.begin(), by_reason.end(),
-                                [](const auto& a, const auto& b) { return a.second < b.second; });
-    text += fmt::format(" (most: {} {})", model::DropReasonLabel(top->first, names_), Count(top->second));
+  // A count whose collector could not start is unknown, not zero: left out,
+  // and the collector named with its reason.
+  auto ran = [](const collect::NetCollector* c) { return c->report().state != model::CollectorState::kDisabled; };
+  std::string text = fmt::format("network: {} devices", devices);
+  if (from_device_statistics_ || ran(netdev_))
+    text += fmt::format(", rx {} packets, tx {} packets ({})", Count(rx), Count(tx),
+                        from_device_statistics_ ? "the devices' own statistics, this network namespace"
+                                                : "counted per packet, every network namespace");
+  if (ran(napi_))
+    text += fmt::format(", {} packets through NAPI polls, {} full-budget NAPI polls", Count(napi), Count(full));
+  if (ran(netdev_)) text += fmt::format(", {} TX timeouts", timeouts);
+  if (ran(drops_)) {
+    text += fmt::format(", {} drops", Count(drops));
+    if (!by_reason.empty()) {
+      auto top = std::max_element(by_reason.begin(), by_reason.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+      text += fmt::format(" (most: {} {})", model::DropReasonLabel(top->first, names_), Count(top->second));
+    }
   }
+  std::string uncounted;
+  for (const collect::NetCollector* c : std::array<const collect::NetCollector*, 3>{napi_, netdev_, drops_})
+    if (!ran(c)) uncounted += fmt::format("{}{} ({})", uncounted.empty() ? "" : ", ", c->name(), c->report().reason);
+  if (!uncounted.empty()) text += "; not counted: " + uncounted;
   const model::CollectorReport& nic = nic_->report();
   if (nic.state == model::CollectorState::kDisabled)
     text += "; nic: " + nic.reason;

@@ -42,6 +42,9 @@ class NetRecording {
                std::vector<std::unique_ptr<collect::Collector>>& collectors);
 
   // After every collector started: the baseline the totals count from.
+  // The network counters are recorded when a network collector started or,
+  // without per-packet counters, when the device statistics can be read (no
+  // tracepoint needed); the NICs' own counters and link events either way.
   // Drop locations are named from `symbols` at the end (null: not named).
   void Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols);
   // Writes the samples whose interval has passed. Returns how long until
@@ -62,8 +65,8 @@ class NetRecording {
 
   // "network: 2 devices, rx 1.2M packets, tx 1.2M packets (the devices' own
   // statistics, this network namespace), 1.2M packets through NAPI polls,
-  // ..., 35.0k drops (most: SOCKET_RCVBUFF 35.0k); nic: no NIC-driver
-  // tracepoints on this node"
+  // ..., 35.0k drops (most: SOCKET_RCVBUFF 35.0k); not counted: napi (...);
+  // nic: no NIC-driver tracepoints on this node"
   std::string Summary() const;
 
  private:
@@ -75,6 +78,8 @@ class NetRecording {
   uint64_t nic_interval_ns_;
   uint64_t next_nic_ = 0;
   std::vector<collect::NetCollector*> collectors_;
+  collect::NetCollector* napi_ = nullptr;
+  collect::NetCollector* netdev_ = nullptr;
   collect::DropsCollector* drops_ = nullptr;
   collect::NicCollector* nic_ = nullptr;
   model::NetNames names_;

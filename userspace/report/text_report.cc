@@ -136,10 +136,20 @@ void DeviceTable(const ReportInput& in, std::string& out) {
   // "-": not counted (another network namespace than the recorder's, read
   // from device statistics), which is not zero.
   auto packets = [](const analyze::DeviceStats& d, uint64_t v) { return d.packets_counted ? std::to_string(v) : "-"; };
+  // "-" also where the collector that counts a column could not start (its
+  // tracepoint missing on that kernel): unknown, not zero.
+  auto ran = [&](std::string_view collector) {
+    for (const model::CollectorReport& c : a.loss.collectors)
+      if (c.name == collector && c.state == model::CollectorState::kDisabled) return false;
+    return true;
+  };
+  const bool napi = ran("napi"), drops = ran("drops"), netdev = ran("netdev");
+  auto counted = [](bool ran, uint64_t v) { return ran ? std::to_string(v) : "-"; };
   for (const auto& d : a.devices) {
     out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", d.device,
-                       packets(d, d.rx_packets), packets(d, d.tx_packets), d.napi_polls, d.full_budget_polls, d.drops,
-                       d.tx_timeouts, d.irq_count, FormatNs(d.irq_ns), nic(d, d.nic_drops), nic(d, d.pause_frames),
+                       packets(d, d.rx_packets), packets(d, d.tx_packets), counted(napi, d.napi_polls),
+                       counted(napi, d.full_budget_polls), counted(drops, d.drops), counted(netdev, d.tx_timeouts),
+                       d.irq_count, FormatNs(d.irq_ns), nic(d, d.nic_drops), nic(d, d.pause_frames),
                        nic(d, d.carrier_changes));
     if (!d.packets_counted)
       out += fmt::format("    rx and tx not counted: device statistics cover the recorder's own network namespace "
@@ -149,6 +159,10 @@ void DeviceTable(const ReportInput& in, std::string& out) {
     for (const auto& [reason, n] : d.drops_by_reason) out += fmt::format("    drops {}: {}\n", reason, n);
     for (const auto& [kind, n] : d.nic_by_kind) out += fmt::format("    nic {}: {}\n", kind, n);
   }
+  for (const model::CollectorReport& c : a.loss.collectors)
+    if ((c.name == "napi" || c.name == "drops" || c.name == "netdev") && c.state == model::CollectorState::kDisabled)
+      out += fmt::format("  {}: not counted (the {} collector: {})\n",
+                         c.name == "napi" ? "napi, full" : c.name == "drops" ? "drops" : "timeouts", c.name, c.reason);
 }
 
 void LossTable(const ReportInput& in, std::string& out) {
