@@ -72,6 +72,14 @@ class Figures:
         values = c.values(field)
         return statistics.median(values) if values else None
 
+    def program_ns_per_event(self, tracer, workload):
+        """The kernel's program time per reported event, from the cell's
+        bpf_stats run (None where it did not run)."""
+        c = self.cell(tracer, workload)
+        if c is None or c.error or not c.programs or not c.program_events:
+            return None
+        return sum(p.run_time_ns for p in c.programs) / c.program_events
+
     def lost(self, tracer, workload):
         c = self.cell(tracer, workload)
         return None if c is None or c.error else c.lost_total()
@@ -194,10 +202,10 @@ def targets_table(cells, micro):
     f = Figures(cells, micro)
     lines = ["| target | measured (medians) | status |", "|---|---|---|"]
     for target in (target_cost_per_event, target_zero_loss, target_sched_bytes, target_sched_bytes_below_peers,
-                   target_monitor, target_report_parsing, target_floor_share):
-        title, parts, verdicts = target(f)
+                   target_monitor, target_report_parsing, target_floor_share, recorder_share):
+        title, parts, verdicts, *status = target(f)
         parts = merge_unmeasured(parts, verdicts)
-        lines.append(f"| {title} | {'; '.join(parts)} | {verdict(verdicts)} |")
+        lines.append(f"| {title} | {'; '.join(parts)} | {status[0] if status else verdict(verdicts)} |")
     return lines
 
 
@@ -251,6 +259,31 @@ def target_floor_share(f):
         parts.append(f"{label}: {g:.3f} / {fl:.3f} = {g / fl:.3f}")
         verdicts.append(g / fl >= 0.92)
     return title, parts, verdicts
+
+
+def recorder_share(f):
+    """What the recorder costs above the floor that also reads the clock and
+    stores a record-sized value per event (issue 18: "gpunoise's cost above
+    the second variant is the recorder's own share; report it in the targets
+    table"). A figure with no limit: its status says so."""
+    title = ("the recorder's own share: gpunoise record (default events) against the floor that also reads the "
+             "clock and stores a record-sized value")
+    parts, verdicts = [], []
+    for wl, label in (("w1", "W1"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP")):
+        g, fs = f.median("gpunoise", wl, "ratio"), f.median("floor-store", wl, "ratio")
+        if g is None or fs is None:
+            parts.append(f"{label}: not measured (gpunoise: {f.why_missing('gpunoise', wl)}; "
+                         f"floor-store: {f.why_missing('floor-store', wl)})")
+            verdicts.append(None)
+            continue
+        text = f"{label}: {g:.3f} / {fs:.3f} = {g / fs:.3f}"
+        kernel = [f.program_ns_per_event(t, wl) for t in ("gpunoise", "floor-store")]
+        if None not in kernel:
+            text += f" (kernel program ns per event {kernel[0]:.0f} against {kernel[1]:.0f})"
+        parts.append(text)
+        verdicts.append(True)
+    status = "figure (no limit)" if any(v is not None for v in verdicts) else "not measured"
+    return title, parts, verdicts, status
 
 
 def net_group_table(cells):

@@ -409,11 +409,25 @@ class FloorAndProgramCostTest(unittest.TestCase):
     def test_floor_share_target_divides_gpunoise_by_the_floor(self):
         results = [cell("gpunoise", w, ratio=0.90, lost=0) for w in ("w1", "w2udp", "w2tcp")]
         results += [cell("floor", w, ratio=1.0, lost=0) for w in ("w1", "w2udp")]
-        line = report.targets_table(results, [])[-1]
+        line = report.targets_table(results, [])[-2]
         self.assertIn("W1: 0.900 / 1.000 = 0.900", line)
         self.assertIn("W2 TCP: not measured", line)
         self.assertIn(f"| {report.MISSED} (in part: some cells not measured) |", line)
 
+
+    def test_recorder_share_divides_gpunoise_by_the_floor_that_stores_and_has_no_limit(self):
+        results = [cell("gpunoise", w, ratio=0.90, lost=0) for w in ("w1", "w2udp", "w2tcp")]
+        results += [cell("floor-store", w, ratio=0.95, lost=0) for w in ("w1", "w2udp")]
+        results[0].programs = [bpf_stats.ProgramCost("gn_sched_switch", "tracing", runs=10, run_time_ns=2000)]
+        results[0].program_events = 10
+        results[3].programs = [bpf_stats.ProgramCost("floor_raw", "raw_tracepoint", runs=10, run_time_ns=1100)]
+        results[3].program_events = 10
+        line = report.targets_table(results, [])[-1]
+        self.assertIn("W1: 0.900 / 0.950 = 0.947 (kernel program ns per event 200 against 110)", line)
+        self.assertIn("W2 UDP: 0.900 / 0.950 = 0.947;", line)
+        self.assertIn("W2 TCP: not measured", line)
+        self.assertTrue(line.endswith("| figure (no limit) |"), line)
+        self.assertTrue(report.targets_table([], [])[-1].endswith("| not measured |"))
 
     def test_net_group_table_sets_the_default_beside_the_run_without_net(self):
         results = [cell("gpunoise", "w2udp", ratio=0.60, lost=0, tracer_cpu=0.2),
