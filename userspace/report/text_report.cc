@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <string_view>
+#include <utility>
+
 #include "analyze/format_util.h"
 #include "report/loss_lines.h"
 #include "model/events.h"
@@ -137,11 +141,16 @@ void DeviceTable(const ReportInput& in, std::string& out) {
   // from device statistics), which is not zero.
   auto packets = [](const analyze::DeviceStats& d, uint64_t v) { return d.packets_counted ? std::to_string(v) : "-"; };
   // "-" also where the collector that counts a column could not start (its
-  // tracepoint missing on that kernel): unknown, not zero.
+  // tracepoint missing on that kernel): unknown, not zero. Where reports of
+  // several recordings meet, one that ran is enough for a count.
   auto ran = [&](std::string_view collector) {
-    for (const model::CollectorReport& c : a.loss.collectors)
-      if (c.name == collector && c.state == model::CollectorState::kDisabled) return false;
-    return true;
+    bool seen = false;
+    for (const model::CollectorReport& c : a.loss.collectors) {
+      if (c.name != collector) continue;
+      if (c.state != model::CollectorState::kDisabled) return true;
+      seen = true;
+    }
+    return !seen;
   };
   const bool napi = ran("napi"), drops = ran("drops"), netdev = ran("netdev");
   auto counted = [](bool ran, uint64_t v) { return ran ? std::to_string(v) : "-"; };
@@ -159,10 +168,16 @@ void DeviceTable(const ReportInput& in, std::string& out) {
     for (const auto& [reason, n] : d.drops_by_reason) out += fmt::format("    drops {}: {}\n", reason, n);
     for (const auto& [kind, n] : d.nic_by_kind) out += fmt::format("    nic {}: {}\n", kind, n);
   }
-  for (const model::CollectorReport& c : a.loss.collectors)
-    if ((c.name == "napi" || c.name == "drops" || c.name == "netdev") && c.state == model::CollectorState::kDisabled)
-      out += fmt::format("  {}: not counted (the {} collector: {})\n",
-                         c.name == "napi" ? "napi, full" : c.name == "drops" ? "drops" : "timeouts", c.name, c.reason);
+  using Columns = std::pair<std::string_view, std::string_view>;  // collector, the columns it counts
+  for (const auto& [collector, columns] :
+       std::array<Columns, 3>{Columns{"napi", "napi, full"}, Columns{"drops", "drops"}, Columns{"netdev", "timeouts"}}) {
+    if (ran(collector)) continue;
+    for (const model::CollectorReport& c : a.loss.collectors)
+      if (c.name == collector) {
+        out += fmt::format("  {}: not counted (the {} collector: {})\n", columns, c.name, c.reason);
+        break;
+      }
+  }
 }
 
 void LossTable(const ReportInput& in, std::string& out) {
