@@ -244,20 +244,28 @@ def program_cost_table(cells):
     return lines
 
 
+def ratio_over_floor(f, floor, wl, label):
+    """gpunoise's throughput ratio over a floor's on one workload: (share or
+    None, the text for the table)."""
+    g, fl = f.median("gpunoise", wl, "ratio"), f.median(floor, wl, "ratio")
+    if g is None or fl is None:
+        return None, (f"{label}: not measured (gpunoise: {f.why_missing('gpunoise', wl)}; "
+                      f"{floor}: {f.why_missing(floor, wl)})")
+    return g / fl, f"{label}: {g:.3f} / {fl:.3f} = {g / fl:.3f}"
+
+
+TARGET_WORKLOADS = (("w1", "W1"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP"))
+
+
 def target_floor_share(f):
     """gpunoise's throughput ratio as a share of the floor's (issue 18's
     target: at least 0.92 on every workload)."""
     title = "gpunoise record keeps at least 0.92 of the floor's throughput ratio (default events)"
     parts, verdicts = [], []
-    for wl, label in (("w1", "W1"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP")):
-        g, fl = f.median("gpunoise", wl, "ratio"), f.median("floor", wl, "ratio")
-        if g is None or fl is None:
-            parts.append(f"{label}: not measured (gpunoise: {f.why_missing('gpunoise', wl)}; "
-                         f"floor: {f.why_missing('floor', wl)})")
-            verdicts.append(None)
-            continue
-        parts.append(f"{label}: {g:.3f} / {fl:.3f} = {g / fl:.3f}")
-        verdicts.append(g / fl >= 0.92)
+    for wl, label in TARGET_WORKLOADS:
+        share, text = ratio_over_floor(f, "floor", wl, label)
+        parts.append(text)
+        verdicts.append(None if share is None else share >= 0.92)
     return title, parts, verdicts
 
 
@@ -268,22 +276,15 @@ def recorder_share(f):
     table"). A figure with no limit: its status says so."""
     title = ("the recorder's own share: gpunoise record (default events) against the floor that also reads the "
              "clock and stores a record-sized value")
-    parts, verdicts = [], []
-    for wl, label in (("w1", "W1"), ("w2udp", "W2 UDP"), ("w2tcp", "W2 TCP")):
-        g, fs = f.median("gpunoise", wl, "ratio"), f.median("floor-store", wl, "ratio")
-        if g is None or fs is None:
-            parts.append(f"{label}: not measured (gpunoise: {f.why_missing('gpunoise', wl)}; "
-                         f"floor-store: {f.why_missing('floor-store', wl)})")
-            verdicts.append(None)
-            continue
-        text = f"{label}: {g:.3f} / {fs:.3f} = {g / fs:.3f}"
+    parts, measured = [], []  # measured: True per workload with a figure (no limit to judge it by)
+    for wl, label in TARGET_WORKLOADS:
+        share, text = ratio_over_floor(f, "floor-store", wl, label)
         kernel = [f.program_ns_per_event(t, wl) for t in ("gpunoise", "floor-store")]
-        if None not in kernel:
+        if share is not None and None not in kernel:
             text += f" (kernel program ns per event {kernel[0]:.0f} against {kernel[1]:.0f})"
         parts.append(text)
-        verdicts.append(True)
-    status = "figure (no limit)" if any(v is not None for v in verdicts) else "not measured"
-    return title, parts, verdicts, status
+        measured.append(None if share is None else True)
+    return title, parts, measured, "figure (no limit)" if any(measured) else "not measured"
 
 
 def net_group_table(cells):
