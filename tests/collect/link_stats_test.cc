@@ -113,7 +113,7 @@ TEST(LinkStats, DeviceStatisticsBecomeOneCountPerDeviceAndDirectionForAllCpus) {
   model::NetSnapshot s;
   std::map<model::NetDeviceKey, std::string> names;
   std::vector<LinkStats> links = {eth0, gone};
-  AppendDeviceStatistics(links, 77, &s, &names);
+  AppendDeviceStatistics(links, 77, &s, &names, DeviceNaming::kKeepFirst);
   ASSERT_EQ(s.devices.size(), 2u);
   const model::NetDeviceKey key{77, 2};
   EXPECT_EQ(names[key], "eth0");
@@ -128,6 +128,23 @@ TEST(LinkStats, DeviceStatisticsBecomeOneCountPerDeviceAndDirectionForAllCpus) {
   EXPECT_EQ(s.devices[1].dir, model::NetDirection::kTx);
   EXPECT_EQ(s.devices[1].bytes, 2000u);
   EXPECT_EQ(s.devices[1].errors, 1u);
+}
+
+TEST(LinkStats, ARecordingKeepsADevicesFirstNameAndTheMonitorFollowsARename) {
+  LinkStats veth;
+  veth.ifindex = 5;
+  veth.name = "tmp1a2b";
+  std::vector<LinkStats> links = {veth};
+  std::map<model::NetDeviceKey, std::string> kept, followed;
+  model::NetSnapshot s;
+  AppendDeviceStatistics(links, 77, &s, &kept, DeviceNaming::kKeepFirst);
+  AppendDeviceStatistics(links, 77, &s, &followed, DeviceNaming::kFollowRenames);
+  links[0].name = "veth9f3c";  // what a CNI plugin renames it to
+  AppendDeviceStatistics(links, 77, &s, &kept, DeviceNaming::kKeepFirst);
+  AppendDeviceStatistics(links, 77, &s, &followed, DeviceNaming::kFollowRenames);
+  const model::NetDeviceKey key{77, 5};
+  EXPECT_EQ(kept[key], "tmp1a2b");
+  EXPECT_EQ(followed[key], "veth9f3c");
 }
 
 TEST(LinkStats, ReadsThisNamespacesLoopback) {

@@ -90,11 +90,12 @@ std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done) 
 }
 
 void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, model::NetSnapshot* out,
-                            std::map<model::NetDeviceKey, std::string>* names) {
+                            std::map<model::NetDeviceKey, std::string>* names, DeviceNaming naming) {
   for (const LinkStats& l : links) {
     if (l.deleted || l.ifindex <= 0) continue;
     model::NetDeviceKey dev{netns, static_cast<uint32_t>(l.ifindex)};
-    names->try_emplace(dev, l.name);  // the name first seen, as for the collectors' devices
+    if (naming == DeviceNaming::kFollowRenames) (*names)[dev] = l.name;
+    else names->try_emplace(dev, l.name);
     out->devices.push_back({dev, -1, model::NetDirection::kRx, model::kDeviceWideCpu, l.rx_packets, l.rx_bytes,
                             l.rx_errors});
     out->devices.push_back({dev, -1, model::NetDirection::kTx, model::kDeviceWideCpu, l.tx_packets, l.tx_bytes,

@@ -35,11 +35,16 @@ std::string_view OperstateName(uint8_t operstate);
 
 Result<std::vector<LinkStats>> ReadLinkStats();
 
+// How AppendDeviceStatistics names a device `names` already names: a
+// recording keeps the first name, as its tracks do; a daemon that runs for
+// days follows renames (a CNI plugin renames the veth it made).
+enum class DeviceNaming { kKeepFirst, kFollowRenames };
+
 // `links` (all of network namespace `netns`) as snapshot counts: RX and TX
-// per device, for all its queues and CPUs (model::kDeviceWideCpu), and the
-// name of each device `names` does not name yet.
+// per device, for all its queues and CPUs (model::kDeviceWideCpu), and each
+// device's name into `names`.
 void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, model::NetSnapshot* out,
-                            std::map<model::NetDeviceKey, std::string>* names);
+                            std::map<model::NetDeviceKey, std::string>* names, DeviceNaming naming);
 
 // Parses the replies of a RTM_GETLINK dump, or link notifications
 // (RTM_NEWLINK, RTM_DELLINK), public for tests. Stops at NLMSG_DONE; sets

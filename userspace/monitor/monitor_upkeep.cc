@@ -17,11 +17,8 @@ void Monitor::ReadDeviceStatistics(model::NetSnapshot* net) {
     link_stats_warned_ = true;
     return;
   }
-  // A daemon that runs for days follows renames (a CNI plugin renames the
-  // veth it made); a recording keeps the first name, as its tracks do.
-  for (const collect::LinkStats& l : *links)
-    if (l.ifindex > 0) names_.devices[{names_.own_netns, static_cast<uint32_t>(l.ifindex)}] = l.name;
-  collect::AppendDeviceStatistics(*links, names_.own_netns, net, &names_.devices);
+  collect::AppendDeviceStatistics(*links, names_.own_netns, net, &names_.devices,
+                                  collect::DeviceNaming::kFollowRenames);
 }
 
 void Monitor::RefreshNames(const model::AggregateSnapshot& s) {

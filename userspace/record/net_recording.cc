@@ -48,9 +48,11 @@ model::NetSnapshot NetRecording::Read() {
   for (const collect::NetCollector* c : collectors_) c->ReadCounters(&s);
   if (from_device_statistics_) {
     auto links = collect::ReadLinkStats();
+    device_statistics_read_ = links.ok();
     if (links.ok()) {
       model::NetSnapshot reading;
-      collect::AppendDeviceStatistics(*links, names_.own_netns, &reading, &names_.devices);
+      collect::AppendDeviceStatistics(*links, names_.own_netns, &reading, &names_.devices,
+                                      collect::DeviceNaming::kKeepFirst);
       device_statistics_.Observe(reading.devices);
     } else if (!device_statistics_warned_) {
       device_statistics_warned_ = true;
@@ -81,16 +83,16 @@ void NetRecording::RefreshNames(const model::NetSnapshot& snapshot) {
 }
 
 void NetRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::KernelSymbolsLoader> symbols) {
-  active_ = std::any_of(collectors_.begin(), collectors_.end(), [](const collect::NetCollector* c) {
-    return c->report().state != model::CollectorState::kDisabled;
-  });
-  // Device statistics need no tracepoint: a kernel without the network
-  // tracepoints (or with them hidden) still has packets and bytes per device.
-  if (!active_ && from_device_statistics_) active_ = collect::ReadLinkStats().ok();
   names_.nic_events = nic_->event_names();
   sink.set_nic_event_names(names_.nic_events);
   symbols_ = std::move(symbols);
   baseline_ = Read();
+  // Device statistics need no tracepoint: a kernel without the network
+  // tracepoints (or with them hidden) still has packets and bytes per device.
+  active_ = device_statistics_read_ ||
+            std::any_of(collectors_.begin(), collectors_.end(), [](const collect::NetCollector* c) {
+              return c->report().state != model::CollectorState::kDisabled;
+            });
   previous_ = baseline_;
   if (Status st = nic_counters_.Begin(sink); !st.ok()) log::Warning("nic counters: {}", st.error().message);
   next_nic_ = baseline_.ts + nic_interval_ns_;

@@ -88,6 +88,7 @@ class NetRecording {
   bool from_device_statistics_ = false;  // device counts from netlink, not per packet
   model::DeviceStatisticsSeries device_statistics_;
   bool device_statistics_warned_ = false;
+  bool device_statistics_read_ = false;  // the last Read() got them
   bool active_ = false;
   bool frozen_ = false;
   uint64_t frozen_ts_ = 0;
