@@ -136,5 +136,26 @@ TEST(ReportNetworkDevices, ColumnsOfACollectorThatCouldNotStartShowADashAndItsRe
   EXPECT_NE(all_ran.find(" 8000       4000          0        0        0        0 "), std::string::npos) << all_ran;
 }
 
+TEST(ReportNetworkDevices, TheJsonReportGivesNullForWhatACollectorThatCouldNotStartCounts) {
+  ScopedTempDir dir;
+  const std::string path = WriteTrace(dir.path(), {"napi", "drops"});
+  const std::string json = ReportOf(path, true);
+  for (const char* unknown : {"\"napi_polls\": null", "\"napi_packets\": null", "\"full_budget_polls\": null",
+                              "\"dql_stalls\": null", "\"drops\": null", "\"drops_by_reason\": null"})
+    EXPECT_NE(json.find(unknown), std::string::npos) << unknown << "\n" << json;
+  EXPECT_EQ(json.find("\"napi_polls\": 0"), std::string::npos) << json;
+  // The netdev collector ran: its timeouts are a count.
+  EXPECT_NE(json.find("\"tx_timeouts\": 0"), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"tx_timeouts\": null"), std::string::npos) << json;
+  // Nor does the text claim what the NAPI polls of veth0 (another namespace)
+  // processed.
+  const std::string text = ReportOf(path, false);
+  EXPECT_EQ(text.find("its NAPI polls processed"), std::string::npos) << text;
+
+  const std::string all_ran = ReportOf(WriteTrace(dir.path(), {"nothing"}), true);
+  EXPECT_NE(all_ran.find("\"napi_polls\": 0"), std::string::npos) << all_ran;
+  EXPECT_EQ(all_ran.find("\"drops_by_reason\": null"), std::string::npos) << all_ran;
+}
+
 }  // namespace
 }  // namespace gpunoise::report

@@ -27,6 +27,16 @@
 
 namespace gpunoise::analyze {
 
+bool LossSummary::Counted(std::string_view collector) const {
+  bool named = false;
+  for (const model::CollectorReport& c : collectors) {
+    if (c.name != collector) continue;
+    if (c.state == model::CollectorState::kActive || c.state == model::CollectorState::kDegraded) return true;
+    named = true;
+  }
+  return !named;
+}
+
 bool AnalysisContext::LossDuring(uint32_t cpu, uint64_t a, uint64_t b) const {
   if (cpu >= timeline->cpus.size()) return false;
   for (const LossSpan& l : timeline->cpus[cpu].losses)

@@ -137,6 +137,11 @@ struct LossSummary {
   std::vector<CpuLossRow> cpus;
   std::vector<model::CollectorReport> collectors;
   std::vector<std::string> reader_problems;  // corruption met in --partial mode
+  // False when every recording behind the analysis that names `collector`
+  // did not run it (its tracepoint missing on that kernel): what it counts
+  // is unknown, not zero. Where reports of several recordings meet, one that
+  // ran is enough; a trace that names no such collector is taken as counted.
+  bool Counted(std::string_view collector) const;
   // The kernel log (record's /dev/kmsg and printk:console halves,
   // model/kernel_log_match.h): messages, not ring events, so never part of
   // total_lost.

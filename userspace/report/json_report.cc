@@ -383,6 +383,7 @@ std::string FormatJsonReport(const ReportInput& in) {
 
   w.Key("network_devices");
   w.BeginArray();
+  const bool napi = a.loss.Counted("napi"), drops = a.loss.Counted("drops"), netdev = a.loss.Counted("netdev");
   for (const auto& d : a.devices) {
     w.BeginObject();
     w.Field("device", d.device);
@@ -391,16 +392,26 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.Field("tx_packets", d.tx_packets);
     w.Field("tx_bytes", d.tx_bytes);
     w.Field("packets_counted", d.packets_counted);
-    w.Field("napi_polls", d.napi_polls);
-    w.Field("napi_packets", d.napi_packets);
-    w.Field("full_budget_polls", d.full_budget_polls);
-    w.Field("drops", d.drops);
+    // null: the collector that counts it did not run (lost_events.collectors
+    // says why), so the figure is unknown, not 0.
+    auto counted = [&](std::string_view key, bool ran, uint64_t v) {
+      w.Key(key);
+      ran ? w.Uint(v) : w.Null();
+    };
+    counted("napi_polls", napi, d.napi_polls);
+    counted("napi_packets", napi, d.napi_packets);
+    counted("full_budget_polls", napi, d.full_budget_polls);
+    counted("drops", drops, d.drops);
     w.Key("drops_by_reason");
-    w.BeginObject();
-    for (const auto& [reason, n] : d.drops_by_reason) w.Field(reason, n);
-    w.EndObject();
-    w.Field("tx_timeouts", d.tx_timeouts);
-    w.Field("dql_stalls", d.dql_stalls);
+    if (drops) {
+      w.BeginObject();
+      for (const auto& [reason, n] : d.drops_by_reason) w.Field(reason, n);
+      w.EndObject();
+    } else {
+      w.Null();
+    }
+    counted("tx_timeouts", netdev, d.tx_timeouts);
+    counted("dql_stalls", napi, d.dql_stalls);
     if (d.nic_counters) {
       w.Key("nic");
       w.BeginObject();

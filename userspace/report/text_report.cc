@@ -141,18 +141,8 @@ void DeviceTable(const ReportInput& in, std::string& out) {
   // from device statistics), which is not zero.
   auto packets = [](const analyze::DeviceStats& d, uint64_t v) { return d.packets_counted ? std::to_string(v) : "-"; };
   // "-" also where the collector that counts a column could not start (its
-  // tracepoint missing on that kernel): unknown, not zero. Where reports of
-  // several recordings meet, one that ran is enough for a count.
-  auto ran = [&](std::string_view collector) {
-    bool seen = false;
-    for (const model::CollectorReport& c : a.loss.collectors) {
-      if (c.name != collector) continue;
-      if (c.state != model::CollectorState::kDisabled) return true;
-      seen = true;
-    }
-    return !seen;
-  };
-  const bool napi = ran("napi"), drops = ran("drops"), netdev = ran("netdev");
+  // tracepoint missing on that kernel): unknown, not zero.
+  const bool napi = a.loss.Counted("napi"), drops = a.loss.Counted("drops"), netdev = a.loss.Counted("netdev");
   auto counted = [](bool ran, uint64_t v) { return ran ? std::to_string(v) : "-"; };
   for (const auto& d : a.devices) {
     out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", d.device,
@@ -162,16 +152,15 @@ void DeviceTable(const ReportInput& in, std::string& out) {
                        nic(d, d.carrier_changes));
     if (!d.packets_counted)
       out += fmt::format("    rx and tx not counted: device statistics cover the recorder's own network namespace "
-                         "(record --net-packet-counters on counts every device); its NAPI polls processed {} "
-                         "packets\n",
-                         d.napi_packets);
+                         "(record --net-packet-counters on counts every device){}\n",
+                         napi ? fmt::format("; its NAPI polls processed {} packets", d.napi_packets) : "");
     for (const auto& [reason, n] : d.drops_by_reason) out += fmt::format("    drops {}: {}\n", reason, n);
     for (const auto& [kind, n] : d.nic_by_kind) out += fmt::format("    nic {}: {}\n", kind, n);
   }
   using Columns = std::pair<std::string_view, std::string_view>;  // collector, the columns it counts
   for (const auto& [collector, columns] :
        std::array<Columns, 3>{Columns{"napi", "napi, full"}, Columns{"drops", "drops"}, Columns{"netdev", "timeouts"}}) {
-    if (ran(collector)) continue;
+    if (a.loss.Counted(collector)) continue;
     for (const model::CollectorReport& c : a.loss.collectors)
       if (c.name == collector) {
         out += fmt::format("  {}: not counted (the {} collector: {})\n", columns, c.name, c.reason);
