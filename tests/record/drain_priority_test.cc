@@ -90,6 +90,33 @@ TEST(DrainYieldPolicy, RingsThatFillFasterThanTheGuardCanCatchALateDrainRaiseIt)
   EXPECT_EQ(slower.Next(kInterval, kRing * 100 / 240), Step::kStay) << "240 ms is room enough";
 }
 
+TEST(DrainYieldPolicy, WithTheDoorbellWatchedOnlyABufferThatFillsInUnderTwiceTheReactionRaisesTheDrain) {
+  // A UDP flood that fills a 4 MiB ring in 130 ms (docs/performance.md):
+  // the doorbell rings at half full, 65 ms before the ring is full, more
+  // than the 50 ms a raised drain takes to read again.
+  Turns storm;
+  storm.policy.WatchesDoorbell(true);
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(storm.Next(kInterval, kRing * 100 / 130), Step::kStay) << i;
+  EXPECT_FALSE(storm.policy.raised());
+  // Without the doorbell only the guard's late turn would catch a starved
+  // drain: 130 ms is too fast for that.
+  Turns unwatched;
+  EXPECT_EQ(unwatched.Next(kInterval, kRing * 100 / 130), Step::kRaise);
+  // Full in 90 ms: the half left when it rings is less than the reaction.
+  Turns faster;
+  faster.policy.WatchesDoorbell(true);
+  EXPECT_EQ(faster.Next(kInterval, kRing * 100 / 90), Step::kRaise);
+  // A kernel-work log of 2048 entries full in 31 ms: the same.
+  Turns log;
+  log.policy.WatchesDoorbell(true);
+  Step step = Step::kStay;
+  for (int turn = 0; turn < 20 && step == Step::kStay; ++turn) {
+    const std::vector<BufferFill> buffers = {{4096, 4096, kRing}, {650, 650, 2048}};
+    step = log.policy.OnTurn(log.t += 10 * kMs, buffers, false);
+  }
+  EXPECT_EQ(step, Step::kRaise);
+}
+
 TEST(DrainYieldPolicy, AnInKernelLogThatFillsFasterThanTheGuardCanCatchALateDrainRaisesIt) {
   // The rings have room, but the kernel-work log (2048 entries a CPU) takes
   // in 65k IPI callbacks a second from one CPU: full in 31 ms. Read every

@@ -46,11 +46,16 @@ class DrainYieldPolicy {
   // A turn at `now` found `buffers` (the same kinds, in the same order,
   // each turn); `new_loss`: a buffer lost records. Pressure is any of: new
   // loss, a buffer half full, or a buffer that fills from empty, at the
-  // rate of the last window of at least an interval, in less than the
-  // shortest late_after() and twice 50 ms (the raised drain's time to read
-  // again). The step the drain takes (kRaise only while low, kLower only
-  // while raised).
+  // rate of the last window of at least an interval, too fast for a
+  // starved drain to be caught: with the doorbell watched, in less than
+  // twice 50 ms (the half that is left when it rings must outlast the
+  // raised drain's time to read again); without, in less than the shortest
+  // late_after() and twice 50 ms. The step the drain takes (kRaise only
+  // while low, kLower only while raised).
   Step OnTurn(uint64_t now, std::span<const BufferFill> buffers, bool new_loss);
+  // The guard watches the doorbell: a buffer half full raises the drain at
+  // once, not a turn late.
+  void WatchesDoorbell(bool watches) { doorbell_ = watches; }
   // The drain is running (a turn began): the guard's clock starts again.
   void Beat(uint64_t now) { last_turn_ = now; }
   // The guard found no turn since `last_turn() + late_after()`.
@@ -79,6 +84,7 @@ class DrainYieldPolicy {
   std::vector<uint64_t> window_produced_;  // by buffer kind, in this window
   uint64_t fill_ns_ = UINT64_MAX;  // how long the first buffer to fill takes, at the last window's rates
   bool raised_;  // it starts raised: see kStartCalmNeeded
+  bool doorbell_ = false;
   bool rate_known_ = false;
   uint32_t raises_ = 0;
   uint32_t calm_turns_ = 0;
