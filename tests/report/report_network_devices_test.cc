@@ -29,8 +29,10 @@ constexpr uint32_t kOwnNetns = 100, kPodNetns = 200;
 // eth0 in the recorder's namespace (its own statistics), veth0 in a pod's
 // (NAPI only), the per-CPU backlog (no device: NAPI only) and an idle lo, as
 // `record` writes them by default; with `disabled`, the session summary says
-// those collectors could not start.
-std::string WriteTrace(const std::string& dir, const std::vector<std::string>& disabled = {}) {
+// those collectors could not start, and with `missing` ("collector/category/event")
+// that a collector ran without that tracepoint.
+std::string WriteTrace(const std::string& dir, const std::vector<std::string>& disabled = {},
+                       const std::vector<std::string>& missing = {}) {
   std::string path = dir + "/net.pftrace";
   auto out = perfetto::TraceFileWriter::Create(path, 0);
   EXPECT_TRUE(out.ok());
@@ -73,6 +75,11 @@ std::string WriteTrace(const std::string& dir, const std::vector<std::string>& d
         c.state = model::CollectorState::kDisabled;
         c.reason = "required tracepoint of " + name + " is missing on this kernel";
       }
+      for (const std::string& m : missing)
+        if (m.starts_with(name + "/")) {
+          c.state = model::CollectorState::kDegraded;
+          c.missing_events.push_back(m.substr(name.size() + 1));
+        }
       session.collectors.push_back(c);
     }
     EXPECT_TRUE(perfetto::WriteSessionSummary(writer, session, *out).ok());
@@ -154,7 +161,15 @@ TEST(ReportNetworkDevices, TheJsonReportGivesNullForWhatACollectorThatCouldNotSt
 
   const std::string all_ran = ReportOf(WriteTrace(dir.path(), {"nothing"}), true);
   EXPECT_NE(all_ran.find("\"napi_polls\": 0"), std::string::npos) << all_ran;
+  EXPECT_NE(all_ran.find("\"dql_stalls\": 0"), std::string::npos) << all_ran;
   EXPECT_EQ(all_ran.find("\"drops_by_reason\": null"), std::string::npos) << all_ran;
+
+  // A kernel before 6.10 has no dql_stall_detected: the napi collector ran
+  // without it, so its stalls are unknown and its polls are counted.
+  const std::string no_dql = ReportOf(
+      WriteTrace(dir.path(), {"nothing"}, {"napi/napi/dql_stall_detected"}), true);
+  EXPECT_NE(no_dql.find("\"dql_stalls\": null"), std::string::npos) << no_dql;
+  EXPECT_NE(no_dql.find("\"napi_polls\": 0"), std::string::npos) << no_dql;
 }
 
 }  // namespace

@@ -27,12 +27,20 @@
 
 namespace gpunoise::analyze {
 
-bool LossSummary::Counted(std::string_view collector) const {
+bool LossSummary::Counted(std::string_view collector, std::string_view event) const {
   bool named = false;
   for (const model::CollectorReport& c : collectors) {
     if (c.name != collector) continue;
-    if (c.state == model::CollectorState::kActive || c.state == model::CollectorState::kDegraded) return true;
     named = true;
+    if (c.state != model::CollectorState::kActive && c.state != model::CollectorState::kDegraded) continue;
+    // Missing events are named "category/event", with " (tp_btf)" or the
+    // like when the attach failed.
+    auto lacks = [&](std::string_view missing) {
+      missing = missing.substr(0, missing.find(' '));
+      return missing == event || (missing.size() > event.size() && missing.ends_with(event) &&
+                                  missing[missing.size() - event.size() - 1] == '/');
+    };
+    if (event.empty() || std::none_of(c.missing_events.begin(), c.missing_events.end(), lacks)) return true;
   }
   return !named;
 }

@@ -141,7 +141,9 @@ struct LossSummary {
   // did not run it (its tracepoint missing on that kernel): what it counts
   // is unknown, not zero. Where reports of several recordings meet, one that
   // ran is enough; a trace that names no such collector is taken as counted.
-  bool Counted(std::string_view collector) const;
+  // With `event` (a tracepoint's name), the collector must also have had
+  // that one attached (a newer kernel's tracepoint, say).
+  bool Counted(std::string_view collector, std::string_view event = {}) const;
   // The kernel log (record's /dev/kmsg and printk:console halves,
   // model/kernel_log_match.h): messages, not ring events, so never part of
   // total_lost.

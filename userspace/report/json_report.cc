@@ -384,6 +384,8 @@ std::string FormatJsonReport(const ReportInput& in) {
   w.Key("network_devices");
   w.BeginArray();
   const bool napi = a.loss.Counted("napi"), drops = a.loss.Counted("drops"), netdev = a.loss.Counted("netdev");
+  // Linux 6.10+: older kernels run the napi collector without it.
+  const bool dql = a.loss.Counted("napi", "dql_stall_detected");
   for (const auto& d : a.devices) {
     w.BeginObject();
     w.Field("device", d.device);
@@ -411,7 +413,7 @@ std::string FormatJsonReport(const ReportInput& in) {
       w.Null();
     }
     counted("tx_timeouts", netdev, d.tx_timeouts);
-    counted("dql_stalls", napi, d.dql_stalls);
+    counted("dql_stalls", dql, d.dql_stalls);
     if (d.nic_counters) {
       w.Key("nic");
       w.BeginObject();
