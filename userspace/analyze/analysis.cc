@@ -37,8 +37,7 @@ bool LossSummary::Counted(std::string_view collector, std::string_view event) co
     // like when the attach failed.
     auto lacks = [&](std::string_view missing) {
       missing = missing.substr(0, missing.find(' '));
-      return missing == event || (missing.size() > event.size() && missing.ends_with(event) &&
-                                  missing[missing.size() - event.size() - 1] == '/');
+      return missing.substr(missing.rfind('/') + 1) == event;
     };
     if (event.empty() || std::none_of(c.missing_events.begin(), c.missing_events.end(), lacks)) return true;
   }

@@ -386,6 +386,12 @@ std::string FormatJsonReport(const ReportInput& in) {
   const bool napi = a.loss.Counted("napi"), drops = a.loss.Counted("drops"), netdev = a.loss.Counted("netdev");
   // Linux 6.10+: older kernels run the napi collector without it.
   const bool dql = a.loss.Counted("napi", "dql_stall_detected");
+  // null: the collector that counts it did not run (lost_events.collectors
+  // says why), so the figure is unknown, not 0.
+  auto counted = [&](std::string_view key, bool ran, uint64_t v) {
+    w.Key(key);
+    ran ? w.Uint(v) : w.Null();
+  };
   for (const auto& d : a.devices) {
     w.BeginObject();
     w.Field("device", d.device);
@@ -394,12 +400,6 @@ std::string FormatJsonReport(const ReportInput& in) {
     w.Field("tx_packets", d.tx_packets);
     w.Field("tx_bytes", d.tx_bytes);
     w.Field("packets_counted", d.packets_counted);
-    // null: the collector that counts it did not run (lost_events.collectors
-    // says why), so the figure is unknown, not 0.
-    auto counted = [&](std::string_view key, bool ran, uint64_t v) {
-      w.Key(key);
-      ran ? w.Uint(v) : w.Null();
-    };
     counted("napi_polls", napi, d.napi_polls);
     counted("napi_packets", napi, d.napi_packets);
     counted("full_budget_polls", napi, d.full_budget_polls);
