@@ -6,7 +6,10 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace gpunoise::collect {
@@ -47,22 +50,37 @@ void AddLink(std::vector<uint8_t>& buf, int ifindex, const char* name, uint64_t 
   std::memcpy(buf.data() + a + RTA_LENGTH(0), &st, sizeof(st));
 }
 
-void AddDone(std::vector<uint8_t>& buf) {
+// NLMSG_DONE, or NLMSG_ERROR, with `code` as its first int (negative: an
+// errno), and `flags` such as NLM_F_DUMP_INTR.
+void AddEnd(std::vector<uint8_t>& buf, uint16_t type, int32_t code, uint16_t flags = NLM_F_MULTI) {
   nlmsghdr h{};
-  h.nlmsg_len = NLMSG_LENGTH(sizeof(int));
-  h.nlmsg_type = NLMSG_DONE;
+  h.nlmsg_len = NLMSG_LENGTH(type == NLMSG_ERROR ? sizeof(nlmsgerr) : sizeof(int32_t));
+  h.nlmsg_type = type;
+  h.nlmsg_flags = flags;
   size_t off = buf.size();
   buf.resize(off + NLMSG_ALIGN(h.nlmsg_len), 0);
   std::memcpy(buf.data() + off, &h, sizeof(h));
+  std::memcpy(buf.data() + off + NLMSG_HDRLEN, &code, sizeof(code));
+}
+
+void AddDone(std::vector<uint8_t>& buf) { AddEnd(buf, NLMSG_DONE, 0); }
+
+// Hands out `replies` in turn, then an empty one (the stream's end).
+std::function<Result<std::vector<uint8_t>>()> Replies(std::vector<std::vector<uint8_t>> replies) {
+  auto next = std::make_shared<size_t>(0);
+  return [replies = std::move(replies), next]() -> Result<std::vector<uint8_t>> {
+    if (*next == replies.size()) return std::vector<uint8_t>{};
+    return replies[(*next)++];
+  };
 }
 
 TEST(LinkStats, ParsesNamesAndStatistics64OfEachLink) {
   std::vector<uint8_t> buf;
   AddLink(buf, 1, "lo", 10, 10);
   AddLink(buf, 7, "eth0", 123456789012ull, 42);
-  bool done = true;
-  auto links = ParseLinkDump(buf, &done);
-  EXPECT_FALSE(done);
+  LinkDumpEnd end;
+  auto links = ParseLinkDump(buf, &end);
+  EXPECT_FALSE(end.done);
   ASSERT_EQ(links.size(), 2u);
   EXPECT_EQ(links[1].ifindex, 7);
   EXPECT_EQ(links[1].name, "eth0");
@@ -77,13 +95,64 @@ TEST(LinkStats, StopsAtDoneAndAtTruncatedMessages) {
   AddLink(buf, 1, "lo", 1, 1);
   AddDone(buf);
   AddLink(buf, 2, "after", 1, 1);
-  bool done = false;
-  EXPECT_EQ(ParseLinkDump(buf, &done).size(), 1u);
-  EXPECT_TRUE(done);
+  LinkDumpEnd end;
+  EXPECT_EQ(ParseLinkDump(buf, &end).size(), 1u);
+  EXPECT_TRUE(end.done);
+  EXPECT_EQ(end.error, 0);
   std::vector<uint8_t> cut;
   AddLink(cut, 3, "cut", 1, 1);
   cut.resize(cut.size() - 20);
-  EXPECT_TRUE(ParseLinkDump(cut, &done).empty());
+  LinkDumpEnd cut_end;
+  EXPECT_TRUE(ParseLinkDump(cut, &cut_end).empty());
+}
+
+TEST(LinkStats, ADumpReadOverSeveralRepliesListsEveryLink) {
+  std::vector<uint8_t> first, second;
+  AddLink(first, 1, "lo", 1, 1);
+  AddLink(first, 2, "eth0", 2, 2);
+  AddLink(second, 3, "eth1", 3, 3);
+  AddDone(second);
+  auto dump = CollectLinkDump(Replies({first, second}));
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  ASSERT_EQ(dump->links.size(), 3u);
+  EXPECT_EQ(dump->links[2].name, "eth1");
+  EXPECT_FALSE(dump->interrupted);
+}
+
+TEST(LinkStats, ADumpTheKernelEndsWithAnErrorIsAnErrorNotAShortList) {
+  for (uint16_t type : {uint16_t{NLMSG_DONE}, uint16_t{NLMSG_ERROR}}) {
+    std::vector<uint8_t> reply;
+    AddLink(reply, 1, "lo", 1, 1);
+    AddEnd(reply, type, -EMSGSIZE);
+    LinkDumpEnd end;
+    EXPECT_EQ(ParseLinkDump(reply, &end).size(), 1u);
+    EXPECT_TRUE(end.done);
+    EXPECT_EQ(end.error, EMSGSIZE);
+    auto dump = CollectLinkDump(Replies({reply}));
+    ASSERT_FALSE(dump.ok()) << "type " << type;
+    EXPECT_NE(dump.error().message.find(std::strerror(EMSGSIZE)), std::string::npos) << dump.error().message;
+  }
+}
+
+TEST(LinkStats, ADumpWhoseRepliesStopBeforeItsEndIsAnError) {
+  std::vector<uint8_t> reply;
+  AddLink(reply, 1, "lo", 1, 1);
+  auto dump = CollectLinkDump(Replies({reply}));
+  ASSERT_FALSE(dump.ok());
+  EXPECT_NE(dump.error().message.find("before its end"), std::string::npos) << dump.error().message;
+  auto failed_read = CollectLinkDump([]() -> Result<std::vector<uint8_t>> { return MakeError("a read failed"); });
+  ASSERT_FALSE(failed_read.ok());
+  EXPECT_EQ(failed_read.error().message, "a read failed");
+}
+
+TEST(LinkStats, ADumpTheLinksChangedDuringIsFlaggedInterrupted) {
+  std::vector<uint8_t> reply;
+  AddLink(reply, 1, "lo", 1, 1);
+  AddEnd(reply, NLMSG_DONE, 0, NLM_F_MULTI | NLM_F_DUMP_INTR);
+  auto dump = CollectLinkDump(Replies({reply}));
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  EXPECT_TRUE(dump->interrupted);
+  EXPECT_EQ(dump->links.size(), 1u);
 }
 
 TEST(LinkStats, BridgePortNotificationsAreNotLinks) {
@@ -92,8 +161,8 @@ TEST(LinkStats, BridgePortNotificationsAreNotLinks) {
   std::vector<uint8_t> buf;
   AddLink(buf, 5, "veth0", 0, 0, AF_BRIDGE);
   AddLink(buf, 6, "eth0", 1, 1);
-  bool done = false;
-  auto links = ParseLinkDump(buf, &done);
+  LinkDumpEnd end;
+  auto links = ParseLinkDump(buf, &end);
   ASSERT_EQ(links.size(), 1u);
   EXPECT_EQ(links[0].name, "eth0");
 }

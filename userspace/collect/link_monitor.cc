@@ -76,8 +76,8 @@ std::vector<model::LinkEvent> LinkMonitor::Poll(uint64_t ts) {
       break;  // EAGAIN: nothing more
     }
     if (n == 0) break;
-    bool done = false;
-    for (auto& s : ParseLinkDump(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)), &done))
+    LinkDumpEnd end;
+    for (auto& s : ParseLinkDump(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)), &end))
       notices.push_back(std::move(s));
   }
   return Apply(ts, notices);

@@ -5,6 +5,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,16 +27,21 @@ std::string_view OperstateName(uint8_t operstate) {
   }
 }
 
-std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done) {
+std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, LinkDumpEnd* end) {
   std::vector<LinkStats> out;
-  *done = false;
   size_t off = 0;
   while (off + sizeof(nlmsghdr) <= data.size()) {
     nlmsghdr h;
     std::memcpy(&h, data.data() + off, sizeof(h));
     if (h.nlmsg_len < sizeof(nlmsghdr) || off + h.nlmsg_len > data.size()) break;
+    if (h.nlmsg_flags & NLM_F_DUMP_INTR) end->interrupted = true;
     if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR) {
-      *done = true;
+      // Both carry an int first: NLMSG_ERROR's nlmsgerr.error, and since
+      // Linux 4.x NLMSG_DONE's dump_done_errno (a dump that failed part way).
+      int32_t code = 0;
+      if (h.nlmsg_len >= NLMSG_LENGTH(sizeof(code))) std::memcpy(&code, data.data() + off + NLMSG_HDRLEN, sizeof(code));
+      end->done = true;
+      if (code < 0) end->error = -code;
       break;
     }
     if ((h.nlmsg_type == RTM_NEWLINK || h.nlmsg_type == RTM_DELLINK) &&
@@ -103,7 +109,23 @@ void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, mo
   }
 }
 
-Result<std::vector<LinkStats>> ReadLinkStats() {
+Result<LinkDump> CollectLinkDump(const std::function<Result<std::vector<uint8_t>>()>& next_reply) {
+  LinkDump dump;
+  LinkDumpEnd end;
+  while (!end.done) {
+    GN_ASSIGN_OR_RETURN(std::vector<uint8_t> reply, next_reply());
+    if (reply.empty()) return MakeError("the link statistics dump stopped before its end");
+    for (auto& s : ParseLinkDump(reply, &end)) dump.links.push_back(std::move(s));
+  }
+  if (end.error) return MakeError("the kernel ended the link statistics dump with an error: {}", std::strerror(end.error));
+  dump.interrupted = end.interrupted;
+  return dump;
+}
+
+namespace {
+
+// One RTM_GETLINK dump on a socket of its own.
+Result<LinkDump> DumpLinksOnce() {
   UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
   if (!fd.valid()) return MakeError("failed to open a netlink socket: {}", std::strerror(errno));
   struct {
@@ -117,20 +139,45 @@ Result<std::vector<LinkStats>> ReadLinkStats() {
   req.i.ifi_family = AF_UNSPEC;
   if (::send(fd.get(), &req, sizeof(req), 0) < 0)
     return MakeError("failed to ask netlink for link statistics: {}", std::strerror(errno));
-  std::vector<LinkStats> all;
-  std::vector<uint8_t> buf(64 * 1024);
-  for (int i = 0; i < 10000; ++i) {
-    ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return MakeError("failed to read link statistics from netlink: {}", std::strerror(errno));
+  // The kernel fills each reply up to the reader's buffer, and cuts a
+  // message that does not fit (MSG_TRUNC): 64 KiB holds many links' worth.
+  constexpr size_t kReplyBytes = 64 * 1024;
+  // Bounds a kernel that never ends the dump; a node's links take a few
+  // replies each holding dozens of them.
+  int reads_left = 100000;
+  auto next_reply = [&]() -> Result<std::vector<uint8_t>> {
+    std::vector<uint8_t> buf(kReplyBytes);
+    while (reads_left-- > 0) {
+      iovec iov{buf.data(), buf.size()};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      ssize_t n = ::recvmsg(fd.get(), &msg, 0);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return MakeError("failed to read link statistics from netlink: {}", std::strerror(errno));
+      }
+      if (msg.msg_flags & MSG_TRUNC)
+        return MakeError("a link statistics reply did not fit in {} KiB", kReplyBytes / 1024);
+      buf.resize(static_cast<size_t>(n));
+      return buf;
     }
-    bool done = false;
-    for (auto& s : ParseLinkDump(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)), &done))
-      all.push_back(std::move(s));
-    if (done || n == 0) break;
+    return MakeError("the link statistics dump did not end");
+  };
+  return CollectLinkDump(next_reply);
+}
+
+}  // namespace
+
+Result<std::vector<LinkStats>> ReadLinkStats() {
+  // An interrupted dump (a link added, removed or renamed meanwhile) may
+  // miss a device or list one twice; as `ip link` would, read it again.
+  constexpr int kAttempts = 3;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    GN_ASSIGN_OR_RETURN(LinkDump dump, DumpLinksOnce());
+    if (!dump.interrupted) return std::move(dump.links);
   }
-  return all;
+  return MakeError("the links changed during each of {} link statistics dumps", kAttempts);
 }
 
 }  // namespace gpunoise::collect

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -46,9 +47,27 @@ enum class DeviceNaming { kKeepFirst, kFollowRenames };
 void AppendDeviceStatistics(std::span<const LinkStats> links, uint32_t netns, model::NetSnapshot* out,
                             std::map<model::NetDeviceKey, std::string>* names, DeviceNaming naming);
 
+// How the messages ParseLinkDump read end a dump.
+struct LinkDumpEnd {
+  bool done = false;         // NLMSG_DONE or NLMSG_ERROR seen
+  int error = 0;             // the errno the kernel ended the dump with (NLMSG_ERROR, or NLMSG_DONE's payload)
+  bool interrupted = false;  // NLM_F_DUMP_INTR: links changed during the dump, which may miss or repeat one
+};
+
 // Parses the replies of a RTM_GETLINK dump, or link notifications
-// (RTM_NEWLINK, RTM_DELLINK), public for tests. Stops at NLMSG_DONE; sets
-// *done when it was seen.
-std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, bool* done);
+// (RTM_NEWLINK, RTM_DELLINK), public for tests. Stops at NLMSG_DONE or
+// NLMSG_ERROR; `end` accumulates over the calls of one dump.
+std::vector<LinkStats> ParseLinkDump(std::span<const uint8_t> data, LinkDumpEnd* end);
+
+// One dump's links from its replies: `next_reply` gives the bytes of each
+// read in turn (an error: the read failed). Fails when the kernel ends the
+// dump with an error or the replies stop before its end, so a short list is
+// never taken for the whole; an interrupted dump comes back flagged, for
+// the caller to read again. Public for tests.
+struct LinkDump {
+  std::vector<LinkStats> links;
+  bool interrupted = false;
+};
+Result<LinkDump> CollectLinkDump(const std::function<Result<std::vector<uint8_t>>()>& next_reply);
 
 }  // namespace gpunoise::collect
