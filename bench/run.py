@@ -33,7 +33,7 @@ from harness import micro as micro_mod  # noqa: E402
 from harness import report, system, tracers, workloads  # noqa: E402
 
 ALL_WORKLOADS = "w1,w2udp,w2tcp,w3"
-ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,floor-store-hooks,gpunoise,gpunoise-nonet,gpunoise-packet-counters,gpunoise-same,gpunoise-packets,monitor,bpftrace,bcc,trace-cmd,perf"
+ALL_TRACERS = "none,floor,floor-store,floor-classic,floor-classic-store,floor-store-hooks,gpunoise,gpunoise-nonet,gpunoise-packet-counters,gpunoise-same,gpunoise-packets,monitor,monitor-flight,bpftrace,bcc,trace-cmd,perf"
 
 
 def log(text):
@@ -158,6 +158,9 @@ def main(argv):
                                                         "gpunoise record --drain-priority normal",
                                                         extra_args=["--drain-priority", "normal"]),
         "monitor": tracers.GpunoiseMonitor(gpunoise),
+        "monitor-flight": tracers.GpunoiseMonitor(gpunoise, "monitor-flight",
+                                                  "gpunoise monitor --flight-recorder 20s",
+                                                  flight_recorder="20s"),
         "bpftrace": tracers.Bpftrace(peer_tps),
         "bcc": tracers.Bcc(),
         "trace-cmd": tracers.TraceCmd(peer_tps),

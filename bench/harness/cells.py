@@ -131,6 +131,7 @@ def run_traced(tracer, workload, outdir, before_stop=None):
                                    + tracer.stderr(outdir).strip()[-300:])
             if before_stop:
                 before_stop(tracers_tree(proc.pid))
+            tracer.before_signal(outdir)
             system.signal_group(proc.pid, signal.SIGINT)
             try:
                 proc.wait(timeout=tracer.stop_timeout_s)

@@ -139,6 +139,11 @@ class Tracer:
     def before_start(self):
         pass
 
+    def before_signal(self, outdir):
+        """Runs after the workload, before the stop signal: for what can only
+        be read from a tracer still running."""
+        pass
+
     def after_stop(self):
         pass
 
@@ -217,16 +222,27 @@ def free_loopback_port():
         return s.getsockname()[1]
 
 
+def parse_monitor_lost(metrics):
+    """The sum of `gpunoise_lost_events_total` over its `where` labels (full
+    in-kernel maps, the flight recorder's rings); None without the series."""
+    values = re.findall(r"^gpunoise_lost_events_total(?:\{[^}]*\})? (\d+)$", metrics, re.MULTILINE)
+    return sum(int(v) for v in values) if values else None
+
+
 class GpunoiseMonitor(Tracer):
     """`gpunoise monitor` (in-kernel aggregates, OpenMetrics). It keeps no
-    per-event records, so only its CPU and the workload's throughput count."""
+    per-event records, so only its CPU, the workload's throughput and what
+    its last scrape says it lost count. With `flight_recorder` it also runs
+    the flight recorder: record's sched and irq collectors into an in-memory
+    ring, dumped only on a finding."""
 
-    key = "monitor"
-    name = "gpunoise monitor"
     has_bpf = True
 
-    def __init__(self, binary):
+    def __init__(self, binary, key="monitor", name="gpunoise monitor", flight_recorder=None):
         self.binary = binary
+        self.key = key
+        self.name = name
+        self.flight_recorder = flight_recorder
         self.port = None
 
     def available(self):
@@ -239,7 +255,12 @@ class GpunoiseMonitor(Tracer):
 
     def argv(self, outdir):
         self.port = free_loopback_port()
-        return [self.binary, "monitor", "--listen", f"127.0.0.1:{self.port}"]
+        argv = [self.binary, "monitor", "--listen", f"127.0.0.1:{self.port}"]
+        if self.flight_recorder:
+            dumps = os.path.join(outdir, "dumps")
+            os.makedirs(dumps, mode=0o700, exist_ok=True)
+            argv += ["--flight-recorder", self.flight_recorder, "--dump-dir", dumps]
+        return argv
 
     def scrape(self):
         try:
@@ -257,6 +278,23 @@ class GpunoiseMonitor(Tracer):
 
     def settle_s(self):
         return 1.0  # one interval of aggregates before the workload
+
+    def before_signal(self, outdir):
+        # Through the next interval, so that the count covers the whole run.
+        time.sleep(1.0)
+        text = self.scrape()
+        if text is not None:
+            with open(os.path.join(outdir, "metrics-end.txt"), "w") as f:
+                f.write(text)
+
+    def parse(self, outdir):
+        metrics = read_text(os.path.join(outdir, "metrics-end.txt"))
+        if not metrics:
+            return TracerOutput(note="no scrape after the run, so no loss count")
+        lost = parse_monitor_lost(metrics)
+        if lost is None:
+            return TracerOutput(note="its metrics have no gpunoise_lost_events_total")
+        return TracerOutput(lost=lost)
 
 
 class Bpftrace(Tracer):

@@ -122,6 +122,28 @@ class ParsersTest(unittest.TestCase):
         self.assertEqual(c.lost_total(), 2)
         self.assertTrue(any("6 program runs the kernel skipped" in n for n in c.notes()), c.notes())
 
+    def test_monitor_lost_is_the_sum_of_its_lost_events_counters_after_the_run(self):
+        d = self.tracer_outputs("")
+        monitor = tracers.GpunoiseMonitor("/bin/true")
+        self.assertIsNone(monitor.parse(d).lost)
+        self.assertIn("no scrape after the run", monitor.parse(d).note)
+        with open(os.path.join(d, "metrics-end.txt"), "w") as f:
+            f.write("# TYPE gpunoise_lost_events_total counter\n"
+                    'gpunoise_lost_events_total{where="aggregates"} 3\n'
+                    'gpunoise_lost_events_total{where="flight_recorder"} 40\n'
+                    "gpunoise_kernel_log_lost_total 7\n")
+        self.assertEqual(monitor.parse(d).lost, 43)
+        self.assertIsNone(tracers.parse_monitor_lost("gpunoise_kernel_log_lost_total 7\n"))
+
+    def test_monitor_with_the_flight_recorder_dumps_into_a_private_directory_of_the_run(self):
+        d = temp_dir(self)
+        argv = tracers.GpunoiseMonitor("/bin/true", "monitor-flight", "m", flight_recorder="20s").argv(d)
+        dumps = os.path.join(d, "dumps")
+        self.assertEqual(argv[argv.index("--flight-recorder") + 1], "20s")
+        self.assertEqual(argv[argv.index("--dump-dir") + 1], dumps)
+        self.assertEqual(os.stat(dumps).st_mode & 0o777, 0o700)
+        self.assertNotIn("--flight-recorder", tracers.GpunoiseMonitor("/bin/true").argv(d))
+
     def test_gpunoise_summary_absent_is_none(self):
         self.assertIsNone(tracers.parse_gpunoise_summary("gpunoise: failed to attach: EPERM"))
 
