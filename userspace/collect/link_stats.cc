@@ -139,8 +139,8 @@ Result<LinkDump> DumpLinksOnce() {
   req.i.ifi_family = AF_UNSPEC;
   if (::send(fd.get(), &req, sizeof(req), 0) < 0)
     return MakeError("failed to ask netlink for link statistics: {}", std::strerror(errno));
-  // The kernel fills each reply up to the reader's buffer, and cuts a
-  // message that does not fit (MSG_TRUNC): 64 KiB holds many links' worth.
+  // A message longer than the buffer would come cut (MSG_TRUNC); one link's
+  // message is a few KiB, so 64 KiB holds many.
   constexpr size_t kReplyBytes = 64 * 1024;
   // Bounds a kernel that never ends the dump; a node's links take a few
   // replies each holding dozens of them.
@@ -171,7 +171,7 @@ Result<LinkDump> DumpLinksOnce() {
 
 Result<std::vector<LinkStats>> ReadLinkStats() {
   // An interrupted dump (a link added, removed or renamed meanwhile) may
-  // miss a device or list one twice; as `ip link` would, read it again.
+  // miss a device or list one twice: read it again rather than take it.
   constexpr int kAttempts = 3;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     GN_ASSIGN_OR_RETURN(LinkDump dump, DumpLinksOnce());
