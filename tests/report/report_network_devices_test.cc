@@ -30,9 +30,11 @@ constexpr uint32_t kOwnNetns = 100, kPodNetns = 200;
 // (NAPI only), the per-CPU backlog (no device: NAPI only) and an idle lo, as
 // `record` writes them by default; with `disabled`, the session summary says
 // those collectors could not start, and with `missing` ("collector/category/event")
-// that a collector ran without that tracepoint.
+// that a collector ran without that tracepoint; collectors in `unlisted`
+// are left out of the summary (their group not asked for).
 std::string WriteTrace(const std::string& dir, const std::vector<std::string>& disabled = {},
-                       const std::vector<std::string>& missing = {}) {
+                       const std::vector<std::string>& missing = {},
+                       const std::vector<std::string>& unlisted = {}) {
   std::string path = dir + "/net.pftrace";
   auto out = perfetto::TraceFileWriter::Create(path, 0);
   EXPECT_TRUE(out.ok());
@@ -68,6 +70,7 @@ std::string WriteTrace(const std::string& dir, const std::vector<std::string>& d
   if (!disabled.empty()) {
     model::SessionInfo session;
     for (const std::string& name : {"sched", "napi", "netdev", "drops"}) {
+      if (std::find(unlisted.begin(), unlisted.end(), name) != unlisted.end()) continue;
       model::CollectorReport c;
       c.name = name;
       c.state = model::CollectorState::kActive;
@@ -170,6 +173,25 @@ TEST(ReportNetworkDevices, TheJsonReportGivesNullForWhatACollectorThatCouldNotSt
       WriteTrace(dir.path(), {"nothing"}, {"napi/napi/dql_stall_detected"}), true);
   EXPECT_NE(no_dql.find("\"dql_stalls\": null"), std::string::npos) << no_dql;
   EXPECT_NE(no_dql.find("\"napi_polls\": 0"), std::string::npos) << no_dql;
+}
+
+TEST(ReportNetworkDevices, TheCountsOfACollectorTheRecordingDidNotRunAreUnknownNotZero) {
+  // record --events without net lists its collectors, and napi and drops
+  // are not among them.
+  ScopedTempDir dir;
+  const std::string path = WriteTrace(dir.path(), {"nothing"}, {}, {"napi", "drops"});
+  const std::string text = ReportOf(path, false);
+  const std::string eth0 = LineOf(text, "  eth0 ");
+  ASSERT_FALSE(eth0.empty()) << text;
+  EXPECT_NE(eth0.find(" 8000       4000          -        -        -        0 "), std::string::npos) << eth0;
+  EXPECT_NE(text.find("  napi, full: not counted (the napi collector did not run: record --events without net)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  drops: not counted (the drops collector did not run"), std::string::npos) << text;
+  const std::string json = ReportOf(path, true);
+  EXPECT_NE(json.find("\"napi_polls\": null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"drops\": null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"tx_timeouts\": 0"), std::string::npos) << json;
 }
 
 }  // namespace

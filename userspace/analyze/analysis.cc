@@ -41,7 +41,10 @@ bool LossSummary::Counted(std::string_view collector, std::string_view event) co
     };
     if (event.empty() || std::none_of(c.missing_events.begin(), c.missing_events.end(), lacks)) return true;
   }
-  return !named;
+  // A recording that lists its collectors without this one did not run it
+  // (its group not asked for); only a trace that lists none is taken as
+  // counted.
+  return !named && collectors.empty();
 }
 
 bool AnalysisContext::LossDuring(uint32_t cpu, uint64_t a, uint64_t b) const {

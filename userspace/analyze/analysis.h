@@ -140,7 +140,8 @@ struct LossSummary {
   // False when every recording behind the analysis that names `collector`
   // did not run it (its tracepoint missing on that kernel): what it counts
   // is unknown, not zero. Where reports of several recordings meet, one that
-  // ran is enough; a trace that names no such collector is taken as counted.
+  // ran is enough. A recording that lists collectors but not this one did
+  // not run it; a trace that lists no collectors at all is taken as counted.
   // With `event` (a tracepoint's name), the collector must also have had
   // that one attached (a newer kernel's tracepoint, say).
   bool Counted(std::string_view collector, std::string_view event = {}) const;

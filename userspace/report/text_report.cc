@@ -161,11 +161,14 @@ void DeviceTable(const ReportInput& in, std::string& out) {
   for (const auto& [collector, columns] :
        std::array<Columns, 3>{Columns{"napi", "napi, full"}, Columns{"drops", "drops"}, Columns{"netdev", "timeouts"}}) {
     if (a.loss.Counted(collector)) continue;
-    for (const model::CollectorReport& c : a.loss.collectors)
-      if (c.name == collector) {
-        out += fmt::format("  {}: not counted (the {} collector: {})\n", columns, c.name, c.reason);
-        break;
-      }
+    auto c = std::find_if(a.loss.collectors.begin(), a.loss.collectors.end(),
+                          [&](const model::CollectorReport& r) { return r.name == collector; });
+    if (c == a.loss.collectors.end())
+      out += fmt::format("  {}: not counted (the {} collector did not run: record --events without net)\n", columns,
+                         collector);
+    else
+      out += fmt::format("  {}: not counted (the {} collector: {})\n", columns, c->name,
+                         c->reason.empty() ? model::CollectorStateName(c->state) : std::string_view(c->reason));
   }
 }
 
