@@ -157,9 +157,15 @@ void DeviceTable(const ReportInput& in, std::string& out) {
     for (const auto& [reason, n] : d.drops_by_reason) out += fmt::format("    drops {}: {}\n", reason, n);
     for (const auto& [kind, n] : d.nic_by_kind) out += fmt::format("    nic {}: {}\n", kind, n);
   }
-  using Columns = std::pair<std::string_view, std::string_view>;  // collector, the columns it counts
-  for (const auto& [collector, columns] :
-       std::array<Columns, 3>{Columns{"napi", "napi, full"}, Columns{"drops", "drops"}, Columns{"netdev", "timeouts"}}) {
+  struct CountedColumns {
+    std::string_view collector;
+    std::string_view columns;
+  };
+  for (const CountedColumns& counted_by : std::array<CountedColumns, 3>{
+           {{"napi", "napi, full"}, {"drops", "drops"}, {"netdev", "timeouts"}}}) {
+    // Named members, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
+    const std::string_view collector = counted_by.collector;
+    const std::string_view columns = counted_by.columns;
     if (a.loss.Counted(collector)) continue;
     auto c = std::find_if(a.loss.collectors.begin(), a.loss.collectors.end(),
                           [&](const model::CollectorReport& r) { return r.name == collector; });
