@@ -63,13 +63,22 @@ analyze::NodeSummary Node(int node, int nodes, int steps, std::mt19937& rng) {
     uint64_t t = boot + static_cast<uint64_t>(k) * 20'000'000ull;
     for (int g = 0; g < kGpus; ++g) {
       uint64_t arrive = t + 10'000'000 + (g == 0 ? late : 0);
-      n.collectives.push_back({0xa11, static_cast<uint32_t>(k), "AllReduce", node * kGpus + g, static_cast<uint32_t>(g),
-                               static_cast<uint64_t>(static_cast<int64_t>(arrive) + jitter(rng)),
-                               static_cast<uint64_t>(static_cast<int64_t>(t + 16'000'000) + jitter(rng))});
-      n.collectives.push_back({0xb00 + static_cast<uint64_t>(node), static_cast<uint32_t>(k), "AllGather",
-                               node * kGpus + g, static_cast<uint32_t>(g),
-                               static_cast<uint64_t>(static_cast<int64_t>(t + 16'200'000) + jitter(rng)),
-                               static_cast<uint64_t>(static_cast<int64_t>(t + 17'000'000) + jitter(rng))});
+      // Designated: positional initializers put each value one field off
+      // when CollectiveCall gained `bytes`.
+      n.collectives.push_back({.comm = 0xa11,
+                               .seq = static_cast<uint32_t>(k),
+                               .op = "AllReduce",
+                               .rank = node * kGpus + g,
+                               .gpu = static_cast<uint32_t>(g),
+                               .start = static_cast<uint64_t>(static_cast<int64_t>(arrive) + jitter(rng)),
+                               .end = static_cast<uint64_t>(static_cast<int64_t>(t + 16'000'000) + jitter(rng))});
+      n.collectives.push_back({.comm = 0xb00 + static_cast<uint64_t>(node),
+                               .seq = static_cast<uint32_t>(k),
+                               .op = "AllGather",
+                               .rank = node * kGpus + g,
+                               .gpu = static_cast<uint32_t>(g),
+                               .start = static_cast<uint64_t>(static_cast<int64_t>(t + 16'200'000) + jitter(rng)),
+                               .end = static_cast<uint64_t>(static_cast<int64_t>(t + 17'000'000) + jitter(rng))});
     }
   }
   return n;
