@@ -55,7 +55,9 @@ TEST(Reclaim, StallsOnTheFocusThreadsTrackAreNamedByKind) {
   EXPECT_EQ(memcg->cpus, std::vector<uint32_t>{1});
   // The CPUS column counts nested stalls once.
   for (const auto& c : a.cpus)
-    if (c.cpu == 1) EXPECT_EQ(c.reclaim_ns, 20 * 2 * kMs);
+    if (c.cpu == 1) {
+      EXPECT_EQ(c.reclaim_ns, 20 * 2 * kMs);
+    }
 }
 
 TEST(Reclaim, AFewShortStallsAreNoFinding) {

@@ -43,7 +43,9 @@ TEST(Steal, StealWhileAFocusThreadRanIsNamedWithItsTime) {
   EXPECT_NEAR(found[0].Metric("running_share"), 0.2, 0.01);
   // The CPUS table's steal column: the same share of CPU 1.
   for (const auto& c : a.cpus)
-    if (c.cpu == 1) EXPECT_NEAR(static_cast<double>(c.steal_ns), 200.0 * kMs, 1.0 * kMs);
+    if (c.cpu == 1) {
+      EXPECT_NEAR(static_cast<double>(c.steal_ns), 200.0 * kMs, 1.0 * kMs);
+    }
 }
 
 TEST(Steal, ANearMissBelowTheThresholdIsNoFinding) {

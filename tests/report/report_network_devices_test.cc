@@ -12,10 +12,12 @@
 #include "export/perfetto/net_tracks.h"
 #include "export/perfetto/trace_file_writer.h"
 #include "export/perfetto/track_event_writer.h"
+#include "analyze/synthetic.h"
 #include "import/test_trace.h"
 #include "model/net_counters.h"
 #include "report/report_of.h"
 #include "report/report_session.h"
+#include "report/text_report.h"
 
 namespace gpunoise::report {
 namespace {
@@ -69,7 +71,7 @@ std::string WriteTrace(const std::string& dir, const std::vector<std::string>& d
   EXPECT_TRUE(net.WriteTotals(snapshot(kBase, 1000), snapshot(kBase + 90 * kMs, 9000), names).ok());
   if (!disabled.empty()) {
     model::SessionInfo session;
-    for (const std::string& name : {"sched", "napi", "netdev", "drops"}) {
+    for (const std::string name : {"sched", "napi", "netdev", "drops"}) {
       if (std::find(unlisted.begin(), unlisted.end(), name) != unlisted.end()) continue;
       model::CollectorReport c;
       c.name = name;
@@ -192,6 +194,39 @@ TEST(ReportNetworkDevices, TheCountsOfACollectorTheRecordingDidNotRunAreUnknownN
   EXPECT_NE(json.find("\"napi_polls\": null"), std::string::npos) << json;
   EXPECT_NE(json.find("\"drops\": null"), std::string::npos) << json;
   EXPECT_NE(json.find("\"tx_timeouts\": 0"), std::string::npos) << json;
+}
+
+TEST(ReportNetworkDevices, ADeviceKnownOnlyFromItsIrqsWithoutTheNetGroupHasUnknownPacketsNotZero) {
+  // record --events sched,irq: eth0 is known from its queue IRQ's name.
+  namespace t = gpunoise::testing;
+  t::Synth s;
+  s.Process(100, "trainer").Thread(100, 100, "trainer");
+  s.IrqName(45, "eth0-TxRx-1");
+  s.Switch(t::kBase, 1, 0, 100);
+  s.Switch(t::kBase + 1000 * t::kMs, 1, 100, 0, 1);
+  s.PeriodicIrq(0, t::kBase, t::kBase + 1000 * t::kMs, 45, 100 * t::kMs, 2 * t::kUs);
+  analyze::Timeline timeline = s.Build();
+  model::SessionInfo session;
+  for (const char* name : {"sched", "irq"}) {
+    model::CollectorReport c;
+    c.name = name;
+    c.state = model::CollectorState::kActive;
+    session.collectors.push_back(c);
+  }
+  timeline.session = session;
+  const analyze::Analysis a = t::AnalyzeOrDie(timeline, {"trainer"});
+  const std::string text = report_export::FormatTextReport({"n.pftrace", &a, nullptr, nullptr});
+  const std::string eth0 = LineOf(text, "  eth0 ");
+  ASSERT_FALSE(eth0.empty()) << text;
+  EXPECT_NE(eth0.find("  eth0                      -          -          -        -        -        -       10 "),
+            std::string::npos)
+      << eth0;
+  EXPECT_NE(text.find("  rx, tx, timeouts: not counted (the netdev collector did not run: record --events without "
+                      "net)\n"),
+            std::string::npos)
+      << text;
+  // Not the other namespace's reason.
+  EXPECT_EQ(text.find("device statistics cover"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "analyze/analysis.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,11 @@ bool LossSummary::Counted(std::string_view collector, std::string_view event) co
   // (its group not asked for); only a trace that lists none is taken as
   // counted.
   return !named && collectors.empty();
+}
+
+bool LossSummary::Listed(std::string_view collector) const {
+  return collectors.empty() || std::any_of(collectors.begin(), collectors.end(),
+                                           [&](const model::CollectorReport& c) { return c.name == collector; });
 }
 
 bool AnalysisContext::LossDuring(uint32_t cpu, uint64_t a, uint64_t b) const {
@@ -142,9 +148,14 @@ std::vector<RunQueueDelay> TopDelays(const AnalysisContext& ctx, size_t n) {
   return out;
 }
 
-std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
+// `packets_counting_ran`: the recording ran the net group, which counts
+// every device's packets (its device statistics, or the netdev collector's
+// counters). Without it a device known only from its IRQ names had its
+// packets not counted, which is not 0.
+std::vector<DeviceStats> Devices(const AnalysisContext& ctx, bool packets_counting_ran) {
   const Timeline& t = ctx.t();
   std::map<std::string, DeviceStats> devices;
+  std::set<std::string> with_totals;
   for (const NetRecord& e : t.net.events) {
     if (e.ts < ctx.from || e.ts >= ctx.to) continue;
     auto kind = static_cast<model::NetTraceKind>(e.kind);
@@ -187,6 +198,7 @@ std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
   for (const DeviceTotals& n : ctx.net.devices) {
     DeviceStats& d = devices[n.device];
     d.device = n.device;
+    with_totals.insert(n.device);
     d.rx_packets = std::max(d.rx_packets, n.rx_packets);
     d.rx_bytes = std::max(d.rx_bytes, n.rx_bytes);
     d.tx_packets = std::max(d.tx_packets, n.tx_packets);
@@ -221,6 +233,9 @@ std::vector<DeviceStats> Devices(const AnalysisContext& ctx) {
     d.irqs.push_back(irq);
   }
   for (auto& [name, d] : devices) {
+    // Per-packet records count too (net-packets); a device that did nothing
+    // while the net group ran has no totals and counted 0.
+    if (!with_totals.contains(name)) d.packets_counted = packets_counting_ran || d.rx_packets || d.tx_packets;
     for (int32_t irq : d.irqs)
       for (const CpuTimeline& c : t.cpus)
         for (const IntrSlice& s : c.hardirqs)
@@ -423,8 +438,9 @@ Result<Analysis> Analyze(const Timeline& t, const AnalysisOptions& options) {
   }
   a.cpus = CpuShares(ctx);
   a.top_delays = TopDelays(ctx, options.top_delays);
-  a.devices = Devices(ctx);
   a.loss = Losses(t);
+  // The net group always lists the netdev collector, in whatever state.
+  a.devices = Devices(ctx, a.loss.Listed("netdev"));
   return a;
 }
 

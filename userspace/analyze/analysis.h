@@ -145,6 +145,9 @@ struct LossSummary {
   // With `event` (a tracepoint's name), the collector must also have had
   // that one attached (a newer kernel's tracepoint, say).
   bool Counted(std::string_view collector, std::string_view event = {}) const;
+  // Whether the recording asked for `collector`, whatever became of it
+  // (a trace that lists no collectors at all: taken as asked).
+  bool Listed(std::string_view collector) const;
   // The kernel log (record's /dev/kmsg and printk:console halves,
   // model/kernel_log_match.h): messages, not ring events, so never part of
   // total_lost.

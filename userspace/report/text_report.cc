@@ -138,19 +138,21 @@ void DeviceTable(const ReportInput& in, std::string& out) {
                      "pause", "link");
   auto nic = [](const analyze::DeviceStats& d, uint64_t v) { return d.nic_counters ? std::to_string(v) : "-"; };
   // "-": not counted (another network namespace than the recorder's, read
-  // from device statistics), which is not zero.
+  // from device statistics; or the net group did not run), which is not zero.
   auto packets = [](const analyze::DeviceStats& d, uint64_t v) { return d.packets_counted ? std::to_string(v) : "-"; };
   // "-" also where the collector that counts a column could not start (its
   // tracepoint missing on that kernel): unknown, not zero.
   const bool napi = a.loss.Counted("napi"), drops = a.loss.Counted("drops"), netdev = a.loss.Counted("netdev");
   auto counted = [](bool ran, uint64_t v) { return ran ? std::to_string(v) : "-"; };
+  const bool net_group = a.loss.Listed("netdev");
   for (const auto& d : a.devices) {
     out += fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>5}\n", d.device,
                        packets(d, d.rx_packets), packets(d, d.tx_packets), counted(napi, d.napi_polls),
                        counted(napi, d.full_budget_polls), counted(drops, d.drops), counted(netdev, d.tx_timeouts),
                        d.irq_count, FormatNs(d.irq_ns), nic(d, d.nic_drops), nic(d, d.pause_frames),
                        nic(d, d.carrier_changes));
-    if (!d.packets_counted)
+    // Without the net group the footer below says why for every device.
+    if (!d.packets_counted && net_group)
       out += fmt::format("    rx and tx not counted: device statistics cover the recorder's own network namespace "
                          "(record --net-packet-counters on counts every device){}\n",
                          napi ? fmt::format("; its NAPI polls processed {} packets", d.napi_packets) : "");
@@ -162,7 +164,12 @@ void DeviceTable(const ReportInput& in, std::string& out) {
     std::string_view columns;
   };
   for (const CountedColumns& counted_by : std::array<CountedColumns, 3>{
-           {{"napi", "napi, full"}, {"drops", "drops"}, {"netdev", "timeouts"}}}) {
+           {{"napi", "napi, full"},
+            {"drops", "drops"},
+            {"netdev", !net_group && std::any_of(a.devices.begin(), a.devices.end(),
+                                                 [](const analyze::DeviceStats& d) { return !d.packets_counted; })
+                           ? "rx, tx, timeouts"
+                           : "timeouts"}}}) {
     // Named members, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
     const std::string_view collector = counted_by.collector;
     const std::string_view columns = counted_by.columns;
