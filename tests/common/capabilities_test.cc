@@ -54,7 +54,9 @@ TEST(Capabilities, DropKeepsOnlyWhatWasAskedAndSetsNoNewPrivs) {
   EXPECT_EQ(field("CapPrm"), expected);
   EXPECT_EQ(field("CapInh"), 0u);
   EXPECT_EQ(field("CapAmb"), 0u);
-  if (before->effective & CapBit(kCapSetpcap)) EXPECT_EQ(field("CapBnd") & ~keep, 0u) << "the bounding set too";
+  if (before->effective & CapBit(kCapSetpcap)) {
+    EXPECT_EQ(field("CapBnd") & ~keep, 0u) << "the bounding set too";
+  }
   EXPECT_EQ(field("NoNewPrivs"), 1u);
 }
 

@@ -97,8 +97,9 @@ TEST(Layers, EveryFolderUnderUserspaceHasRules) {
     std::string name = entry.path().filename().string();
     if (name == "export") {
       for (const auto& sub : fs::directory_iterator(entry.path()))
-        if (sub.is_directory())
+        if (sub.is_directory()) {
           EXPECT_TRUE(Allowed().count("export/" + sub.path().filename().string())) << sub.path();
+        }
       continue;
     }
     EXPECT_TRUE(Allowed().count(name)) << "no include rules for userspace/" << name;

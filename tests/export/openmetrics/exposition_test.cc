@@ -67,7 +67,9 @@ void ExpectWellFormed(const std::string& text, bool openmetrics) {
       EXPECT_TRUE(std::regex_match(line, kSample)) << line;
     }
   }
-  if (openmetrics) EXPECT_EQ(last, "# EOF");
+  if (openmetrics) {
+    EXPECT_EQ(last, "# EOF");
+  }
 }
 
 TEST(Exposition, CounterInPrometheusTextHasTotalFamilyName) {
