@@ -29,10 +29,8 @@
 namespace gpunoise::analyze {
 
 bool LossSummary::Counted(std::string_view collector, std::string_view event) const {
-  bool named = false;
   for (const model::CollectorReport& c : collectors) {
     if (c.name != collector) continue;
-    named = true;
     if (c.state != model::CollectorState::kActive && c.state != model::CollectorState::kDegraded) continue;
     // Missing events are named "category/event", with " (tp_btf)" or the
     // like when the attach failed.
@@ -42,10 +40,10 @@ bool LossSummary::Counted(std::string_view collector, std::string_view event) co
     };
     if (event.empty() || std::none_of(c.missing_events.begin(), c.missing_events.end(), lacks)) return true;
   }
-  // A recording that lists its collectors without this one did not run it
-  // (its group not asked for); only a trace that lists none is taken as
-  // counted.
-  return !named && collectors.empty();
+  // None ran it: where a recording lists this one, it could not start;
+  // where it lists others only, its group was not asked for. Only a trace
+  // that lists no collectors at all is taken as counted.
+  return collectors.empty();
 }
 
 bool LossSummary::Listed(std::string_view collector) const {

@@ -170,17 +170,15 @@ void DeviceTable(const ReportInput& in, std::string& out) {
                                                  [](const analyze::DeviceStats& d) { return !d.packets_counted; })
                            ? "rx, tx, timeouts"
                            : "timeouts"}}}) {
-    // Named members, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
-    const std::string_view collector = counted_by.collector;
-    const std::string_view columns = counted_by.columns;
-    if (a.loss.Counted(collector)) continue;
+    // A struct, not a structured binding: clang before 16 cannot capture a binding in a lambda.
+    if (a.loss.Counted(counted_by.collector)) continue;
     auto c = std::find_if(a.loss.collectors.begin(), a.loss.collectors.end(),
-                          [&](const model::CollectorReport& r) { return r.name == collector; });
+                          [&](const model::CollectorReport& r) { return r.name == counted_by.collector; });
     if (c == a.loss.collectors.end())
-      out += fmt::format("  {}: not counted (the {} collector did not run: record --events without net)\n", columns,
-                         collector);
+      out += fmt::format("  {}: not counted (the {} collector did not run: record --events without net)\n",
+                         counted_by.columns, counted_by.collector);
     else
-      out += fmt::format("  {}: not counted (the {} collector: {})\n", columns, c->name,
+      out += fmt::format("  {}: not counted (the {} collector: {})\n", counted_by.columns, c->name,
                          c->reason.empty() ? model::CollectorStateName(c->state) : std::string_view(c->reason));
   }
 }
