@@ -165,6 +165,7 @@ static __always_inline void gn_write_open_softirq(void *ring, struct gn_cpu_cont
 	rec->hdr.flags = GN_FLAG_SOFTIRQ;
 	rec->hdr.tid = (__u32)bpf_get_current_pid_tgid();
 	rec->vec = c->softirq_open_vec;
+	rec->untimed_before = c->softirq_open_untimed;
 	rec->raise_wait_ns = gn_raise_wait(ts, c->softirq_open_raised);
 	bpf_ringbuf_submit(rec, wake);
 }

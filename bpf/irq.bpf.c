@@ -39,13 +39,6 @@ static __always_inline void gn_hardirq_mark(bool in)
 		c->hardirq = in;
 }
 
-static __always_inline void gn_softirq_mark(bool serving)
-{
-	struct gn_cpu_context *c = gn_this_cpu_context();
-	if (c)
-		c->softirq = serving;
-}
-
 static __always_inline void gn_emit_irq(__u16 kind, __s32 irq, __s32 ret)
 {
 	__u64 wake = 0;
@@ -133,12 +126,58 @@ static __always_inline struct gn_softirq_raised *gn_this_cpu_raises(void)
  * unanswered raise, and the entry that answers it carries the wait. A raise
  * always sets the raising CPU's own pending bit, so the entry that serves it
  * runs on this CPU. */
+/* NET_RX storms are sampled. In a NET_RX flood every softirq is a clock
+ * read and a record at entry and exit, and that cost lands on the CPU that
+ * is drowning (docs/performance.md, "NET_RX storms"). So when user space
+ * asks (gn_netrx_sample_every > 0), a CPU past gn_netrx_storm_entries
+ * NET_RX entries within one jiffy times only every gn_netrx_sample_every-th
+ * of the rest: the others read no clock and write nothing, and are counted
+ * per CPU (gn_cpu_context.netrx_untimed), and the next timed entry carries
+ * how many went untimed before it (struct gn_softirq.untimed_before). The
+ * count stays exact; their time is estimated by the report from the timed
+ * ones. A jiffy, not the clock: bpf_jiffies64 is a memory read, and the
+ * storm test then costs no clock read. Set before load; 0: every softirq
+ * timed. */
+const volatile __u32 gn_netrx_sample_every = 0;
+const volatile __u32 gn_netrx_storm_entries = 8;
+
+/* Whether this NET_RX entry goes untimed (counts it in the storm). */
+static __always_inline bool gn_netrx_entry_untimed(struct gn_cpu_context *c)
+{
+	__u64 tick = bpf_jiffies64();
+	if (tick != c->storm_tick) {
+		c->storm_tick = tick;
+		c->storm_entries = 0;
+	}
+	if (++c->storm_entries <= gn_netrx_storm_entries)
+		return false;
+	if (++c->sample_seq >= gn_netrx_sample_every) {
+		c->sample_seq = 0;
+		return false;
+	}
+	return true;
+}
+
+/* Whether the next NET_RX entry here will go untimed, as far as a raise can
+ * tell (a new jiffy in between makes it timed: its wait is then 0,
+ * unknown, never too long). */
+static __always_inline bool gn_netrx_next_untimed(const struct gn_cpu_context *c)
+{
+	return c->storm_entries >= gn_netrx_storm_entries && c->sample_seq + 1 < gn_netrx_sample_every &&
+	       c->storm_tick == bpf_jiffies64();
+}
+
 static __always_inline void gn_note_softirq_raise(__u32 vec)
 {
 	/* Behind the gate like a record: an entry's wait never reaches back
 	 * before the recording. */
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()) || gn_gate_closed())
 		return;
+	if (gn_netrx_sample_every && vec == GN_SOFTIRQ_NET_RX) {
+		struct gn_cpu_context *c = gn_this_cpu_context();
+		if (c && gn_netrx_next_untimed(c))
+			return;
+	}
 	struct gn_softirq_raised *r = gn_this_cpu_raises();
 	if (!r)
 		return;
@@ -181,12 +220,13 @@ static __always_inline void gn_flush_open_softirq(struct gn_cpu_context *c)
  * in between finds GN_SOFTIRQ_OPENING, writes the entry with its own time
  * (the softirq had begun by then) and takes it; the compare-and-swap then
  * finds it gone. */
-static __always_inline void gn_open_softirq(struct gn_cpu_context *c, __u32 vec, __u64 raised)
+static __always_inline void gn_open_softirq(struct gn_cpu_context *c, __u32 vec, __u64 raised, __u16 untimed)
 {
 	/* An entry still open here lost its exit (a program run the kernel
 	 * skipped): written as it was before entries waited. */
 	gn_flush_open_softirq(c);
 	c->softirq_open_vec = vec;
+	c->softirq_open_untimed = untimed;
 	c->softirq_open_raised = raised;
 	gn_compiler_barrier();
 	*(volatile __u64 *)&c->softirq_open_ts = GN_SOFTIRQ_OPENING;
@@ -223,37 +263,66 @@ static __always_inline bool gn_close_softirq(struct gn_cpu_context *c, __u32 vec
 	rec->vec = vec;
 	/* 0: a program that interrupted this one wrote the entry out. */
 	rec->entry_ts = opened == GN_SOFTIRQ_OPENING ? rec->hdr.ts : opened;
+	rec->untimed_before = opened ? c->softirq_open_untimed : 0;
 	rec->raise_wait_ns = opened ? gn_raise_wait(rec->entry_ts, c->softirq_open_raised) : 0;
 	bpf_ringbuf_submit(rec, wake);
 	return true;
+}
+
+/* The untimed NET_RX softirqs a timed entry speaks for (saturated). */
+static __always_inline __u16 gn_take_untimed(struct gn_cpu_context *c)
+{
+	__u32 n = c->untimed_pending;
+	c->untimed_pending = 0;
+	return n > 0xffff ? 0xffff : (__u16)n;
 }
 
 static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 {
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return;
+	struct gn_cpu_context *c = gn_this_cpu_context();
+	if (kind == GN_REC_SOFTIRQ_EXIT && c && c->netrx_skipping) {
+		/* Softirqs do not nest on a CPU: this exit is the untimed
+		 * entry's. */
+		c->netrx_skipping = 0;
+		c->softirq = 0;
+		return;
+	}
 	__u64 raised = 0;
 	if (kind == GN_REC_SOFTIRQ_ENTRY) {
-		gn_softirq_mark(true);
+		if (c)
+			c->softirq = 1;
 		/* Taken before the record's timestamp: a raise from an irq that
 		 * lands after this point waits for the next round, which is
 		 * when the kernel serves it (pending bits were cleared before
-		 * the handlers ran). */
+		 * the handlers ran). Taken by an untimed entry too: its raise
+		 * is not the next timed entry's. */
 		struct gn_softirq_raised *r = gn_this_cpu_raises();
 		if (r)
 			raised = __sync_lock_test_and_set(&r->at[vec & 15], 0);
+		if (gn_netrx_sample_every && vec == GN_SOFTIRQ_NET_RX && c && !gn_gate_closed() &&
+		    gn_netrx_entry_untimed(c)) {
+			c->netrx_skipping = 1;
+			c->untimed_pending++;
+			c->netrx_untimed++;
+			return;
+		}
+		/* Left set only by an untimed softirq whose exit program did
+		 * not run: it must not swallow this one's exit. */
+		if (c)
+			c->netrx_skipping = 0;
 	}
 	if (gn_softirq_defer) {
-		struct gn_cpu_context *c = gn_this_cpu_context();
 		/* Behind a closed gate an open entry stays open: user space's
 		 * last flush writes it (it began inside the recording). */
 		if (c && !gn_gate_closed()) {
 			if (kind == GN_REC_SOFTIRQ_ENTRY) {
-				gn_open_softirq(c, vec, raised);
+				gn_open_softirq(c, vec, raised, gn_take_untimed(c));
 				return;
 			}
 			if (gn_close_softirq(c, vec)) {
-				gn_softirq_mark(false);
+				c->softirq = 0;
 				return;
 			}
 		}
@@ -263,11 +332,12 @@ static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 	struct gn_softirq *rec = GN_CLAIM(struct gn_softirq, kind, &batch, &wake);
 	if (rec) {
 		rec->vec = vec;
+		rec->untimed_before = kind == GN_REC_SOFTIRQ_ENTRY && c ? gn_take_untimed(c) : 0;
 		rec->raise_wait_ns = gn_raise_wait(rec->hdr.ts, raised);
 		GN_COMMIT(rec, batch, wake);
 	}
-	if (kind == GN_REC_SOFTIRQ_EXIT)
-		gn_softirq_mark(false);
+	if (kind == GN_REC_SOFTIRQ_EXIT && c)
+		c->softirq = 0;
 }
 
 /* Run by user space on each CPU whose softirq entry is still open when the

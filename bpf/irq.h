@@ -33,7 +33,11 @@ enum gn_softirq_vec {
 
 struct gn_softirq {
 	struct gn_header hdr;
-	__u32 vec;
+	__u16 vec;
+	/* Entries only: NET_RX softirqs that ran untimed on this CPU since its
+	 * previous timed NET_RX entry (storm sampling, bpf/irq.bpf.c),
+	 * saturated at 65535; 0 for every other vector. */
+	__u16 untimed_before;
 	/* Entries only: ns from the earliest raise of this vector on this CPU
 	 * that no entry has answered yet, to this entry (saturated at
 	 * UINT32_MAX, about 4.3 s); 0 when no such raise was seen (raised
@@ -53,7 +57,8 @@ struct gn_softirq {
 struct gn_softirq_slice {
 	struct gn_header hdr;
 	__u64 entry_ts; /* the entry's time; 0: an exit alone (its entry was written before) */
-	__u32 vec;
+	__u16 vec;
+	__u16 untimed_before; /* the entry's, as in struct gn_softirq */
 	__u32 raise_wait_ns; /* the entry's, as in struct gn_softirq */
 };
 

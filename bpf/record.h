@@ -115,7 +115,15 @@ struct gn_cpu_context {
 	__u32 softirq; /* serving a softirq */
 	__u64 softirq_open_ts;
 	__u64 softirq_open_raised; /* the entry's earliest unanswered raise, 0: none */
-	__u32 softirq_open_vec;
+	__u16 softirq_open_vec;
+	__u16 softirq_open_untimed; /* the entry's untimed_before (struct gn_softirq) */
+	/* NET_RX storm sampling (bpf/irq.bpf.c, "NET_RX storms are sampled"). */
+	__u32 netrx_skipping; /* serving a NET_RX softirq that goes untimed */
+	__u64 storm_tick;     /* the jiffy storm_entries counts in */
+	__u32 storm_entries;  /* NET_RX entries on this CPU in that jiffy */
+	__u32 sample_seq;     /* storm entries since the last timed one */
+	__u64 netrx_untimed;  /* NET_RX softirqs left untimed on this CPU, ever */
+	__u32 untimed_pending;/* of those, since the last timed NET_RX entry */
 	__u32 pad;
 };
 #define GN_SOFTIRQ_OPENING 1ull

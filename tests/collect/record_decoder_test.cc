@@ -131,6 +131,34 @@ TEST(RecordDecoder, ASoftirqSliceWithoutItsEntryIsItsExitAlone) {
   EXPECT_EQ(result, DecodeResult::kTooShort);
 }
 
+TEST(RecordDecoder, ATimedNetRxEntryCarriesTheUntimedSoftirqsBeforeIt) {
+  // Alone, and folded with its exit into a slice.
+  gn_softirq entry{};
+  entry.hdr.ts = 900;
+  entry.hdr.kind = GN_REC_SOFTIRQ_ENTRY;
+  entry.vec = GN_SOFTIRQ_NET_RX;
+  entry.untimed_before = 15;
+  entry.raise_wait_ns = 40;
+  model::Event ev;
+  ASSERT_EQ(DecodeRecord(Bytes(entry), 0, &ev), DecodeResult::kOk);
+  const auto& e = std::get<model::SoftirqEntry>(ev.payload);
+  EXPECT_EQ(e.vec, 3u);
+  EXPECT_EQ(e.untimed_before, 15u);
+  EXPECT_EQ(e.raise_wait_ns, 40u);
+
+  gn_softirq_slice slice{};
+  slice.hdr.ts = 1000;
+  slice.hdr.kind = GN_REC_SOFTIRQ_SLICE;
+  slice.entry_ts = 990;
+  slice.vec = GN_SOFTIRQ_NET_RX;
+  slice.untimed_before = 65535;  // saturated by the kernel side
+  std::array<model::Event, 2> out;
+  DecodeResult result;
+  ASSERT_EQ(DecodeRecordEvents(Bytes(slice), 0, out, &result), 2u);
+  EXPECT_EQ(std::get<model::SoftirqEntry>(out[0].payload).untimed_before, 65535u);
+  EXPECT_EQ(std::get<model::SoftirqExit>(out[1].payload).vec, 3u);
+}
+
 TEST(RecordDecoder, AnyOtherRecordIsOneEventThroughDecodeRecordEvents) {
   gn_softirq r{};
   r.hdr.ts = 77;

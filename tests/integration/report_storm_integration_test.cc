@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -25,6 +26,7 @@
 #include "integration/support/workloads.h"
 #include "analyze/analysis_context.h"
 #include "analyze/interval_replay.h"
+#include "analyze/timeline.h"
 #include "analyze/timeline_builder.h"
 #include "import/trace_reader.h"
 #include "monitor/interval_detection.h"
@@ -313,6 +315,111 @@ TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
     EXPECT_EQ(got[j], want[j]) << "judged over " << intervals.at(j) << " ns\nreport:\n"
                                << Describe(want[j]) << "monitor:\n" << Describe(got[j]);
   for (const auto& [j, keys] : want) std::printf("report and monitor: %s", Describe(keys).c_str());
+}
+
+// NET_RX softirqs run on `cpu` since boot (/proc/softirqs; the kernel
+// counts each just before its softirq_entry tracepoint fires).
+uint64_t NetRxSoftirqsOn(int cpu) {
+  std::ifstream in("/proc/softirqs");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    if (name != "NET_RX:") continue;
+    uint64_t n = 0;
+    for (int i = 0; i <= cpu && (words >> n); ++i) {
+    }
+    return n;
+  }
+  return 0;
+}
+
+struct NetRxCount {
+  uint64_t flood = 0;      // /proc/softirqs across the flood alone
+  uint64_t recording = 0;  // /proc/softirqs from "recording" to the recorder's exit
+  uint64_t timed = 0, untimed = 0;  // in the trace
+  std::string output;      // the report
+};
+
+// Records a 1.5 s UDP flood sent from CPU 1 (its NET_RX runs there) with
+// --netrx-sample `every`, and counts CPU 1's NET_RX softirqs both ways.
+NetRxCount CountFloodNetRx(const std::string& every) {
+  NetRxCount out;
+  std::string error;
+  auto pair = VethPair::Create({}, &error);
+  EXPECT_TRUE(pair) << error;
+  if (!pair) return out;
+  TempDir dir;
+  const std::string trace = dir.path() + "/sampled.pftrace";
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "60", "--netrx-sample", every, "-o", trace});
+  EXPECT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
+  const uint64_t recording_start = NetRxSoftirqsOn(1);
+  {
+    BoostedSession boost;
+    UdpFloodOptions flood;
+    flood.duration = 1500ms;
+    flood.sender_cpu = 1;
+    flood.receiver_cpu = 0;
+    const uint64_t before = NetRxSoftirqsOn(1);
+    UdpFloodResult r = RunUdpFlood(*pair, flood);
+    out.flood = NetRxSoftirqsOn(1) - before;
+    EXPECT_GT(r.sent, 10000u);
+  }
+  rec.Signal(SIGINT);
+  EXPECT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+  out.recording = NetRxSoftirqsOn(1) - recording_start;
+  report::ReportOptions options;
+  options.trace_path = trace;
+  auto result = report::RunReport(options);
+  EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
+  if (!result.ok()) return out;
+  out.output = result->output;
+  EXPECT_EQ(result->analysis.loss.total_lost, 0u) << result->output;
+  analyze::TimelineBuilder builder;
+  import::TraceReader reader(builder);
+  EXPECT_TRUE(reader.ReadFile(trace).ok());
+  analyze::Timeline t = builder.Finish();
+  if (t.cpus.size() < 2) return out;
+  const analyze::CpuTimeline& c = t.cpus[1];
+  uint64_t placed = 0;
+  for (const analyze::UntimedSpan& u : c.untimed) placed += u.placed;
+  for (const analyze::IntrSlice& s : c.softirqs) out.timed += s.id == 3;
+  out.timed -= placed;  // the estimates are not timed ones
+  out.untimed = c.UntimedTotal();
+  std::printf("--netrx-sample %s: %lu NET_RX softirqs in the flood, %lu in the recording; the trace has %lu timed "
+              "and %lu untimed\n",
+              every.c_str(), static_cast<unsigned long>(out.flood), static_cast<unsigned long>(out.recording),
+              static_cast<unsigned long>(out.timed), static_cast<unsigned long>(out.untimed));
+  return out;
+}
+
+// The kernel's own count brackets the trace's: every softirq of the flood is
+// in the trace, timed or untimed, and nothing beyond the recording's.
+// A little slack above: "recording" is printed just after the gate opens.
+void ExpectTheTraceCountsEveryNetRxSoftirq(const NetRxCount& n) {
+  EXPECT_GE(n.timed + n.untimed, n.flood) << n.output;
+  EXPECT_LE(n.timed + n.untimed, n.recording + 200) << n.output;
+}
+
+TEST(RecordStorm, ASampledFloodCountsEveryNetRxSoftirqOfItsCpuTimedOrUntimed) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  NetRxCount n = CountFloodNetRx("16");
+  ExpectTheTraceCountsEveryNetRxSoftirq(n);
+  EXPECT_GT(n.flood, 50000u) << "a storm";
+  // Past 8 a jiffy, 1 in 16 is timed: most of a storm goes untimed.
+  EXPECT_GT(n.untimed, 10 * n.timed) << n.output;
+  EXPECT_NE(n.output.find("NET_RX storms sampled:"), std::string::npos) << n.output;
+}
+
+TEST(RecordStorm, WithoutSamplingEveryNetRxSoftirqIsTimed) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  NetRxCount n = CountFloodNetRx("0");
+  ExpectTheTraceCountsEveryNetRxSoftirq(n);
+  EXPECT_EQ(n.untimed, 0u);
+  EXPECT_EQ(n.output.find("NET_RX storms sampled:"), std::string::npos) << n.output;
 }
 
 }  // namespace

@@ -43,6 +43,23 @@ TEST(LossLines, SlicesCutWhereTheyOverlappedAreSaid) {
   for (const auto& line : LossLines(l)) EXPECT_EQ(line.find("overlapped"), std::string::npos) << line;
 }
 
+TEST(LossLines, UntimedNetRxSoftirqsAreSaidAsCountedNotLost) {
+  analyze::LossSummary l;
+  l.netrx_sample_every = 16;
+  l.netrx_untimed = 1500;
+  l.netrx_untimed_placed = 1490;
+  std::vector<std::string> lines = LossLines(l);
+  EXPECT_EQ(lines.front(), "lost events: 0 (source: )") << "untimed softirqs are not lost events";
+  bool said = false;
+  for (const auto& line : lines)
+    said |= line == "NET_RX storms sampled: 1500 softirqs ran untimed, counted exactly (not lost); the recorder timed "
+                    "1 in 16 past 8 a tick on a CPU (record --netrx-sample); 1490 placed between the timed ones as "
+                    "estimates, as long as those (10 did not fit and count without time)";
+  EXPECT_TRUE(said);
+  l.netrx_untimed = 0;
+  for (const auto& line : LossLines(l)) EXPECT_EQ(line.find("untimed"), std::string::npos) << line;
+}
+
 TEST(KernelLogLossLine, NoKernelLogNoLine) {
   analyze::LossSummary l;
   EXPECT_EQ(KernelLogLine(l), "");

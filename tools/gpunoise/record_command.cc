@@ -80,6 +80,7 @@ int RunRecord(int argc, char** argv) {
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
+  uint32_t netrx_sample = collect::kDefaultNetRxSampleEvery;
   std::string drain_priority = "idle";
   std::string net_packet_counters = "off";
   bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
@@ -135,6 +136,10 @@ int RunRecord(int argc, char** argv) {
        "one ring reservation per batch (cheaper per event under a storm; each drain first flushes the batch of "
        "every CPU whose batch holds records, with a call to that CPU)")
       ("no-batching", po::bool_switch(&no_batching), "one ring reservation per record (the default)")
+      ("netrx-sample", po::value(&netrx_sample)->default_value(collect::kDefaultNetRxSampleEvery),
+       "in a NET_RX storm (more than 8 NET_RX softirqs on a CPU within one kernel tick) time only 1 in N of its "
+       "softirqs and count the rest exactly: the report estimates their time from the timed ones; 0 or 1: time "
+       "every softirq")
       ("no-follow-forks", po::bool_switch(&no_follow), "with --pid: do not add children started during the recording")
       ("attach", po::value(&attach)->default_value("auto"), "auto (tp_btf, else tracepoint) or tracepoint")
       ("compress", po::value(&compress_text)->default_value("auto"),
@@ -194,6 +199,7 @@ int RunRecord(int argc, char** argv) {
     return 2;
   }
   options.batching = batching;
+  options.netrx_sample_every = netrx_sample > 1 ? netrx_sample : 0;
   options.redact = redact;
   options.kubelet_log_dir = kubelet_log_dir;
   if (!start_at_text.empty()) {

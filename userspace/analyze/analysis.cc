@@ -258,6 +258,10 @@ LossSummary Losses(const Timeline& t) {
     r.loss_spans = c.losses.size();
     r.unseen_switches = c.chain_breaks;
     l.slices_trimmed += c.slices_trimmed;
+    for (const UntimedSpan& u : c.untimed) {
+      l.netrx_untimed += u.count;
+      l.netrx_untimed_placed += u.placed;
+    }
   }
   std::vector<std::string> sources;
   if (t.session) {
@@ -281,6 +285,10 @@ LossSummary Losses(const Timeline& t) {
     l.programs = s.program_misses;
     l.map_losses = s.map_losses;
     l.records_outside_cpus = s.records_outside_cpus;
+    l.netrx_sample_every = s.netrx_sample_every;
+    // The session's count is the recorder's; the counters' may be fewer
+    // where the analysis window or a damaged trace cut them.
+    if (!l.netrx_untimed) l.netrx_untimed = s.netrx_untimed;
     l.end_reason = s.end_reason;
     l.recording_start = s.start_ts;
     l.unread_before_loss_ns = s.unread_before_loss_ns;

@@ -123,6 +123,12 @@ struct LossSummary {
   bool unseen_from_session = false;  // unseen switches are the recorder's check, not the analysis'
   uint64_t total_unseen_switches = 0;
   uint64_t slices_trimmed = 0;  // CPU slices cut where they overlapped (a damaged trace)
+  // NET_RX storms the recorder sampled (record --netrx-sample): 1 in how
+  // many was timed (0: none sampled, or not said), how many ran untimed
+  // (counted, not lost), and how many of those the timeline holds as
+  // estimated slices (analyze/untimed_softirqs.h).
+  uint32_t netrx_sample_every = 0;
+  uint64_t netrx_untimed = 0, netrx_untimed_placed = 0;
   // gpunoise: when the recorder first found a ring short (0: never), and the
   // longest it had left the rings unread before a drain that found new loss
   // (from: CLOCK_BOOTTIME), against when the recording began.

@@ -375,6 +375,14 @@ std::vector<Finding> DetectSoftirqStorms(const AnalysisContext& ctx) {
       f.evidence.push_back(fmt::format("{} ran {} on CPU {} between {} and {}; ksoftirqd/{} ran {}", vec_name,
                                        FormatNs(vec_ns), cpu, FormatOffset(e.start, t.start_ts),
                                        FormatOffset(e.end, t.start_ts), cpu, FormatNs(ksoftirqd_ns)));
+      if (const double untimed = c.UntimedDuring(e.start, e.end); untimed >= 1) {
+        const uint32_t every = t.session ? t.session->netrx_sample_every : 0;
+        f.metrics.push_back({"untimed_softirqs", untimed});
+        f.evidence.push_back(fmt::format(
+            "{:.0f} of the NET_RX softirqs here ran untimed (the recorder timed {} of a storm's): their time in the "
+            "shares above is estimated from the timed ones",
+            untimed, every ? fmt::format("1 in {}", every) : std::string("a sample")));
+      }
       for (auto& line : d.evidence) f.evidence.push_back(std::move(line));
       if (d.device.empty())
         f.evidence.push_back("no network device data in this trace: record with the network collectors to name the device");

@@ -77,16 +77,31 @@ struct LossSpan {
   uint64_t to = 0;
 };
 
+// NET_RX softirqs the recorder counted without timing them (storm
+// sampling) that analyze/untimed_softirqs.h placed as estimated slices in
+// [from, to): `count` of them, `placed` of which fit.
+struct UntimedSpan {
+  uint64_t from = 0, to = 0;
+  uint64_t count = 0;
+  uint64_t placed = 0;
+};
+
 struct CpuTimeline {
   PodVector<RunSlice> runs;  // sorted, non-overlapping
   PodVector<IntrSlice> hardirqs;
+  // With estimated NET_RX slices where the recorder sampled a storm
+  // (`untimed` says where).
   PodVector<IntrSlice> softirqs;
+  std::vector<UntimedSpan> untimed;  // in time order
   std::vector<LossSpan> losses;
   uint64_t first_ts = 0;  // 0: no events on this CPU
   uint64_t last_ts = 0;
   uint64_t chain_breaks = 0;  // switches whose prev was not the task we knew to be current
   uint64_t slices_trimmed = 0;  // slices cut or dropped where they overlapped earlier ones (events out of order)
   bool has_data() const { return first_ts != 0; }
+  // Untimed NET_RX softirqs counted in [a, b), spans prorated by overlap.
+  double UntimedDuring(uint64_t a, uint64_t b) const;
+  uint64_t UntimedTotal() const;
 };
 
 struct ThreadInfo {

@@ -1,4 +1,5 @@
 #include "analyze/timeline_builder.h"
+#include "analyze/untimed_softirqs.h"
 
 #include <algorithm>
 
@@ -479,6 +480,7 @@ Timeline TimelineBuilder::Finish() {
   // Threads the process tree listed as their own process are main threads.
   for (auto& th : t_.thread_store)
     if (!th.tgid && t_.processes.count(th.tid)) th.tgid = th.tid;
+  EstimateUntimedSoftirqs(t_);
   Timeline out = std::move(t_);
   t_ = Timeline{};
   open_.clear();

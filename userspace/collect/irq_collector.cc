@@ -14,8 +14,12 @@
 
 namespace gpunoise::collect {
 
-IrqCollector::IrqCollector(bool hardirq, bool softirq, bool batching)
-    : Collector("irq"), hardirq_(hardirq), softirq_(softirq), batching_(batching) {}
+IrqCollector::IrqCollector(bool hardirq, bool softirq, bool batching, uint32_t netrx_sample_every)
+    : Collector("irq"),
+      hardirq_(hardirq),
+      softirq_(softirq),
+      batching_(batching),
+      netrx_sample_every_(netrx_sample_every) {}
 
 int IrqCollector::batch_flush_fd() const {
   if (!batching_ || !skel_ || report_.state == model::CollectorState::kDisabled) return -1;
@@ -44,6 +48,7 @@ void IrqCollector::Start(const CollectorContext& context) {
   skel_->rodata->gn_batching = batching_;
   bpf_program__set_autoload(skel_->progs.gn_irq_flush, batching_);
   skel_->rodata->gn_softirq_defer = defers_softirq_entries();
+  skel_->rodata->gn_netrx_sample_every = softirq_ ? netrx_sample_every_ : 0;
   bpf_program__set_autoload(skel_->progs.gn_softirq_flush, defers_softirq_entries());
   cpu_ctx_fd_ = context.cpu_ctx_fd;
   if (!ShareTransport(skel_, context)) {
@@ -64,16 +69,37 @@ void IrqCollector::Start(const CollectorContext& context) {
   if (!st.ok()) log::Warning("{}", st.error().message);
 }
 
+namespace {
+
+std::vector<gn_cpu_context> ReadContexts(int fd) {
+  int ncpus = libbpf_num_possible_cpus();
+  std::vector<gn_cpu_context> contexts(ncpus > 0 ? static_cast<size_t>(ncpus) : 0);
+  uint32_t zero = 0;
+  if (contexts.empty() || fd < 0 || bpf_map_lookup_elem(fd, &zero, contexts.data()) != 0) contexts.clear();
+  return contexts;
+}
+
+}  // namespace
+
+int IrqCollector::ContextFd() const {
+  if (cpu_ctx_fd_ >= 0) return cpu_ctx_fd_;
+  return skel_ ? bpf_map__fd(skel_->maps.gn_cpu_ctx) : -1;
+}
+
+std::vector<uint64_t> IrqCollector::UntimedNetRx() const {
+  std::vector<uint64_t> out;
+  if (!softirq_ || !skel_ || report_.state == model::CollectorState::kDisabled) return out;
+  for (const gn_cpu_context& c : ReadContexts(ContextFd())) out.push_back(c.netrx_untimed);
+  return out;
+}
+
 uint64_t IrqCollector::FlushHeldRecords(std::span<const int> cpus) {
   if (!defers_softirq_entries() || !skel_ || report_.state == model::CollectorState::kDisabled) return 0;
   int prog = bpf_program__fd(skel_->progs.gn_softirq_flush);
   if (prog < 0) return 0;
   // One read says which CPUs hold an open entry: only those get the IPI.
-  int ncpus = libbpf_num_possible_cpus();
-  std::vector<gn_cpu_context> contexts(ncpus > 0 ? static_cast<size_t>(ncpus) : 0);
-  uint32_t zero = 0;
-  int ctx_fd = cpu_ctx_fd_ >= 0 ? cpu_ctx_fd_ : bpf_map__fd(skel_->maps.gn_cpu_ctx);
-  bool known = !contexts.empty() && bpf_map_lookup_elem(ctx_fd, &zero, contexts.data()) == 0;
+  const std::vector<gn_cpu_context> contexts = ReadContexts(ContextFd());
+  const bool known = !contexts.empty();
   uint64_t failed = 0;
   for (int cpu : cpus) {
     if (known && cpu >= 0 && static_cast<size_t>(cpu) < contexts.size() &&

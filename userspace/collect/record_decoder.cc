@@ -55,7 +55,7 @@ size_t DecodeRecordEvents(std::span<const uint8_t> data, uint32_t cpu, std::span
     entry.cpu = cpu;
     entry.tid = static_cast<int32_t>(hdr.tid);
     entry.common_flags = hdr.flags;
-    entry.payload = model::SoftirqEntry{r.vec, r.raise_wait_ns};
+    entry.payload = model::SoftirqEntry{r.vec, r.raise_wait_ns, r.untimed_before};
   }
   model::Event& exit = out[n++];
   exit.ts = hdr.ts;
@@ -239,7 +239,7 @@ DecodeResult DecodeRecord(std::span<const uint8_t> data, uint32_t cpu, model::Ev
     }
     case GN_REC_SOFTIRQ_ENTRY: {
       GN_LOAD(gn_softirq, r);
-      out->payload = model::SoftirqEntry{r.vec, r.raise_wait_ns};
+      out->payload = model::SoftirqEntry{r.vec, r.raise_wait_ns, r.untimed_before};
       return DecodeResult::kOk;
     }
     case GN_REC_SOFTIRQ_EXIT: {

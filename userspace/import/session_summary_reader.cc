@@ -68,6 +68,8 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     else if (name == "bpf_recursion_misses") s.bpf_recursion_misses = Unsigned(a);
     else if (name == "records_outside_cpus") s.records_outside_cpus = Unsigned(a);
     else if (name == "switch_chain_checked") s.switch_chain_checked = Unsigned(a) != 0;
+    else if (name == "softirq.netrx_sample_every") s.netrx_sample_every = static_cast<uint32_t>(Unsigned(a));
+    else if (name == "softirq.netrx_untimed") s.netrx_untimed = Unsigned(a);
     else if (name == "drain.unread_before_loss_ns") s.unread_before_loss_ns = Unsigned(a);
     else if (name == "drain.unread_before_loss_from") s.unread_before_loss_from = Unsigned(a);
     else if (name == "drain.first_ring_loss_seen") s.first_ring_loss_seen = Unsigned(a);

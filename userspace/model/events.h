@@ -132,6 +132,11 @@ struct SoftirqEntry {
   // entries, so a recording's SoftirqRaise events are this field, expanded on
   // export (ftrace_bundle_encoder).
   uint32_t raise_wait_ns = 0;
+  // NET_RX only: softirqs of this vector that ran on this CPU since its
+  // previous timed entry without being timed (the recorder samples NET_RX
+  // storms, bpf/irq.bpf.c); the trace carries their running count on a
+  // counter track (NodeMetric::kNetRxUntimed), not in the ftrace event.
+  uint32_t untimed_before = 0;
 };
 struct SoftirqExit {
   uint32_t vec = 0;

@@ -101,6 +101,11 @@ struct SessionInfo {
   // Records that came from a CPU outside the recording's CPU set (a CPU
   // brought online during the recording): counted, not decoded.
   uint64_t records_outside_cpus = 0;
+  // NET_RX storm sampling (record --netrx-sample; bpf/irq.bpf.c): 1 in
+  // how many storm softirqs was timed (0: all were), and how many went
+  // untimed, all CPUs (counted exactly; the counter tracks place them).
+  uint32_t netrx_sample_every = 0;
+  uint64_t netrx_untimed = 0;
   // False when task filters (--pid, --cgroup) were on: then the switch chain
   // has gaps by design and unseen_switches is not measured.
   bool switch_chain_checked = true;

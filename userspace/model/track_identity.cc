@@ -18,13 +18,14 @@ constexpr std::array<std::pair<TrackKind, std::string_view>, 8> kKinds{{
     {TrackKind::kKernelHealthCounter, kTrackKindKernelHealth},
 }};
 
-constexpr std::array<std::pair<NodeMetric, std::string_view>, 6> kNodeMetrics{{
+constexpr std::array<std::pair<NodeMetric, std::string_view>, 7> kNodeMetrics{{
     {NodeMetric::kCpuSteal, "cpu_steal_share"},
     {NodeMetric::kCgroupNrThrottled, "cgroup_nr_throttled"},
     {NodeMetric::kCgroupThrottledNs, "cgroup_throttled_ns"},
     {NodeMetric::kCgroupNrPeriods, "cgroup_nr_periods"},
     {NodeMetric::kCpuIdleState, "cpu_idle_state"},
     {NodeMetric::kCpuFrequency, "cpu_frequency_khz"},
+    {NodeMetric::kNetRxUntimed, "net_rx_untimed"},
 }};
 
 constexpr std::array<std::pair<NetMetric, std::string_view>, 15> kMetrics{{

@@ -59,6 +59,10 @@ enum class NodeMetric : uint8_t {
   kCgroupNrPeriods,
   kCpuIdleState,       // cpu: the cpuidle state index from entry to exit, -1 while not idle
   kCpuFrequency,       // cpu: kHz
+  // cpu: NET_RX softirqs that ran untimed (storm sampling, bpf/irq.bpf.c)
+  // since the recording started, cumulative; a sample stands at the timed
+  // entry after them (or at the end of the recording for the last ones).
+  kNetRxUntimed,
 };
 
 // What a network counter track counts. Per-CPU metrics carry `cpu`; kDrops

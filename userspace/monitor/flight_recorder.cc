@@ -94,7 +94,9 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Start(const FlightRecord
   fr->transport_->ShareWith(&context);
   context.attach_mode = attach_mode;
   fr->collectors_.push_back(std::make_unique<collect::SchedCollector>());
-  auto irq = std::make_unique<collect::IrqCollector>(true, true);
+  // NET_RX storms sampled as `record` samples them: the flight recorder is
+  // on during the storms it is there to catch.
+  auto irq = std::make_unique<collect::IrqCollector>(true, true, false, collect::kDefaultNetRxSampleEvery);
   fr->irq_ = irq.get();
   fr->collectors_.push_back(std::move(irq));
   bool any = false;
@@ -292,6 +294,9 @@ void FlightRecorder::WriteDump(RecordRing snapshot, std::optional<KernelLogRing>
   });
   flush();
   stage.clear();
+  // The untimed count of the window is what its timed entries carried.
+  session.netrx_sample_every = collect::kDefaultNetRxSampleEvery;
+  session.netrx_untimed = sink->netrx_untimed();
   for (const auto& [cpu, n] : written) {
     model::CpuLoss l;
     l.cpu = cpu;

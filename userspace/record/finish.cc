@@ -112,6 +112,10 @@ std::string FormatSummary(const RecordResult& r) {
                              from, s.drain_raises, s.drain_raised_for_late, s.drain_raised_for_doorbell,
                              static_cast<double>(s.drain_raised_ns) / 1e9);
   }
+  if (s.netrx_untimed)
+    drain_text += fmt::format("\nNET_RX storms: {} softirqs ran untimed, counted (1 in {} timed past 8 a tick on a "
+                              "CPU; --netrx-sample 0 times all)",
+                              s.netrx_untimed, s.netrx_sample_every);
   std::string net_text = drain_text + (r.net_summary.empty() ? "" : "\n" + r.net_summary);
   if (!r.node_summary.empty()) net_text += "\n" + r.node_summary;
   std::string size_text = HumanBytes(r.bytes_written);

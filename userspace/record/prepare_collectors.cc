@@ -49,7 +49,8 @@ CollectorSet BuildCollectors(const RecordPlan& plan, const RecordOptions& option
   CollectorSet set;
   if (plan.sched) set.collectors.push_back(std::make_unique<collect::SchedCollector>(plan.batching));
   if (plan.hardirq || plan.softirq) {
-    auto irq = std::make_unique<collect::IrqCollector>(plan.hardirq, plan.softirq, plan.batching);
+    auto irq = std::make_unique<collect::IrqCollector>(plan.hardirq, plan.softirq, plan.batching,
+                                                       options.netrx_sample_every);
     set.irq = irq.get();
     set.collectors.push_back(std::move(irq));
   }

@@ -6,10 +6,12 @@
 
 #include "collect/clock_discipline.h"
 #include "collect/host_info.h"
+#include "collect/irq_collector.h"
 #include "collect/ring_transport.h"
 #include "collect/system_checks.h"
 #include "collect/tracepoint_catalog.h"
 #include "common/cpu_list.h"
+#include "common/log.h"
 #include "export/perfetto/trace_sink.h"
 #include "record/drain.h"
 #include "record/finish.h"
@@ -93,6 +95,15 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   RunLoop(options, *transport, drain, *sink, set, start.workload_fd, *start.drain_yield, session, result.late_error);
   result.detach_abandoned = StopCollectors(options, set, *transport, flushers, plan.cpus, session);
   drain.DrainToEnd(session, result.late_error);
+  // After the last drain and the held entries' flush: what the kernel
+  // counted untimed after each CPU's last timed NET_RX entry goes in too.
+  if (set.irq && options.netrx_sample_every) {
+    session.netrx_sample_every = options.netrx_sample_every;
+    if (!result.detach_abandoned && !sink->failed())
+      if (Status st = sink->WriteNetRxUntimedTotals(session.end_ts, set.irq->UntimedNetRx()); !st.ok())
+        log::Warning("the untimed NET_RX softirq counts could not be written: {}", st.error().message);
+    session.netrx_untimed = sink->netrx_untimed();
+  }
 
   // Final accounting: per CPU and kind, per collector, per program, per map.
   LossAccount loss = AccountLoss(transport->LostByCpuAndKind(), intake, plan.cpus, set.collectors.size(),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collect/collector.h"
+#include "collect/irq_collector.h"
 #include "collect/net_collector.h"
 
 #include "export/perfetto/trace_file_writer.h"
@@ -69,6 +70,10 @@ struct RecordOptions {
   // each drain first flushes every CPU whose batch holds records. Off: one reservation per
   // record (--no-batching, the direct path).
   bool batching = false;
+  // --netrx-sample: past 8 NET_RX softirqs in one jiffy on a CPU (a storm),
+  // time only 1 in this many of the rest and count the others
+  // (bpf/irq.bpf.c, "NET_RX storms are sampled"). 0: time every softirq.
+  uint32_t netrx_sample_every = collect::kDefaultNetRxSampleEvery;
   // zlib blocks: files about 5x smaller for a few % of the recorder's CPU
   // (docs/record.md, "Compression").
   perfetto::TraceCompression compression = perfetto::TraceCompression::kZlib;

@@ -83,6 +83,12 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   w.Field("switch_chain_checked", l.switch_chain_checked);
   w.Field("unseen_switches", l.total_unseen_switches);
   w.Field("slices_trimmed", l.slices_trimmed);
+  w.Key("netrx_sampling");
+  w.BeginObject();
+  w.Field("sample_every", uint64_t{l.netrx_sample_every});
+  w.Field("untimed", l.netrx_untimed);
+  w.Field("placed", l.netrx_untimed_placed);
+  w.EndObject();
   if (!l.end_reason.empty()) w.Field("end_reason", l.end_reason);
   else {
     w.Key("end_reason");

@@ -213,6 +213,18 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
                         : fmt::format("{} context switches missing from the data (breaks in the switch chain)",
                                       l.total_unseen_switches));
   }
+  if (l.netrx_untimed) {
+    std::string line = fmt::format("NET_RX storms sampled: {} ran untimed, counted exactly (not lost)",
+                                   Plural(l.netrx_untimed, "softirq", "softirqs"));
+    if (l.netrx_sample_every)
+      line += fmt::format("; the recorder timed 1 in {} past 8 a tick on a CPU (record --netrx-sample)",
+                          l.netrx_sample_every);
+    line += fmt::format("; {} placed between the timed ones as estimates, as long as those",
+                        l.netrx_untimed_placed);
+    if (l.netrx_untimed_placed < l.netrx_untimed)
+      line += fmt::format(" ({} did not fit and count without time)", l.netrx_untimed - l.netrx_untimed_placed);
+    lines.push_back(line);
+  }
   if (l.slices_trimmed)
     lines.push_back(fmt::format("{} CPU slices overlapped earlier ones (events out of order: a damaged trace) and "
                                 "were cut where they overlapped",

@@ -186,6 +186,10 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
   AddArg(e, "lost_events", model::TotalKernelAndUserLoss(session));
   AddArg(e, "records_outside_cpus", session.records_outside_cpus);
   AddArg(e, "switch_chain_checked", session.switch_chain_checked);
+  if (session.netrx_sample_every) {
+    AddArg(e, "softirq.netrx_sample_every", uint64_t{session.netrx_sample_every});
+    AddArg(e, "softirq.netrx_untimed", session.netrx_untimed);
+  }
   if (session.unread_before_loss_ns) {
     AddArg(e, "drain.unread_before_loss_ns", session.unread_before_loss_ns);
     AddArg(e, "drain.unread_before_loss_from", session.unread_before_loss_from);

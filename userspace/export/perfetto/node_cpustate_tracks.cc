@@ -14,6 +14,7 @@ namespace gpunoise::perfetto {
 namespace node_metric {
 std::string CpuIdleState(uint32_t cpu) { return fmt::format("cpu{} idle state", cpu); }
 std::string CpuFrequency(uint32_t cpu) { return fmt::format("cpu{} frequency", cpu); }
+std::string CpuNetRxUntimed(uint32_t cpu) { return fmt::format("cpu{} NET_RX softirqs untimed", cpu); }
 }  // namespace node_metric
 
 Result<uint64_t> NodeTrackWriter::CpuStateTrack(uint64_t ts, const std::string& name, std::string_view unit,
@@ -75,6 +76,11 @@ Status NodeTrackWriter::WriteIdle(const model::CpuStateEvent& idle) {
 Status NodeTrackWriter::WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz) {
   return CpuStateCounter(ts, node_metric::CpuFrequency(cpu), static_cast<double>(khz), "kHz",
                          CpuCounterId(model::NodeMetric::kCpuFrequency, cpu));
+}
+
+Status NodeTrackWriter::WriteNetRxUntimed(uint64_t ts, uint32_t cpu, uint64_t total) {
+  return CpuStateCounter(ts, node_metric::CpuNetRxUntimed(cpu), static_cast<double>(total), "softirqs",
+                         CpuCounterId(model::NodeMetric::kNetRxUntimed, cpu));
 }
 
 Status NodeTrackWriter::WriteNuma(const model::NumaEvent& n) {

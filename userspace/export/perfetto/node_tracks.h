@@ -113,6 +113,9 @@ class NodeTrackWriter {
   Status WriteIdle(const model::CpuStateEvent& idle);
   Status WriteFrequency(uint64_t ts, uint32_t cpu, uint32_t khz);
   Status WriteNuma(const model::NumaEvent& numa);
+  // NET_RX softirqs left untimed on `cpu` before `ts`, since the recording
+  // started (model::NodeMetric::kNetRxUntimed).
+  Status WriteNetRxUntimed(uint64_t ts, uint32_t cpu, uint64_t total);
   struct MetaArg {
     std::string_view name;
     int64_t number = 0;

@@ -95,19 +95,72 @@ Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
   PendingEvents bundle{writer_.accepted_packets() + 1, cpu, {}};
   PendingEvents vectors{0, cpu, {}};
   vector_positions_.clear();
+  Status st;
   for (size_t i = 0; i < events.size(); ++i) {
     const model::Event& ev = events[i];
     const bool ftrace = perfetto::HasFtraceForm(ev);
     ++(ftrace ? bundle : vectors).kinds[model::EventKindIndex(ev)];
     if (!ftrace) vector_positions_.push_back(static_cast<uint32_t>(i));
+    if (const auto* entry = std::get_if<model::SoftirqEntry>(&ev.payload);
+        entry && entry->vec == static_cast<uint32_t>(model::SoftirqVec::kNetRx))
+      untimed_seen_.push_back({ev.ts, entry->untimed_before});
   }
   pending_.push_back(bundle);
-  Status st = WriteSerialized(bundle_bytes_);
+  st = WriteSerialized(bundle_bytes_);
+  // After the bundle: its counter samples are packets of their own.
+  for (const auto& [ts, count] : untimed_seen_)
+    if (st.ok()) st = NoteUntimed(cpu, ts, count);
+  untimed_seen_.clear();
   if (st.ok()) st = WriteVectorSlices(cpu, events, vector_positions_);
   vectors.last_packet = writer_.accepted_packets();
   if (vectors.last_packet > bundle.last_packet) pending_.push_back(vectors);
   ForgetDurable();
   return st;
+}
+
+Status TraceSink::NoteUntimed(uint32_t cpu, uint64_t ts, uint32_t count) {
+  if (untimed_.size() <= cpu) untimed_.resize(cpu + 1);
+  UntimedCount& u = untimed_[cpu];
+  const uint64_t previous_entry = u.last_entry;
+  u.last_entry = ts;
+  if (count == 0) return OkStatus();
+  // A storm times thousands of entries a second per CPU: one sample a
+  // millisecond keeps the counter's bytes small next to the slices' and
+  // finer than any window the report looks through.
+  constexpr uint64_t kSampleEveryNs = 1'000'000;
+  const bool unsampled = u.total != u.sampled;
+  u.total += count;
+  if (u.written && ts < u.sampled_at + kSampleEveryNs) return OkStatus();
+  // The count rose after the previous timed entry, not before it: a sample
+  // of the old value there bounds the rise from below (at a storm's start,
+  // once timed entries without untimed ones came since the last sample).
+  if (!unsampled && previous_entry > u.sampled_at)
+    GN_RETURN_IF_ERROR(node_tracks_.WriteNetRxUntimed(previous_entry, cpu, u.sampled));
+  u.written = true;
+  u.sampled = u.total;
+  u.sampled_at = ts;
+  return node_tracks_.WriteNetRxUntimed(ts, cpu, u.total);
+}
+
+Status TraceSink::WriteNetRxUntimedTotals(uint64_t ts, std::span<const uint64_t> kernel_totals) {
+  if (untimed_.size() < kernel_totals.size()) untimed_.resize(kernel_totals.size());
+  for (uint32_t cpu = 0; cpu < untimed_.size(); ++cpu) {
+    UntimedCount& u = untimed_[cpu];
+    u.total = std::max(u.total, cpu < kernel_totals.size() ? kernel_totals[cpu] : 0);
+    if (u.written && u.total == u.sampled) continue;
+    if (u.total == 0) continue;
+    u.written = true;
+    u.sampled = u.total;
+    u.sampled_at = std::max(ts, u.sampled_at);
+    GN_RETURN_IF_ERROR(node_tracks_.WriteNetRxUntimed(u.sampled_at, cpu, u.total));
+  }
+  return OkStatus();
+}
+
+uint64_t TraceSink::netrx_untimed() const {
+  uint64_t n = 0;
+  for (const UntimedCount& u : untimed_) n += u.total;
+  return n;
 }
 
 void TraceSink::ForgetDurable() {

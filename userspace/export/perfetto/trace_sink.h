@@ -50,8 +50,19 @@ class TraceSink : public perfetto::IrqNameSource {
 
   Status WriteHeader(const model::HostInfo& host, const model::ProcessSnapshot& processes,
                      const model::SessionInfo& session);
-  // `events`: one CPU's events of one drain, sorted by timestamp.
+  // `events`: one CPU's events of one drain, sorted by timestamp. Timed
+  // NET_RX entries that speak for untimed ones (SoftirqEntry::
+  // untimed_before) move that CPU's untimed counter track, at most one
+  // sample a millisecond (and one of the old value at the timed entry
+  // before, where the count had not risen since the last sample).
   Status WriteCpuBatch(uint32_t cpu, model::EventView events, bool lost_events);
+  // The untimed NET_RX softirqs of each CPU (index) as the kernel counted
+  // them at the end: a last sample at `ts` where they exceed what the
+  // records carried (those after the last timed entry, or carried by a
+  // record that was lost) or where the last sample was held back.
+  Status WriteNetRxUntimedTotals(uint64_t ts, std::span<const uint64_t> kernel_totals);
+  // The untimed NET_RX softirqs written so far, all CPUs.
+  uint64_t netrx_untimed() const;
   // After a write error: calls fn(cpu, kind, n) for the events of every batch
   // the file never got, also those the writer had accepted into its buffer
   // before the error, and forgets them.
@@ -118,6 +129,15 @@ class TraceSink : public perfetto::IrqNameSource {
   std::string bundle_bytes_;  // one CPU batch's packet, reused
   std::vector<uint32_t> vector_positions_;  // one CPU batch's events without an ftrace form, reused
   std::vector<uint64_t> last_bundle_end_;  // per CPU
+  // Per CPU: untimed NET_RX softirqs the records carried, the last sample
+  // written (its time and value) and the last timed NET_RX entry.
+  struct UntimedCount {
+    uint64_t total = 0, sampled = 0, sampled_at = 0, last_entry = 0;
+    bool written = false;
+  };
+  std::vector<UntimedCount> untimed_;
+  std::vector<std::pair<uint64_t, uint32_t>> untimed_seen_;  // one batch's (ts, count), reused
+  Status NoteUntimed(uint32_t cpu, uint64_t ts, uint32_t count);
   uint64_t data_start_ = 0;
   std::optional<perfetto::ClockReadings> clock_override_;
   // Each CPU's "Vectors Cpu N" slices, on a sequence of their own
