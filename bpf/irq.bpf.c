@@ -122,13 +122,9 @@ static __always_inline struct gn_softirq_raised *gn_this_cpu_raises(void)
 	return bpf_map_lookup_elem(&gn_softirq_raised, &zero);
 }
 
-/* A raise writes no record: it notes its time when the vector has no
- * unanswered raise, and the entry that answers it carries the wait. A raise
- * always sets the raising CPU's own pending bit, so the entry that serves it
- * runs on this CPU. */
 /* NET_RX storms are sampled. In a NET_RX flood every softirq is a clock
  * read and a record at entry and exit, and that cost lands on the CPU that
- * is drowning (docs/performance.md, "NET_RX storms"). So when user space
+ * is drowning (docs/performance.md, "NET_RX storms sampled"). So when user space
  * asks (gn_netrx_sample_every > 0), a CPU past gn_netrx_storm_entries
  * NET_RX entries within one jiffy times only every gn_netrx_sample_every-th
  * of the rest: the others read no clock and write nothing, and are counted
@@ -167,6 +163,10 @@ static __always_inline bool gn_netrx_next_untimed(const struct gn_cpu_context *c
 	       c->storm_tick == bpf_jiffies64();
 }
 
+/* A raise writes no record: it notes its time when the vector has no
+ * unanswered raise, and the entry that answers it carries the wait. A raise
+ * always sets the raising CPU's own pending bit, so the entry that serves it
+ * runs on this CPU. */
 static __always_inline void gn_note_softirq_raise(__u32 vec)
 {
 	/* Behind the gate like a record: an entry's wait never reaches back

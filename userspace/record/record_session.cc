@@ -97,7 +97,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   drain.DrainToEnd(session, result.late_error);
   // After the last drain and the held entries' flush: what the kernel
   // counted untimed after each CPU's last timed NET_RX entry goes in too.
-  if (set.irq && options.netrx_sample_every) {
+  if (set.irq && plan.softirq && options.netrx_sample_every) {
     session.netrx_sample_every = options.netrx_sample_every;
     if (!result.detach_abandoned && !sink->failed())
       if (Status st = sink->WriteNetRxUntimedTotals(session.end_ts, set.irq->UntimedNetRx()); !st.ok())
