@@ -12,6 +12,7 @@
 #include "analyze/analysis.h"
 #include "analyze/synthetic.h"
 #include "analyze/timeline_builder.h"
+#include "export/perfetto/event_at.h"
 #include "export/perfetto/trace_sink.h"
 #include "import/test_trace.h"
 #include "import/trace_reader.h"
@@ -28,12 +29,7 @@ constexpr uint32_t kNetRx = 3, kTimer = 1;
 constexpr int32_t kSender = 100;
 
 model::Event At(uint64_t ts, uint32_t cpu, int32_t tid, model::Payload p) {
-  model::Event e;
-  e.ts = ts;
-  e.cpu = cpu;
-  e.tid = tid;
-  e.payload = std::move(p);
-  return e;
+  return gpunoise::testing::EventAt(ts, std::move(p), cpu, tid);
 }
 
 model::Event SwitchTo(uint64_t ts, uint32_t cpu, int32_t next, const char* comm) {

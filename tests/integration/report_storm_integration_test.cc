@@ -15,11 +15,11 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <tuple>
 
 #include "integration/support/cpu_cgroup.h"
+#include "integration/support/host_noise.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
 #include "integration/support/veth_pair.h"
@@ -317,25 +317,7 @@ TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
   for (const auto& [j, keys] : want) std::printf("report and monitor: %s", Describe(keys).c_str());
 }
 
-// NET_RX softirqs run on `cpu` since boot (/proc/softirqs; the kernel
-// counts each just before its softirq_entry tracepoint fires).
-uint64_t NetRxSoftirqsOn(int cpu) {
-  std::ifstream in("/proc/softirqs");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string name;
-    words >> name;
-    if (name != "NET_RX:") continue;
-    uint64_t n = 0;
-    for (int i = 0; i <= cpu && (words >> n); ++i) {
-    }
-    return n;
-  }
-  return 0;
-}
-
-struct NetRxCount {
+struct FloodNetRx {
   uint64_t flood = 0;      // /proc/softirqs across the flood alone
   uint64_t recording = 0;  // /proc/softirqs from "recording" to the recorder's exit
   uint64_t timed = 0, untimed = 0;  // in the trace
@@ -344,8 +326,8 @@ struct NetRxCount {
 
 // Records a 1.5 s UDP flood sent from CPU 1 (its NET_RX runs there) with
 // --netrx-sample `every`, and counts CPU 1's NET_RX softirqs both ways.
-NetRxCount CountFloodNetRx(const std::string& every) {
-  NetRxCount out;
+FloodNetRx CountFloodNetRx(const std::string& every) {
+  FloodNetRx out;
   std::string error;
   auto pair = VethPair::Create({}, &error);
   EXPECT_TRUE(pair) << error;
@@ -354,21 +336,21 @@ NetRxCount CountFloodNetRx(const std::string& every) {
   const std::string trace = dir.path() + "/sampled.pftrace";
   ChildProcess rec({GpunoiseBinary(), "record", "-d", "60", "--netrx-sample", every, "-o", trace});
   EXPECT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
-  const uint64_t recording_start = NetRxSoftirqsOn(1);
+  const uint64_t recording_start = NetRxCount(1);
   {
     BoostedSession boost;
     UdpFloodOptions flood;
     flood.duration = 1500ms;
     flood.sender_cpu = 1;
     flood.receiver_cpu = 0;
-    const uint64_t before = NetRxSoftirqsOn(1);
+    const uint64_t before = NetRxCount(1);
     UdpFloodResult r = RunUdpFlood(*pair, flood);
-    out.flood = NetRxSoftirqsOn(1) - before;
+    out.flood = NetRxCount(1) - before;
     EXPECT_GT(r.sent, 10000u);
   }
   rec.Signal(SIGINT);
   EXPECT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
-  out.recording = NetRxSoftirqsOn(1) - recording_start;
+  out.recording = NetRxCount(1) - recording_start;
   report::ReportOptions options;
   options.trace_path = trace;
   auto result = report::RunReport(options);
@@ -397,7 +379,7 @@ NetRxCount CountFloodNetRx(const std::string& every) {
 // The kernel's own count brackets the trace's: every softirq of the flood is
 // in the trace, timed or untimed, and nothing beyond the recording's.
 // A little slack above: "recording" is printed just after the gate opens.
-void ExpectTheTraceCountsEveryNetRxSoftirq(const NetRxCount& n) {
+void ExpectTheTraceCountsEveryNetRxSoftirq(const FloodNetRx& n) {
   EXPECT_GE(n.timed + n.untimed, n.flood) << n.output;
   EXPECT_LE(n.timed + n.untimed, n.recording + 200) << n.output;
 }
@@ -405,7 +387,7 @@ void ExpectTheTraceCountsEveryNetRxSoftirq(const NetRxCount& n) {
 TEST(RecordStorm, ASampledFloodCountsEveryNetRxSoftirqOfItsCpuTimedOrUntimed) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
-  NetRxCount n = CountFloodNetRx("16");
+  FloodNetRx n = CountFloodNetRx("16");
   ExpectTheTraceCountsEveryNetRxSoftirq(n);
   EXPECT_GT(n.flood, 50000u) << "a storm";
   // Past 8 a jiffy, 1 in 16 is timed: most of a storm goes untimed.
@@ -416,7 +398,7 @@ TEST(RecordStorm, ASampledFloodCountsEveryNetRxSoftirqOfItsCpuTimedOrUntimed) {
 TEST(RecordStorm, WithoutSamplingEveryNetRxSoftirqIsTimed) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
-  NetRxCount n = CountFloodNetRx("0");
+  FloodNetRx n = CountFloodNetRx("0");
   ExpectTheTraceCountsEveryNetRxSoftirq(n);
   EXPECT_EQ(n.untimed, 0u);
   EXPECT_EQ(n.output.find("NET_RX storms sampled:"), std::string::npos) << n.output;
