@@ -55,6 +55,7 @@ class PairResult:
     uncompressed_bytes_per_event: float = None
     unreported_switches: int = None
     kernel_skipped: int = None
+    untimed_softirqs: int = None
     base_delivered: float = None     # W2 UDP: datagrams received / sent, untraced
     traced_delivered: float = None   # the same, traced
     note: str = ""
@@ -88,6 +89,11 @@ class CellResult:
         if unreported and sum(unreported):
             notes.append(f"{sum(unreported):,} context switches the kernel never delivered to a tracepoint "
                          "(gpunoise's switch-chain check; not ring loss)")
+        untimed = self.values("untimed_softirqs")
+        if untimed and sum(untimed):
+            notes.append(f"{sum(untimed):,} NET_RX softirqs counted without timing (storm sampling, record "
+                         "--netrx-sample): each is two events (entry and exit) in events/s and ns/event, as the "
+                         "peers write both")
         skipped = self.values("kernel_skipped")
         if skipped and sum(skipped):
             notes.append(f"{sum(skipped):,} program runs the kernel skipped, the program already running on "
@@ -160,7 +166,7 @@ def run_traced(tracer, workload, outdir, before_stop=None):
 
 def measure_pair(tracer, workload, base, traced, output, timings):
     p = PairResult(note=output.note, unreported_switches=output.unreported_switches,
-                   kernel_skipped=output.kernel_skipped)
+                   kernel_skipped=output.kernel_skipped, untimed_softirqs=output.untimed_softirqs)
     if base.throughput and traced.throughput:
         p.ratio = traced.throughput / base.throughput
         p.base_throughput = base.throughput

@@ -72,6 +72,10 @@ class TracerOutput:
     # already running on that CPU (recursion). Lost events, but not ring
     # loss: kept out of `lost`, as the report keeps them apart.
     kernel_skipped: int = None
+    # gpunoise only: NET_RX softirqs its programs ran on and counted without
+    # timing or writing them (record --netrx-sample). Each is two of the
+    # events the peers write (its entry and exit), counted in `events`.
+    untimed_softirqs: int = None
     note: str = ""
 
 
@@ -209,9 +213,11 @@ class GpunoiseRecord(Tracer):
         unseen = re.search(r"(\d+) context switches the kernel did not report", self.stdout(outdir))
         skipped = re.search(r"\((\d+) of them program runs the kernel skipped\)", self.stdout(outdir))
         skipped = int(skipped.group(1)) if skipped else 0
+        untimed = re.search(r"NET_RX storms: (\d+) softirqs ran untimed", self.stdout(outdir))
+        untimed = int(untimed.group(1)) if untimed else 0
         return TracerOutput(
-            events=sum(per_collector.values()), sched_events=per_collector.get("sched"), lost=lost - skipped,
-            kernel_skipped=skipped,
+            events=sum(per_collector.values()) + 2 * untimed, sched_events=per_collector.get("sched"),
+            lost=lost - skipped, kernel_skipped=skipped, untimed_softirqs=untimed,
             output_bytes=os.path.getsize(path) if os.path.exists(path) else None,
             unreported_switches=int(unseen.group(1)) if unseen else 0)
 

@@ -122,6 +122,18 @@ class ParsersTest(unittest.TestCase):
         self.assertEqual(c.lost_total(), 2)
         self.assertTrue(any("6 program runs the kernel skipped" in n for n in c.notes()), c.notes())
 
+    def test_gpunoise_untimed_softirqs_count_as_their_entry_and_exit_and_are_noted(self):
+        d = self.tracer_outputs("gpunoise: recorded 5.0 s on 2 CPUs to /tmp/x/trace.pftrace (1.1 MiB): sched 9000 "
+                                "events, irq 1000 events; 0 lost events\nNET_RX storms: 1500 softirqs ran untimed, "
+                                "counted (1 in 16 timed past 8 a tick on a CPU; --netrx-sample 0 times all)\n")
+        out = tracers.GpunoiseRecord("/bin/true", "gpunoise", "gpunoise record").parse(d)
+        self.assertEqual(out.events, 9000 + 1000 + 2 * 1500)
+        self.assertEqual(out.untimed_softirqs, 1500)
+        c = cells.CellResult("gpunoise record", "W2 UDP")
+        timings = {"cpu_run_s": 0.1, "cpu_after_s": 0.0, "life_s": 5.0}
+        c.pairs = [cells.measure_pair(None, Fixed(), run(1.0, 1.0, 1.0, 5.0), run(1.0, 1.0, 1.0, 5.0), out, timings)]
+        self.assertTrue(any("1,500 NET_RX softirqs counted without timing" in n for n in c.notes()), c.notes())
+
     def test_monitor_lost_is_the_sum_of_its_lost_events_counters_after_the_run(self):
         d = self.tracer_outputs("")
         monitor = tracers.GpunoiseMonitor("/bin/true")
