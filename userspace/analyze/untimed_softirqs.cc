@@ -103,28 +103,33 @@ class CpuEstimate {
       const uint64_t end = std::min(start + len, to);
       if (end <= start) continue;
       added_.push_back(IntrSlice{start, end, kNetRx, TaskAt(c_, start)});
+      span_of_.push_back(c_.untimed.size());  // the span being placed is pushed after
       floor_ = end;
       ++placed;
     }
     return placed;
   }
 
-  // The estimates into the CPU's softirqs, in start order. They were
-  // placed in gaps between its slices, so none overlaps; one that would
-  // (a damaged trace) is dropped.
+  // The estimates into the CPU's softirqs, in start order (they were
+  // placed in time order). They were placed in gaps between its slices, so
+  // none overlaps; one that would (a damaged trace) is dropped and no
+  // longer counts as placed.
   void Merge() {
     if (added_.empty()) return;
-    std::sort(added_.begin(), added_.end(), [](const IntrSlice& a, const IntrSlice& b) { return a.start < b.start; });
     PodVector<IntrSlice> out;
     out.reserve(c_.softirqs.size() + added_.size());
     size_t a = 0, b = 0;
     while (a < c_.softirqs.size() || b < added_.size()) {
       const bool take_added = b < added_.size() && (a == c_.softirqs.size() || added_[b].start < c_.softirqs[a].start);
+      const size_t span = take_added ? span_of_[b] : 0;
       const IntrSlice& s = take_added ? added_[b++] : c_.softirqs[a++];
       if (take_added) {
         const bool clashes = (!out.empty() && out.back().end > s.start) ||
                              (a < c_.softirqs.size() && c_.softirqs[a].start < s.end);
-        if (clashes) continue;
+        if (clashes) {
+          if (span < c_.untimed.size() && c_.untimed[span].placed) --c_.untimed[span].placed;
+          continue;
+        }
       }
       out.push_back(s);
     }
@@ -132,7 +137,8 @@ class CpuEstimate {
   }
 
   CpuTimeline& c_;
-  std::vector<IntrSlice> added_;
+  std::vector<IntrSlice> added_;   // in time order
+  std::vector<size_t> span_of_;    // each estimate's span in c_.untimed
   uint64_t floor_ = 0;  // the end of the last estimate placed
 };
 
