@@ -29,6 +29,7 @@
 #include "analyze/timeline.h"
 #include "analyze/timeline_builder.h"
 #include "import/trace_reader.h"
+#include "model/trace_sink.h"
 #include "monitor/interval_detection.h"
 #include "report/report_session.h"
 
@@ -317,10 +318,25 @@ TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
   for (const auto& [j, keys] : want) std::printf("report and monitor: %s", Describe(keys).c_str());
 }
 
+// The NET_RX entries of one CPU as the trace holds them (before analysis).
+class NetRxEntries : public model::TraceSink {
+ public:
+  explicit NetRxEntries(uint32_t cpu) : cpu_(cpu) {}
+  void OnEvent(const model::Event& e) override {
+    const auto* entry = std::get_if<model::SoftirqEntry>(&e.payload);
+    count += e.cpu == cpu_ && entry && entry->vec == 3;
+  }
+  uint64_t count = 0;
+
+ private:
+  uint32_t cpu_;
+};
+
 struct FloodNetRx {
   uint64_t flood = 0;      // /proc/softirqs across the flood alone
   uint64_t recording = 0;  // /proc/softirqs from "recording" to the recorder's exit
   uint64_t timed = 0, untimed = 0;  // in the trace
+  uint64_t timeline_timed = 0;      // the timeline's NET_RX slices, less the estimates
   std::string output;      // the report
 };
 
@@ -375,13 +391,18 @@ FloodNetRx CountFloodNetRx(const std::string& every) {
   const analyze::CpuTimeline& c = t.cpus[1];
   uint64_t placed = 0;
   for (const analyze::UntimedSpan& u : c.untimed) placed += u.placed;
-  for (const analyze::IntrSlice& s : c.softirqs) out.timed += s.id == 3;
-  out.timed -= placed;  // the estimates are not timed ones
+  for (const analyze::IntrSlice& s : c.softirqs) out.timeline_timed += s.id == 3;
+  out.timeline_timed -= placed;  // the estimates are not timed ones
   out.untimed = c.UntimedTotal();
+  NetRxEntries entries(1);
+  import::TraceReader raw(entries);
+  EXPECT_TRUE(raw.ReadFile(trace).ok());
+  out.timed = entries.count;
   std::printf("--netrx-sample %s: %lu NET_RX softirqs in the flood, %lu in the recording; the trace has %lu timed "
-              "and %lu untimed\n",
+              "and %lu untimed; the timeline %lu timed slices\n",
               every.c_str(), static_cast<unsigned long>(out.flood), static_cast<unsigned long>(out.recording),
-              static_cast<unsigned long>(out.timed), static_cast<unsigned long>(out.untimed));
+              static_cast<unsigned long>(out.timed), static_cast<unsigned long>(out.untimed),
+              static_cast<unsigned long>(out.timeline_timed));
   return out;
 }
 
