@@ -95,21 +95,27 @@ Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
   PendingEvents bundle{writer_.accepted_packets() + 1, cpu, {}};
   PendingEvents vectors{0, cpu, {}};
   vector_positions_.clear();
-  Status st;
+  // Only entries that speak for untimed ones are kept, each with the timed
+  // NET_RX entry before it; the rest only move that mark.
+  if (untimed_.size() <= cpu) untimed_.resize(cpu + 1);
+  uint64_t last_netrx = untimed_[cpu].last_entry;
   for (size_t i = 0; i < events.size(); ++i) {
     const model::Event& ev = events[i];
     const bool ftrace = perfetto::HasFtraceForm(ev);
     ++(ftrace ? bundle : vectors).kinds[model::EventKindIndex(ev)];
     if (!ftrace) vector_positions_.push_back(static_cast<uint32_t>(i));
     if (const auto* entry = std::get_if<model::SoftirqEntry>(&ev.payload);
-        entry && entry->vec == static_cast<uint32_t>(model::SoftirqVec::kNetRx))
-      untimed_seen_.push_back({ev.ts, entry->untimed_before});
+        entry && entry->vec == static_cast<uint32_t>(model::SoftirqVec::kNetRx)) {
+      if (entry->untimed_before) untimed_seen_.push_back({ev.ts, last_netrx, entry->untimed_before});
+      last_netrx = ev.ts;
+    }
   }
+  untimed_[cpu].last_entry = last_netrx;
   pending_.push_back(bundle);
-  st = WriteSerialized(bundle_bytes_);
+  Status st = WriteSerialized(bundle_bytes_);
   // After the bundle: its counter samples are packets of their own.
-  for (const auto& [ts, count] : untimed_seen_)
-    if (st.ok()) st = NoteUntimed(cpu, ts, count);
+  for (const UntimedEntry& e : untimed_seen_)
+    if (st.ok()) st = NoteUntimed(cpu, e);
   untimed_seen_.clear();
   if (st.ok()) st = WriteVectorSlices(cpu, events, vector_positions_);
   vectors.last_packet = writer_.accepted_packets();
@@ -118,18 +124,15 @@ Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
   return st;
 }
 
-Status TraceSink::NoteUntimed(uint32_t cpu, uint64_t ts, uint32_t count) {
-  if (untimed_.size() <= cpu) untimed_.resize(cpu + 1);
+Status TraceSink::NoteUntimed(uint32_t cpu, const UntimedEntry& e) {
   UntimedCount& u = untimed_[cpu];
-  const uint64_t previous_entry = u.last_entry;
-  u.last_entry = ts;
-  if (count == 0) return OkStatus();
+  const uint64_t ts = e.ts, previous_entry = e.previous_entry;
   // A storm times thousands of entries a second per CPU: one sample a
   // millisecond keeps the counter's bytes small next to the slices' and
   // finer than any window the report looks through.
   constexpr uint64_t kSampleEveryNs = 1'000'000;
   const bool unsampled = u.total != u.sampled;
-  u.total += count;
+  u.total += e.count;
   if (u.written && ts < u.sampled_at + kSampleEveryNs) return OkStatus();
   // The count rose after the previous timed entry, not before it: a sample
   // of the old value there bounds the rise from below (at a storm's start,

@@ -136,8 +136,14 @@ class TraceSink : public perfetto::IrqNameSource {
     bool written = false;
   };
   std::vector<UntimedCount> untimed_;
-  std::vector<std::pair<uint64_t, uint32_t>> untimed_seen_;  // one batch's (ts, count), reused
-  Status NoteUntimed(uint32_t cpu, uint64_t ts, uint32_t count);
+  // A timed NET_RX entry that speaks for `count` untimed ones, and the
+  // timed NET_RX entry before it on its CPU (0: none).
+  struct UntimedEntry {
+    uint64_t ts = 0, previous_entry = 0;
+    uint32_t count = 0;
+  };
+  std::vector<UntimedEntry> untimed_seen_;  // one batch's, reused
+  Status NoteUntimed(uint32_t cpu, const UntimedEntry& e);
   uint64_t data_start_ = 0;
   std::optional<perfetto::ClockReadings> clock_override_;
   // Each CPU's "Vectors Cpu N" slices, on a sequence of their own
