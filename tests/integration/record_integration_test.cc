@@ -235,6 +235,14 @@ TEST(RecordIntegration, BadOptionsAreUsageErrors) {
   EXPECT_NE(rec4.stderr_text().find("usage: gpunoise record: invalid --drain-priority 'low' (idle or normal)"),
             std::string::npos)
       << rec4.stderr_text();
+  // A negative rate is not wrapped into a huge unsigned one.
+  for (const char* bad : {"-1", "70000"}) {
+    ChildProcess rec5({GpunoiseBinary(), "record", "--netrx-sample", bad});
+    EXPECT_EQ(rec5.Wait(10s), 2) << bad;
+    EXPECT_NE(rec5.stderr_text().find(std::string("usage: gpunoise record: invalid --netrx-sample ") + bad),
+              std::string::npos)
+        << rec5.stderr_text();
+  }
 }
 
 // (The default, auto, is zlib while the node has CPU to spare: on a busy CI

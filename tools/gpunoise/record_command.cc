@@ -29,6 +29,10 @@ namespace po = boost::program_options;
 namespace gpunoise::cli {
 namespace {
 
+// 1 in 65536 still counts every softirq; past it the timed ones are too
+// few to estimate a storm's time from.
+constexpr int64_t kMaxNetRxSample = 65536;
+
 constexpr const char* kUsage =
     "gpunoise record: record scheduling, interrupt and network activity of this node, and what its\n"
     "GPUs did, into one Perfetto trace (open it at ui.perfetto.dev, or read it with 'gpunoise report').\n\n"
@@ -80,7 +84,7 @@ int RunRecord(int argc, char** argv) {
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
-  uint32_t netrx_sample = collect::kDefaultNetRxSampleEvery;
+  int64_t netrx_sample = collect::kDefaultNetRxSampleEvery;
   std::string drain_priority = "idle";
   std::string net_packet_counters = "off";
   bool verbose = false, no_follow = false, no_gpu_counters = false, no_nvtx = false,
@@ -136,7 +140,7 @@ int RunRecord(int argc, char** argv) {
        "one ring reservation per batch (cheaper per event under a storm; each drain first flushes the batch of "
        "every CPU whose batch holds records, with a call to that CPU)")
       ("no-batching", po::bool_switch(&no_batching), "one ring reservation per record (the default)")
-      ("netrx-sample", po::value(&netrx_sample)->default_value(collect::kDefaultNetRxSampleEvery),
+      ("netrx-sample", po::value(&netrx_sample)->default_value(int64_t{collect::kDefaultNetRxSampleEvery}),
        "in a NET_RX storm (more than 8 NET_RX softirqs on a CPU within one kernel tick) time only 1 in N of its "
        "softirqs and count the rest exactly: the report estimates their time from the timed ones; 0 or 1: time "
        "every softirq")
@@ -199,7 +203,14 @@ int RunRecord(int argc, char** argv) {
     return 2;
   }
   options.batching = batching;
-  options.netrx_sample_every = netrx_sample > 1 ? netrx_sample : 0;
+  // Read signed: a uint32 option takes "-1" as 4294967295.
+  if (netrx_sample < 0 || netrx_sample > kMaxNetRxSample) {
+    std::fprintf(stderr, "usage: gpunoise record: invalid --netrx-sample %lld (0 or 1: time every softirq; 2-%lld: "
+                 "time 1 in N of a storm's)\n",
+                 static_cast<long long>(netrx_sample), static_cast<long long>(kMaxNetRxSample));
+    return 2;
+  }
+  options.netrx_sample_every = netrx_sample > 1 ? static_cast<uint32_t>(netrx_sample) : 0;
   options.redact = redact;
   options.kubelet_log_dir = kubelet_log_dir;
   if (!start_at_text.empty()) {
