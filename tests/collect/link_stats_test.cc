@@ -1,13 +1,16 @@
 #include "collect/link_stats.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -222,6 +225,47 @@ TEST(LinkStats, ReadsThisNamespacesLoopback) {
   bool lo = false;
   for (const auto& l : *links) lo = lo || (l.name == "lo" && l.ifindex == 1);
   EXPECT_TRUE(lo);
+}
+
+size_t OpenFds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+uint64_t LoopbackRxPackets(const std::vector<LinkStats>& links) {
+  for (const auto& l : links)
+    if (l.name == "lo") return l.rx_packets;
+  return 0;
+}
+
+// A datagram to ourselves over loopback: lo's RX count grows by one.
+void SendToSelfOverLoopback() {
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(fd.valid());
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const char byte = 'x';
+  ASSERT_EQ(::sendto(fd.get(), &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 1);
+}
+
+TEST(LinkStatsReader, ReadsFreshCountsAgainAndAgainOnOneSocket) {
+  LinkStatsReader reader;
+  const size_t fds_before = OpenFds();
+  auto first = reader.Read();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const size_t fds_after_first = OpenFds();
+  EXPECT_EQ(fds_after_first, fds_before + 1) << "the reader keeps its socket open between readings";
+  SendToSelfOverLoopback();
+  auto second = reader.Read();
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(OpenFds(), fds_after_first) << "the second reading opened a socket of its own";
+  // A reply left over from the first dump would repeat its counts.
+  EXPECT_GT(LoopbackRxPackets(*second), LoopbackRxPackets(*first));
 }
 
 }  // namespace

@@ -122,12 +122,9 @@ Result<LinkDump> CollectLinkDump(const std::function<Result<std::vector<uint8_t>
   return dump;
 }
 
-namespace {
-
-// One RTM_GETLINK dump on a socket of its own.
-Result<LinkDump> DumpLinksOnce() {
-  UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-  if (!fd.valid()) return MakeError("failed to open a netlink socket: {}", std::strerror(errno));
+// One RTM_GETLINK dump on `fd`. Any failure leaves the socket with replies
+// unread: the caller closes it.
+Result<LinkDump> LinkStatsReader::DumpOnce(int fd) {
   struct {
     nlmsghdr h;
     ifinfomsg i;
@@ -135,9 +132,9 @@ Result<LinkDump> DumpLinksOnce() {
   req.h.nlmsg_len = sizeof(req);
   req.h.nlmsg_type = RTM_GETLINK;
   req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  req.h.nlmsg_seq = 1;
+  req.h.nlmsg_seq = ++seq_;
   req.i.ifi_family = AF_UNSPEC;
-  if (::send(fd.get(), &req, sizeof(req), 0) < 0)
+  if (::send(fd, &req, sizeof(req), 0) < 0)
     return MakeError("failed to ask netlink for link statistics: {}", std::strerror(errno));
   // A message longer than the buffer would come cut (MSG_TRUNC); one link's
   // message is a few KiB, so 64 KiB holds many.
@@ -152,7 +149,7 @@ Result<LinkDump> DumpLinksOnce() {
       msghdr msg{};
       msg.msg_iov = &iov;
       msg.msg_iovlen = 1;
-      ssize_t n = ::recvmsg(fd.get(), &msg, 0);
+      ssize_t n = ::recvmsg(fd, &msg, 0);
       if (n < 0) {
         if (errno == EINTR) continue;
         return MakeError("failed to read link statistics from netlink: {}", std::strerror(errno));
@@ -167,17 +164,25 @@ Result<LinkDump> DumpLinksOnce() {
   return CollectLinkDump(next_reply);
 }
 
-}  // namespace
-
-Result<std::vector<LinkStats>> ReadLinkStats() {
+Result<std::vector<LinkStats>> LinkStatsReader::Read() {
   // An interrupted dump (a link added, removed or renamed meanwhile) may
   // miss a device or list one twice: read it again rather than take it.
   constexpr int kAttempts = 3;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    GN_ASSIGN_OR_RETURN(LinkDump dump, DumpLinksOnce());
-    if (!dump.interrupted) return std::move(dump.links);
+    if (!fd_.valid()) {
+      fd_ = UniqueFd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+      if (!fd_.valid()) return MakeError("failed to open a netlink socket: {}", std::strerror(errno));
+    }
+    Result<LinkDump> dump = DumpOnce(fd_.get());
+    if (!dump.ok()) {
+      fd_ = UniqueFd();  // replies of the failed dump may still be queued on it
+      return dump.error();
+    }
+    if (!dump->interrupted) return std::move(dump->links);
   }
   return MakeError("the links changed during each of {} link statistics dumps", kAttempts);
 }
+
+Result<std::vector<LinkStats>> ReadLinkStats() { return LinkStatsReader().Read(); }
 
 }  // namespace gpunoise::collect

@@ -26,7 +26,7 @@ void NicSampler::Problem(const std::string& device, const std::string& what) {
 }
 
 Result<std::vector<model::NicReading>> NicSampler::Read(std::vector<LinkStats>* links_out) {
-  GN_ASSIGN_OR_RETURN(std::vector<LinkStats> links, ReadLinkStats());
+  GN_ASSIGN_OR_RETURN(std::vector<LinkStats> links, link_stats_.Read());
   std::map<int32_t, std::vector<model::NicCounterValue>> queues;
   if (qstats_) {
     auto q = qstats_->Read();

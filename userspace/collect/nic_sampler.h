@@ -46,6 +46,7 @@ class NicSampler {
   std::optional<EthtoolIoctl> ioctl_;
   std::unique_ptr<EthtoolGenl> genl_;
   std::optional<NetdevQstats> qstats_;
+  LinkStatsReader link_stats_;
   std::map<std::string, DriverInfo> drivers_;
   std::map<std::string, Names> names_;
   std::set<std::string> no_standard_;  // devices whose driver has no standard groups

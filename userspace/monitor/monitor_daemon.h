@@ -143,6 +143,7 @@ class Monitor {
   double start_time_seconds_ = 0;
   bool stopped_ = false;
   bool link_stats_warned_ = false;
+  collect::LinkStatsReader link_stats_;
   NicMonitor nic_;  // the NIC's own counters, link state and PCIe health
 };
 

@@ -11,7 +11,7 @@ extern "C" {
 namespace gpunoise::monitor::daemon {
 
 void Monitor::ReadDeviceStatistics(model::NetSnapshot* net) {
-  auto links = collect::ReadLinkStats();
+  auto links = link_stats_.Read();
   if (!links.ok()) {
     if (!link_stats_warned_) log::Warning("monitor: {}", links.error().message);
     link_stats_warned_ = true;

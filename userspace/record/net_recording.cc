@@ -47,7 +47,7 @@ model::NetSnapshot NetRecording::Read() {
   s.ts = BoottimeNs();
   for (const collect::NetCollector* c : collectors_) c->ReadCounters(&s);
   if (from_device_statistics_) {
-    auto links = collect::ReadLinkStats();
+    auto links = link_stats_.Read();
     device_statistics_read_ = links.ok();
     if (links.ok()) {
       model::NetSnapshot reading;

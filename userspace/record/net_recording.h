@@ -11,6 +11,7 @@
 
 #include "collect/collector.h"
 #include "collect/kallsyms_loader.h"
+#include "collect/link_stats.h"
 #include "collect/net_collector.h"
 #include "common/result.h"
 #include "model/device_statistics.h"
@@ -88,6 +89,7 @@ class NetRecording {
   bool from_device_statistics_ = false;  // device counts from netlink, not per packet
   model::DeviceStatisticsSeries device_statistics_;
   bool device_statistics_warned_ = false;
+  collect::LinkStatsReader link_stats_;
   bool device_statistics_read_ = false;  // the last Read() got them
   bool active_ = false;
   bool frozen_ = false;
