@@ -220,7 +220,7 @@ TEST(LinkStats, ARecordingKeepsADevicesFirstNameAndTheMonitorFollowsARename) {
 }
 
 TEST(LinkStats, ReadsThisNamespacesLoopback) {
-  auto links = ReadLinkStats();
+  auto links = LinkStatsReader().Read();
   ASSERT_TRUE(links.ok()) << links.error().message;
   bool lo = false;
   for (const auto& l : *links) lo = lo || (l.name == "lo" && l.ifindex == 1);

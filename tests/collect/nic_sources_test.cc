@@ -352,7 +352,7 @@ TEST(NetdevQstatsKernel, QueueSumsMatchTheDeviceStatistics) {
   if (!q.ok()) GTEST_SKIP() << "no netdev netlink family: " << q.error().message;
   auto all = q->Read();
   if (!all.ok()) GTEST_SKIP() << "no queue statistics here: " << all.error().message;
-  auto links = ReadLinkStats();
+  auto links = LinkStatsReader().Read();
   ASSERT_TRUE(links.ok());
   size_t checked = 0;
   for (const auto& l : *links) {

@@ -183,6 +183,4 @@ Result<std::vector<LinkStats>> LinkStatsReader::Read() {
   return MakeError("the links changed during each of {} link statistics dumps", kAttempts);
 }
 
-Result<std::vector<LinkStats>> ReadLinkStats() { return LinkStatsReader().Read(); }
-
 }  // namespace gpunoise::collect

@@ -35,9 +35,6 @@ struct LinkStats {
 // "up", "down", "lowerlayerdown", ... (RFC 2863 names, as sysfs operstate).
 std::string_view OperstateName(uint8_t operstate);
 
-// One reading on a socket of its own.
-Result<std::vector<LinkStats>> ReadLinkStats();
-
 // How AppendDeviceStatistics names a device `names` already names: a
 // recording keeps the first name, as its tracks do; a daemon that runs for
 // days follows renames (a CNI plugin renames the veth it made).
