@@ -1,27 +1,25 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Per-CPU batching of storm-heavy records (issue 18): records are appended
  * to this CPU's batch, and the batch goes to the CPU's ring with one
- * bpf_ringbuf_output when it is nearly full, or when user space flushes it
- * (before each drain if it holds records, and at the end;
- * GN_BATCH_FLUSH_PROGRAM). One reservation
- * per batch instead of one per record: bench/batch_cost.cc measured 0.81-0.85
- * of the direct path's cost per sched_switch.
+ * bpf_ringbuf_output when it is full, or when user space flushes it (before
+ * each drain if it holds records, and at the end; GN_BATCH_FLUSH_PROGRAM).
+ * One reservation per batch instead of one per record.
  *
- * Nesting-safe per context: programs nest on a CPU (a hard irq's inside a
- * softirq's, inside a task's), so the batch is claimed then committed. One
- * 64-bit state word (struct gn_batch_word, in .bss so that user space reads
- * it without a syscall) holds
- *   bits  0-15 bytes committed, bits 16-31 records committed,
- *   bits 32-47 bytes claimed,   bit 63 a flush is under way.
- * A writer claims its bytes with a compare-and-swap (retried once: the only
- * way it fails is a program that interrupted this one and finished), fills
- * them and commits with an atomic add; an interrupting program appends behind
- * the interrupted one's claim and never touches its half-written record.
- * Only a commit that leaves committed == claimed flushes (no record of this
- * CPU is half-written then). A record that finds the batch full (nested
- * programs claimed every slot) or being flushed goes to the ring directly,
- * like an unbatched record: it lands ahead of older batched records, but it
- * was stamped after the flush (or after the full batch's claims), so user
+ * Nesting-safe without atomics. Only programs on its own CPU touch a CPU's
+ * batch (programs run with migration off, and the flush program runs on the
+ * CPU it flushes), and they do not run side by side there: they nest (a hard
+ * irq's inside a softirq's, inside a task's). A CPU sees its own stores in
+ * program order, also from an interrupt. So a writer marks the batch busy
+ * with a plain store before it reads where its record goes, and clears the
+ * mark after its commit: a program that interrupts it finds the mark and
+ * writes to the ring directly; one that came before the mark was set ran to
+ * its end before the writer read the batch state. A locked compare-and-swap
+ * and a locked add per record, what the claim/commit protocol before this
+ * one cost, are gone.
+ *
+ * A record that finds the batch busy (interrupted writer or flush) goes to
+ * the ring directly, like an unbatched record: it lands ahead of older
+ * batched records, but the batch's last flush is older than it, so user
  * space holds it back until that batch's flush has been read
  * (record/cpu_staging.h), and nothing is lost to the batch.
  *
@@ -44,8 +42,11 @@
  * same per record (one output each) but hold records back longer. */
 #define GN_BATCH_RECORDS 64
 #define GN_BATCH_BYTES (GN_BATCH_RECORDS * GN_BATCH_SLOT)
-#define GN_BATCH_FLUSHING (1ull << 63)
 #define GN_BATCH_FIELD 0xffffull
+
+/* Orders the plain accesses around the busy mark for the compiler; the
+ * CPU keeps its own program order towards its interrupts. */
+#define gn_batch_barrier() asm volatile("" ::: "memory")
 
 /* The records, per CPU; their state is the CPU's gn_batch_words entry. */
 struct gn_batch {
@@ -64,16 +65,17 @@ struct {
  * (record --no-batching), and the verifier drops the batch code. */
 const volatile bool gn_batching = false;
 
-/* Each CPU's batch state and sequence (struct gn_batch_word), indexed by
- * CPU. In .bss, which libbpf maps into user space: before each drain the
- * recorder reads them and flushes only the CPUs whose batch holds records
- * (collect/batch_flush.h); an IPI per idle CPU and drain saved. One cache
- * line per CPU, so that CPUs do not write each other's lines. */
+/* Each CPU's batch state, busy mark and sequence (struct gn_batch_word),
+ * indexed by CPU. In .bss, which libbpf maps into user space: before each
+ * drain the recorder reads them and flushes only the CPUs whose batch holds
+ * records or is busy (collect/batch_flush.h); an IPI per idle CPU and drain
+ * saved. One cache line per CPU, so that CPUs do not write each other's
+ * lines. */
 struct gn_batch_word gn_batch_words[GN_MAX_CPUS] __attribute__((aligned(64))) = {};
 
-/* Flushes the user-space flush program found impossible because a record was
- * half-written or another flush was under way, per CPU (it retries at the
- * next drain). */
+/* Flushes the user-space flush program found impossible because the batch
+ * was busy (a record half-written, or a flush under way), per CPU (it
+ * retries at the next drain). */
 __u64 gn_batch_flush_busy[GN_MAX_CPUS] = {};
 
 static __always_inline struct gn_batch *gn_this_batch(void)
@@ -87,6 +89,25 @@ static __always_inline struct gn_batch_word *gn_this_batch_word(void)
 	return &gn_batch_words[bpf_get_smp_processor_id() & (GN_MAX_CPUS - 1)];
 }
 
+/* Takes the batch for this program, or returns false when a program this
+ * one interrupted holds it. The mark is stored before anything of the batch
+ * is read: a program that interrupts after the store backs off, and one
+ * that interrupted before it has finished, its commit in the state. */
+static __always_inline bool gn_batch_take(struct gn_batch_word *w)
+{
+	if (*(volatile __u32 *)&w->busy)
+		return false;
+	*(volatile __u32 *)&w->busy = 1;
+	gn_batch_barrier();
+	return true;
+}
+
+static __always_inline void gn_batch_release(struct gn_batch_word *w)
+{
+	gn_batch_barrier();
+	*(volatile __u32 *)&w->busy = 0;
+}
+
 /* A batch the ring had no room for: its records counted lost by kind. */
 static __always_inline void gn_batch_count_lost(struct gn_batch *b, __u32 count)
 {
@@ -98,17 +119,14 @@ static __always_inline void gn_batch_count_lost(struct gn_batch *b, __u32 count)
 	}
 }
 
-/* Writes this CPU's batch if `state` is still its state (then nobody else
- * can touch it until it is cleared). Returns false when the state had moved
- * on. */
-static __always_inline bool gn_batch_flush(struct gn_batch_word *w, __u64 state, __u32 ring_index)
+/* Writes this CPU's batch, whose state is `state`, and empties it. The
+ * caller holds the batch (gn_batch_take). */
+static __always_inline void gn_batch_flush(struct gn_batch_word *w, __u64 state, __u32 ring_index)
 {
-	if (__sync_val_compare_and_swap(&w->state, state, state | GN_BATCH_FLUSHING) != state)
-		return false;
 	struct gn_batch *b = gn_this_batch();
 	if (!b) {
 		__sync_lock_test_and_set(&w->state, 0);
-		return true;
+		return;
 	}
 	__u64 seq = w->seq;
 	__u32 len = state & GN_BATCH_FIELD;
@@ -140,34 +158,19 @@ static __always_inline bool gn_batch_flush(struct gn_batch_word *w, __u64 state,
 	}
 	if (!written)
 		gn_batch_count_lost(b, count);
-	/* Only the flush writes seq, and before it clears the state (an atomic
-	 * exchange, a full barrier): a reader that sees the state clear then
-	 * reads this seq or a later one. */
+	/* seq before the state, which user space reads first (with acquire),
+	 * and the exchange is a full barrier towards other CPUs: a reader that
+	 * sees the state empty reads this seq or a later one. */
 	*(volatile __u64 *)&w->seq = seq + count;
-	/* Writers that saw GN_BATCH_FLUSHING gave up, so nobody holds a claim. */
 	__sync_lock_test_and_set(&w->state, 0);
-	return true;
 }
 
-/* One claim attempt. *claimed is where the record goes, or GN_BATCH_FIELD
- * when the batch is full or being flushed (no point trying again). */
-static __always_inline bool gn_batch_try_claim(struct gn_batch_word *w, __u64 *claimed)
-{
-	__u64 old = *(volatile __u64 *)&w->state;
-	__u64 at = (old >> 32) & GN_BATCH_FIELD;
-	if ((old & GN_BATCH_FLUSHING) || at > GN_BATCH_BYTES - GN_BATCH_SLOT) {
-		*claimed = GN_BATCH_FIELD;
-		return false;
-	}
-	*claimed = at;
-	return __sync_val_compare_and_swap(&w->state, old, old + ((__u64)GN_BATCH_SLOT << 32)) == old;
-}
-
-/* Claims a slot of this CPU's batch for a record of `size` bytes (a
+/* Takes a slot of this CPU's batch for a record of `size` bytes (a
  * constant, at most GN_BATCH_SLOT) and fills the record header; NULL when
- * the gate is closed or the batch is full or being flushed (the caller then
- * reserves the record on the ring, GN_CLAIM). The timestamp is taken after the claim, as gn_reserve does,
- * so that records stamped after a flush are in a later batch. */
+ * the gate is closed, or when the batch is busy or full (the caller then
+ * reserves the record on the ring, GN_CLAIM). The timestamp is taken after
+ * the batch is taken, so that no flush comes between it and the commit:
+ * records stamped after a flush are in a later batch. */
 static __always_inline void *gn_batch_claim(struct gn_batch_word **wp, __u32 size, __u16 kind)
 {
 	if (gn_gate_closed())
@@ -176,15 +179,16 @@ static __always_inline void *gn_batch_claim(struct gn_batch_word **wp, __u32 siz
 	if (!b)
 		return NULL;
 	struct gn_batch_word *w = gn_this_batch_word();
-	__u64 claimed = 0;
-	bool ok = gn_batch_try_claim(w, &claimed);
-	if (!ok && claimed != GN_BATCH_FIELD)
-		ok = gn_batch_try_claim(w, &claimed);
-	/* Keeps the bound check on the register used for the address. */
-	asm volatile("" : "+r"(claimed));
-	if (!ok || size > GN_BATCH_SLOT || claimed > GN_BATCH_BYTES - GN_BATCH_SLOT)
+	if (!gn_batch_take(w))
 		return NULL; /* the caller writes it to the ring directly */
-	struct gn_header *hdr = (struct gn_header *)(b->buf + claimed);
+	__u64 at = *(volatile __u64 *)&w->state & GN_BATCH_FIELD;
+	/* Keeps the bound check on the register used for the address. */
+	asm volatile("" : "+r"(at));
+	if (size > GN_BATCH_SLOT || at > GN_BATCH_BYTES - GN_BATCH_SLOT) {
+		gn_batch_release(w);
+		return NULL;
+	}
+	struct gn_header *hdr = (struct gn_header *)(b->buf + at);
 	hdr->ts = bpf_ktime_get_boot_ns();
 	hdr->kind = kind;
 	hdr->flags = gn_context_flags();
@@ -193,20 +197,23 @@ static __always_inline void *gn_batch_claim(struct gn_batch_word **wp, __u32 siz
 	return hdr;
 }
 
-/* Commits a claimed record; the commit that completes a full batch writes
- * it. */
+/* Commits a record taken with gn_batch_claim and gives the batch back; the
+ * commit that fills the batch writes it first. */
 static __always_inline void gn_batch_commit(struct gn_batch_word *w)
 {
-	__u64 now = __sync_add_and_fetch(&w->state, (__u64)GN_BATCH_SLOT | (1ull << 16));
-	if (((now >> 32) & GN_BATCH_FIELD) == (now & GN_BATCH_FIELD) && (now & GN_BATCH_FIELD) >= GN_BATCH_BYTES)
+	gn_batch_barrier();
+	__u64 now = *(volatile __u64 *)&w->state + (GN_BATCH_SLOT | (1ull << 16));
+	if ((now & GN_BATCH_FIELD) >= GN_BATCH_BYTES)
 		gn_batch_flush(w, now, bpf_get_smp_processor_id());
+	else
+		*(volatile __u64 *)&w->state = now;
+	gn_batch_release(w);
 }
 
 /* The record either way: batched when gn_batching, else, or when the batch
- * is full or being flushed, reserved on the ring (gn_reserve); GN_COMMIT
- * then commits or submits it (`batch` is NULL for a ring record).
- * gn_batching is a load-time constant: without it the verifier walks only
- * the ring path. */
+ * is busy or full, reserved on the ring (gn_reserve); GN_COMMIT then commits
+ * or submits it (`batch` is NULL for a ring record). gn_batching is a
+ * load-time constant: without it the verifier walks only the ring path. */
 #define GN_CLAIM(type, kind, batchp, wakep)                                          \
 	({                                                                           \
 		type *gn_rec_ = NULL;                                                \
@@ -227,25 +234,25 @@ static __always_inline void gn_batch_commit(struct gn_batch_word *w)
 	} while (0)
 
 /* Run by user space (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU) before
- * each drain on each CPU whose gn_batch_words state is not 0, and at the end
- * on every CPU: writes what this CPU's batch holds, or an empty batch, whose
- * timestamp tells user space that nothing stamped before it is still in the
- * batch. Not behind the gate: the
- * last flush comes after it closed. Returns 1 when it flushed, 0 when a
- * record was half-written or a flush under way (try again later). */
+ * each drain on each CPU whose batch holds records or is busy, and at the
+ * end on every CPU: writes what this CPU's batch holds, or an empty batch,
+ * whose timestamp tells user space that nothing stamped before it is still
+ * in the batch. Not behind the gate: the last flush comes after it closed.
+ * Returns 1 when it flushed, 0 when the batch was busy (a record
+ * half-written, or a flush under way in the program this run interrupted):
+ * try again later. */
 #define GN_BATCH_FLUSH_PROGRAM(name)                                                    \
 	SEC("raw_tp")                                                                   \
 	int name(void *ctx)                                                             \
 	{                                                                               \
 		struct gn_batch_word *w = gn_this_batch_word();                         \
-		__u64 state = *(volatile __u64 *)&w->state;                             \
 		__u32 cpu = bpf_get_smp_processor_id();                                 \
-		if ((state & GN_BATCH_FLUSHING) ||                                      \
-		    ((state >> 32) & GN_BATCH_FIELD) != (state & GN_BATCH_FIELD) ||     \
-		    !gn_batch_flush(w, state, cpu)) {                                   \
+		if (!gn_batch_take(w)) {                                                \
 			__sync_fetch_and_add(&gn_batch_flush_busy[cpu & (GN_MAX_CPUS - 1)], 1); \
 			return 0;                                                       \
 		}                                                                       \
+		gn_batch_flush(w, *(volatile __u64 *)&w->state, cpu);                   \
+		gn_batch_release(w);                                                    \
 		return 1;                                                               \
 	}
 

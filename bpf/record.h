@@ -85,14 +85,17 @@ struct gn_batch_hdr {
 /* A CPU's batch state (bpf/batch.bpf.h), one cache line per CPU in the
  * batching object's .bss (gn_batch_words), which user space reads through
  * the skeleton's mapping. state: bits 0-15 bytes committed, 16-31 records
- * committed, 32-47 bytes claimed, bit 63 a flush under way; 0 when the batch
- * is empty and idle. seq: the stream's sequence number of the next batched
- * record (first_seq of the batch being filled), written only by a flush,
- * before it clears the state. */
+ * committed; 0 when the batch is empty. busy: not 0 while a program of this
+ * CPU writes a record into the batch or flushes it (written before it reads
+ * the state, cleared after its commit). seq: the stream's sequence number of
+ * the next batched record (first_seq of the batch being filled), written
+ * only by a flush, before it clears the state. */
 struct gn_batch_word {
 	__u64 state;
 	__u64 seq;
-	__u64 pad[6];
+	__u32 busy;
+	__u32 pad0;
+	__u64 pad[5];
 };
 
 /* Each batching object keeps its own per-CPU batch, so a CPU has one batch

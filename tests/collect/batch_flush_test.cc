@@ -20,8 +20,8 @@ uint64_t BoottimeNow() {
 TEST(BatchFlusher, FlushesOnlyTheCpusWhoseBatchHoldsRecords) {
   std::vector<gn_batch_word> words(GN_MAX_CPUS);
   words[0].seq = 128;
-  words[2].state = (56ull << 32) | 56 | (1ull << 16);  // one record committed
-  words[3].state = 56ull << 32;                          // one claimed, being written
+  words[2].state = 56 | (1ull << 16);  // one record committed
+  words[3].busy = 1;                    // the first record being written
   words[5].seq = 64;
   BatchFlusher f(-1, {0, 2, 3, 5}, GN_BATCH_STREAM_IRQ, words.data());
   uint64_t before = BoottimeNow();
@@ -42,7 +42,10 @@ TEST(BatchFlusher, FlushesOnlyTheCpusWhoseBatchHoldsRecords) {
 
 TEST(BatchFlusher, ABatchBeingFlushedIsNotIdle) {
   std::vector<gn_batch_word> words(GN_MAX_CPUS);
-  words[1].state = 1ull << 63;
+  // The flush's last steps: the state is already empty, the mark not yet
+  // cleared.
+  words[1].seq = 64;
+  words[1].busy = 1;
   BatchFlusher f(-1, {1}, 0, words.data());
   f.FlushAll();
   EXPECT_EQ(f.runs(), 1u);

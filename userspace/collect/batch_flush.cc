@@ -12,7 +12,8 @@ namespace {
 // The read's time is taken before the states are read, and this much
 // earlier again: the records are stamped with the kernel's NMI-safe boot
 // clock, this with the vDSO's, and the two are not promised to agree to the
-// nanosecond. Holding 10 us more back costs nothing.
+// nanosecond, and a writer's busy mark may reach this CPU a little after
+// the writer read its clock. Holding 10 us more back costs nothing.
 constexpr uint64_t kClockSlackNs = 10'000;
 
 uint64_t BoottimeNs() {
@@ -44,9 +45,12 @@ uint64_t BatchFlusher::FlushAll() {
     int cpu = cpus_[i];
     if (words_ && !flush_next_[i] && cpu >= 0 && cpu < GN_MAX_CPUS) {
       const gn_batch_word& w = words_[cpu];
-      // Acquire: the seq read next is the one the flush that cleared this
-      // state wrote, or a later one.
-      if (__atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == 0) {
+      // The busy mark first: a writer marks the batch before it reads the
+      // clock or the state, so a mark found clear here and a state found
+      // empty after it mean that no record is waiting and any record still
+      // to come is stamped after this read. Acquire: the seq read last is
+      // the one the flush that emptied the state wrote, or a later one.
+      if (__atomic_load_n(&w.busy, __ATOMIC_ACQUIRE) == 0 && __atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == 0) {
         idle_.push_back({cpu, __atomic_load_n(&w.seq, __ATOMIC_ACQUIRE), mark});
         ++skipped_;
         continue;
