@@ -148,10 +148,11 @@ def main(argv):
         "gpunoise-zlib": tracers.GpunoiseRecord(gpunoise, "gpunoise-zlib",
                                                 "gpunoise record --compress zlib",
                                                 extra_args=["--compress", "zlib"]),
-        # Opt-in: per-CPU batching in the kernel (issue 18), for A/B against "gpunoise".
-        "gpunoise-batching": tracers.GpunoiseRecord(gpunoise, "gpunoise-batching",
-                                                    "gpunoise record --batching",
-                                                    extra_args=["--batching"]),
+        # Opt-in: one ring reservation per record, for A/B against the
+        # default per-CPU batches in the kernel (issue 18).
+        "gpunoise-direct": tracers.GpunoiseRecord(gpunoise, "gpunoise-direct",
+                                                  "gpunoise record --no-batching",
+                                                  extra_args=["--no-batching"]),
         # Opt-in: the drain under SCHED_OTHER throughout, against the default
         # (SCHED_IDLE while its rings have room, record/drain_priority.h).
         "gpunoise-drain-normal": tracers.GpunoiseRecord(gpunoise, "gpunoise-drain-normal",

@@ -52,6 +52,22 @@ TEST(BatchFlusher, ABatchBeingFlushedIsNotIdle) {
   EXPECT_TRUE(f.idle().empty());
 }
 
+TEST(BatchFlusher, ACpuWhoseBatchWroteItselfSinceTheLastLookGetsNoIpi) {
+  std::vector<gn_batch_word> words(GN_MAX_CPUS);
+  words[2].state = 56 | (1ull << 16);
+  BatchFlusher f(-1, {2}, 0, words.data());
+  f.FlushAll();  // the first look: flushed (the run fails: fd -1)
+  EXPECT_EQ(f.runs(), 1u);
+  words[2].seq = 64;  // a full batch went to the ring by itself
+  f.FlushAll();
+  EXPECT_EQ(f.runs(), 1u);
+  EXPECT_EQ(f.self_flushed(), 1u);
+  EXPECT_TRUE(f.idle().empty());
+  f.FlushAll();  // no batch written since: its records wait for this flush
+  EXPECT_EQ(f.runs(), 2u);
+  EXPECT_EQ(f.self_flushed(), 1u);
+}
+
 TEST(BatchFlusher, AnIdleCpuTheIntakeCouldNotTakeIsFlushedOnceNextTime) {
   std::vector<gn_batch_word> words(GN_MAX_CPUS);
   BatchFlusher f(-1, {0, 1}, 0, words.data());

@@ -72,14 +72,15 @@ struct Recorded {
 
 // A UDP flood over veth (the receiver's NAPI runs in NET_RX on the sending
 // CPU, which wakes the reader) and futex wakes, under `gpunoise record`.
-// `mode`: the attach path ("auto", "tracepoint"), with "+batching" for
-// per-CPU batches in the kernel (record --batching: batched switches,
+// `mode`: the attach path ("auto", "tracepoint") with one ring reservation
+// per record (record --no-batching), or with "+batching" for per-CPU
+// batches in the kernel (record --batching: batched switches,
 // wakeups and irq records, direct packet records, all nested in each other).
 Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra) {
   const std::string kBatching = "+batching";
   bool batching = mode.size() > kBatching.size() && mode.ends_with(kBatching);
   std::string attach = batching ? mode.substr(0, mode.size() - kBatching.size()) : mode;
-  if (batching) extra.push_back("--batching");
+  extra.push_back(batching ? "--batching" : "--no-batching");
   Recorded r;
   std::string error;
   auto pair = VethPair::Create({}, &error);

@@ -300,8 +300,9 @@ void StopAndCheck(ChildProcess& rec, SchedOracle& oracle, const std::string& out
                             &checked->lost);
 }
 
-// `mode`: the attach path ("auto", "tracepoint"), with "+batching" for
-// per-CPU batches in the kernel (record --batching).
+// `mode`: the attach path ("auto", "tracepoint") with one ring reservation
+// per record (record --no-batching), or with "+batching" for per-CPU
+// batches in the kernel (record --batching).
 std::vector<std::string> RecordArgs(const std::string& out, const std::string& mode,
                                     std::vector<std::string> extra) {
   const std::string kBatching = "+batching";
@@ -310,7 +311,7 @@ std::vector<std::string> RecordArgs(const std::string& out, const std::string& m
   std::vector<std::string> args = {GpunoiseBinary(), "record",  "-o",           out,
                                    "--events",       "sched",   "--attach",     attach,
                                    "--drain-interval", "50"};
-  if (batching) args.push_back("--batching");
+  args.push_back(batching ? "--batching" : "--no-batching");
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

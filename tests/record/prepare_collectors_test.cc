@@ -68,13 +68,13 @@ TEST(PlanRecord, TheDefaultGroupsAskForEveryCheapCollector) {
   EXPECT_TRUE(plan->net);
   EXPECT_FALSE(plan->net_packets);
   EXPECT_TRUE(plan->node);
-  EXPECT_FALSE(plan->batching);
+  EXPECT_TRUE(plan->batching);  // --no-batching turns it off
 }
 
 TEST(PlanRecord, NetPacketsAloneAlsoRecordsTheNetCounters) {
   RecordOptions options;
   options.event_groups = {"net-packets"};
-  options.batching = true;
+  options.batching = false;
   auto plan = PlanRecord(options, kOnline);
   ASSERT_TRUE(plan.ok());
   EXPECT_FALSE(plan->sched);
@@ -83,7 +83,7 @@ TEST(PlanRecord, NetPacketsAloneAlsoRecordsTheNetCounters) {
   EXPECT_TRUE(plan->net);
   EXPECT_TRUE(plan->net_packets);
   EXPECT_FALSE(plan->node);
-  EXPECT_TRUE(plan->batching);
+  EXPECT_FALSE(plan->batching);
 }
 
 TEST(PlanRecord, TaskFiltersTurnTheSwitchChainCheckOff) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
 
 namespace gpunoise::collect {
 namespace {
@@ -25,7 +26,12 @@ uint64_t BoottimeNs() {
 }  // namespace
 
 BatchFlusher::BatchFlusher(int prog_fd, std::vector<int> cpus, uint32_t stream, const gn_batch_word* words)
-    : prog_fd_(prog_fd), cpus_(std::move(cpus)), stream_(stream), words_(words), flush_next_(cpus_.size(), 0) {}
+    : prog_fd_(prog_fd),
+      cpus_(std::move(cpus)),
+      stream_(stream),
+      words_(words),
+      flush_next_(cpus_.size(), 0),
+      seen_seq_(cpus_.size(), kNoSeq) {}
 
 bool BatchFlusher::FlushOne(int cpu) {
   ++runs_;
@@ -50,14 +56,27 @@ uint64_t BatchFlusher::FlushAll() {
       // empty after it mean that no record is waiting and any record still
       // to come is stamped after this read. Acquire: the seq read last is
       // the one the flush that emptied the state wrote, or a later one.
-      if (__atomic_load_n(&w.busy, __ATOMIC_ACQUIRE) == 0 && __atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == 0) {
-        idle_.push_back({cpu, __atomic_load_n(&w.seq, __ATOMIC_ACQUIRE), mark});
+      bool empty = __atomic_load_n(&w.busy, __ATOMIC_ACQUIRE) == 0 && __atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == 0;
+      uint64_t seq = __atomic_load_n(&w.seq, __ATOMIC_ACQUIRE);
+      uint64_t seen = std::exchange(seen_seq_[i], seq);
+      if (empty) {
+        idle_.push_back({cpu, seq, mark});
         ++skipped_;
+        continue;
+      }
+      // A batch that filled and wrote itself since the last look needs no
+      // IPI: that flush is in the ring, and the intake holds back only what
+      // was stamped after it, until a later drain. A CPU in a storm then
+      // gets none at all; one that goes quiet is flushed at the next drain.
+      if (seen != kNoSeq && seq != seen) {
+        ++self_flushed_;
         continue;
       }
     }
     flush_next_[i] = 0;
     if (!FlushOne(cpu)) ++refused;
+    // After the flush: its own write moves seq too.
+    if (words_ && cpu >= 0 && cpu < GN_MAX_CPUS) seen_seq_[i] = __atomic_load_n(&words_[cpu].seq, __ATOMIC_ACQUIRE);
   }
   busy_ += refused;
   return refused;

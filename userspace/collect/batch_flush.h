@@ -41,9 +41,10 @@ class BatchFlusher {
   // object's enum gn_batch_stream.
   BatchFlusher(int prog_fd, std::vector<int> cpus, uint32_t stream = 0, const gn_batch_word* words = nullptr);
 
-  // Flushes every CPU whose batch holds records, or whose idle batch the
-  // intake could not take last time (FlushNextTime); the others are listed
-  // in idle(). Returns the CPUs whose batch could not be flushed now (a
+  // Flushes every CPU whose batch holds records and did not write itself
+  // since the last call (a full batch does), or whose idle batch the intake
+  // could not take last time (FlushNextTime); the idle ones are listed in
+  // idle(). Returns the CPUs whose batch could not be flushed now (a
   // record half-written, the run refused); their batch goes with a later
   // flush, and the intake holds back until then.
   uint64_t FlushAll();
@@ -62,6 +63,9 @@ class BatchFlusher {
   uint64_t busy() const { return busy_; }        // refused flushes so far
   uint64_t runs() const { return runs_; }        // flush program runs (IPIs) so far
   uint64_t skipped() const { return skipped_; }  // CPUs found idle, not flushed, so far
+  // CPUs not flushed because their batch had written itself since the last
+  // look, so far.
+  uint64_t self_flushed() const { return self_flushed_; }
 
  private:
   bool FlushOne(int cpu);
@@ -70,11 +74,14 @@ class BatchFlusher {
   std::vector<int> cpus_;
   uint32_t stream_;
   const gn_batch_word* words_;
+  static constexpr uint64_t kNoSeq = ~0ull;
   std::vector<uint8_t> flush_next_;  // per position in cpus_
+  std::vector<uint64_t> seen_seq_;   // per position: seq after the last look, or kNoSeq
   std::vector<IdleBatch> idle_;
   uint64_t busy_ = 0;
   uint64_t runs_ = 0;
   uint64_t skipped_ = 0;
+  uint64_t self_flushed_ = 0;
 };
 
 }  // namespace gpunoise::collect

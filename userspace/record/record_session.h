@@ -65,11 +65,12 @@ struct RecordOptions {
   // cannot hold the drain (and the stop deadline) forever. 0: unbounded.
   uint64_t records_per_cpu_per_drain = 1 << 14;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
-  // --batching: the sched collector's switches and wakeups, and the irq
-  // collector's records, reach the rings in per-CPU batches (bpf/batch.bpf.h), one ring reservation per batch;
-  // each drain first flushes every CPU whose batch holds records. Off: one reservation per
-  // record (--no-batching, the direct path).
-  bool batching = false;
+  // The sched collector's switches and wakeups, and the irq collector's
+  // records, reach the rings in per-CPU batches (bpf/batch.bpf.h), one ring
+  // reservation per batch; each drain first flushes every CPU whose batch
+  // holds records and did not fill since the last drain. Off
+  // (--no-batching): one reservation per record, the direct path.
+  bool batching = true;
   // --netrx-sample: past 8 NET_RX softirqs in one jiffy on a CPU (a storm),
   // time only 1 in this many of the rest and count the others
   // (bpf/irq.bpf.c, "NET_RX storms are sampled"). 0: time every softirq.
