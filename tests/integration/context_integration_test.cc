@@ -73,14 +73,20 @@ struct Recorded {
 // A UDP flood over veth (the receiver's NAPI runs in NET_RX on the sending
 // CPU, which wakes the reader) and futex wakes, under `gpunoise record`.
 // `mode`: the attach path ("auto", "tracepoint") with one ring reservation
-// per record (record --no-batching), or with "+batching" for per-CPU
-// batches in the kernel (record --batching: batched switches,
-// wakeups and irq records, direct packet records, all nested in each other).
+// per record (record --no-batching); with "+batching" for per-CPU batches
+// in the kernel (record --batching: batched switches, wakeups and irq
+// records, direct packet records, all nested in each other); with
+// "+default" for record's default (batched switches and wakeups inside
+// direct softirq records whose entries wait for their exits).
 Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra) {
-  const std::string kBatching = "+batching";
-  bool batching = mode.size() > kBatching.size() && mode.ends_with(kBatching);
-  std::string attach = batching ? mode.substr(0, mode.size() - kBatching.size()) : mode;
-  extra.push_back(batching ? "--batching" : "--no-batching");
+  std::string attach = mode.substr(0, mode.find('+'));
+  std::string batching = mode.size() > attach.size() ? mode.substr(attach.size()) : "";
+  if (batching == "+batching")
+    extra.push_back("--batching");
+  else if (batching.empty())
+    extra.push_back("--no-batching");
+  else
+    EXPECT_EQ(batching, "+default");
   Recorded r;
   std::string error;
   auto pair = VethPair::Create({}, &error);
@@ -312,9 +318,11 @@ TEST(ContextIntegration, ClassicBatchingTimestampsNeverDecreasePerCpuAcrossTinyD
   ExpectTimestampsNonDecreasingAcrossTinyDrainPasses("tracepoint+batching");
 }
 
-INSTANTIATE_TEST_SUITE_P(BothAttachPaths, ContextIntegration, ::testing::Values("auto", "tracepoint", "auto+batching"),
+INSTANTIATE_TEST_SUITE_P(BothAttachPaths, ContextIntegration,
+                         ::testing::Values("auto", "tracepoint", "auto+batching", "auto+default"),
                          [](const auto& info) {
                            if (info.param == "auto+batching") return std::string("TpBtfBatching");
+                           if (info.param == "auto+default") return std::string("TpBtfDefault");
                            return info.param == "auto" ? std::string("TpBtf") : std::string("Classic");
                          });
 

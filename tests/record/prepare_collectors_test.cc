@@ -68,13 +68,15 @@ TEST(PlanRecord, TheDefaultGroupsAskForEveryCheapCollector) {
   EXPECT_TRUE(plan->net);
   EXPECT_FALSE(plan->net_packets);
   EXPECT_TRUE(plan->node);
-  EXPECT_TRUE(plan->batching);  // --no-batching turns it off
+  // Switches and wakeups in batches; softirq entries wait for their exits.
+  EXPECT_TRUE(plan->batch_sched);
+  EXPECT_FALSE(plan->batch_irq);
 }
 
 TEST(PlanRecord, NetPacketsAloneAlsoRecordsTheNetCounters) {
   RecordOptions options;
   options.event_groups = {"net-packets"};
-  options.batching = false;
+  options.batching = BatchMode::kNone;
   auto plan = PlanRecord(options, kOnline);
   ASSERT_TRUE(plan.ok());
   EXPECT_FALSE(plan->sched);
@@ -83,7 +85,17 @@ TEST(PlanRecord, NetPacketsAloneAlsoRecordsTheNetCounters) {
   EXPECT_TRUE(plan->net);
   EXPECT_TRUE(plan->net_packets);
   EXPECT_FALSE(plan->node);
-  EXPECT_FALSE(plan->batching);
+  EXPECT_FALSE(plan->batch_sched);
+  EXPECT_FALSE(plan->batch_irq);
+}
+
+TEST(PlanRecord, BatchingAllAlsoBatchesTheIrqCollector) {
+  RecordOptions options;
+  options.batching = BatchMode::kAll;
+  auto plan = PlanRecord(options, kOnline);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->batch_sched);
+  EXPECT_TRUE(plan->batch_irq);
 }
 
 TEST(PlanRecord, TaskFiltersTurnTheSwitchChainCheckOff) {

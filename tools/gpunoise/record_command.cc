@@ -136,10 +136,10 @@ int RunRecord(int argc, char** argv) {
       ("drain-batch", po::value(&drain_batch)->default_value(1 << 14),
        "at most this many records per CPU between two writes (0: no limit)")
       ("batching", po::bool_switch(&batching),
-       "context switches, wakeups, irq, softirq and system-vector records reach the ring in per-CPU batches, "
-       "one ring reservation per batch (the default: cheaper per event; each drain first flushes, with a call "
-       "to that CPU, the batch of every CPU whose batch holds records and did not fill since the last drain)")
-      ("no-batching", po::bool_switch(&no_batching), "one ring reservation per record")
+       "irq, softirq and system-vector records reach the ring in per-CPU batches too, one ring reservation "
+       "per batch, as context switches and wakeups do by default (each drain first flushes, with a call to "
+       "that CPU, the batch of every CPU whose batch holds records and did not fill since the last drain)")
+      ("no-batching", po::bool_switch(&no_batching), "one ring reservation per record, switches and wakeups too")
       ("netrx-sample", po::value(&netrx_sample)->default_value(int64_t{collect::kDefaultNetRxSampleEvery}),
        "in a NET_RX storm (more than 8 NET_RX softirqs on a CPU within one kernel tick) time only 1 in N of its "
        "softirqs and count the rest exactly: the report estimates their time from the timed ones; 0 or 1: time "
@@ -202,7 +202,9 @@ int RunRecord(int argc, char** argv) {
     std::fprintf(stderr, "usage: gpunoise record: --batching and --no-batching exclude each other\n");
     return 2;
   }
-  options.batching = !no_batching;
+  options.batching = batching      ? record::BatchMode::kAll
+                     : no_batching ? record::BatchMode::kNone
+                                   : record::BatchMode::kSched;
   // Read signed: a uint32 option takes "-1" as 4294967295.
   if (netrx_sample < 0 || netrx_sample > kMaxNetRxSample) {
     std::fprintf(stderr, "usage: gpunoise record: invalid --netrx-sample %lld (0 or 1: time every softirq; 2-%lld: "

@@ -40,16 +40,17 @@ Result<RecordPlan> PlanRecord(const RecordOptions& options, std::span<const int>
   plan.net = wants("net") || wants("net-packets");
   plan.net_packets = wants("net-packets");
   plan.node = wants("node");
-  plan.batching = options.batching;
+  plan.batch_sched = options.batching != BatchMode::kNone;
+  plan.batch_irq = options.batching == BatchMode::kAll;
   plan.check_switch_chain = options.filters.pids.empty() && !options.filters.cgroup_id;
   return plan;
 }
 
 CollectorSet BuildCollectors(const RecordPlan& plan, const RecordOptions& options) {
   CollectorSet set;
-  if (plan.sched) set.collectors.push_back(std::make_unique<collect::SchedCollector>(plan.batching));
+  if (plan.sched) set.collectors.push_back(std::make_unique<collect::SchedCollector>(plan.batch_sched));
   if (plan.hardirq || plan.softirq) {
-    auto irq = std::make_unique<collect::IrqCollector>(plan.hardirq, plan.softirq, plan.batching,
+    auto irq = std::make_unique<collect::IrqCollector>(plan.hardirq, plan.softirq, plan.batch_irq,
                                                        options.netrx_sample_every);
     set.irq = irq.get();
     set.collectors.push_back(std::move(irq));

@@ -37,7 +37,8 @@ struct RecordPlan {
   bool net = false;          // "net" or "net-packets"
   bool net_packets = false;  // a record per packet, poll and drop
   bool node = false;
-  bool batching = true;  // off: --no-batching
+  bool batch_sched = true;   // RecordOptions::batching
+  bool batch_irq = false;
   // A filter (--pid, --cgroup) removes switches by design: the switch chain
   // would blame the kernel, so it is not checked.
   bool check_switch_chain = true;

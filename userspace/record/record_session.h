@@ -38,6 +38,19 @@ inline constexpr std::string_view kEventGroups[] = {"sched", "irq", "softirq", "
                                                     "net-packets", "node"};
 inline constexpr std::string_view kDefaultEventGroups = "sched,irq,softirq,net,node";
 
+// Which collectors' records reach the rings in per-CPU batches
+// (bpf/batch.bpf.h), one ring reservation per batch; each drain first
+// flushes every CPU whose batch holds records and did not fill since the
+// last drain. The irq collector's records stay direct by default: there
+// each softirq's entry waits for its exit and both go as one record
+// (docs/record.md), which a NET_RX flood pays for less than two batched
+// records (docs/performance.md, "A busy mark instead of atomics").
+enum class BatchMode {
+  kNone,   // --no-batching: one ring reservation per record
+  kSched,  // switches and wakeups (the default)
+  kAll,    // --batching: also irq handlers, softirqs and system vectors
+};
+
 struct RecordOptions {
   std::string output_path;
   uint64_t duration_ns = 0;  // 0: until stop_fd becomes readable
@@ -65,12 +78,7 @@ struct RecordOptions {
   // cannot hold the drain (and the stop deadline) forever. 0: unbounded.
   uint64_t records_per_cpu_per_drain = 1 << 14;
   collect::AttachMode attach_mode = collect::AttachMode::kPreferBtf;
-  // The sched collector's switches and wakeups, and the irq collector's
-  // records, reach the rings in per-CPU batches (bpf/batch.bpf.h), one ring
-  // reservation per batch; each drain first flushes every CPU whose batch
-  // holds records and did not fill since the last drain. Off
-  // (--no-batching): one reservation per record, the direct path.
-  bool batching = true;
+  BatchMode batching = BatchMode::kSched;
   // --netrx-sample: past 8 NET_RX softirqs in one jiffy on a CPU (a storm),
   // time only 1 in this many of the rest and count the others
   // (bpf/irq.bpf.c, "NET_RX storms are sampled"). 0: time every softirq.
