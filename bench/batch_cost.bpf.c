@@ -23,7 +23,10 @@
  *    flushed counts its record as lost; it never writes around the batch,
  *    which would put it ahead of older records.
  * Not measured here: the flush of a partial batch at the gate's close or on
- * the drain timer (once per CPU per drain period, not per record). */
+ * the drain timer (once per CPU per drain period, not per record).
+ * The collectors' batch (bpf/batch.bpf.h) has since replaced the claim's
+ * compare-and-swap and the commit's add with a busy mark in plain stores;
+ * this program keeps the design these figures were measured with. */
 #include "../bpf/common.bpf.h"
 #include "../bpf/sched.h"
 
