@@ -178,18 +178,8 @@ static __always_inline void *gn_batch_claim(struct gn_batch_word **wp, __u32 siz
 	struct gn_batch *b = gn_this_batch();
 	if (!b)
 		return NULL;
-	/* A softirq entry that waits for its exit (a direct irq collector,
-	 * bpf/irq.bpf.c) goes to the ring before anything recorded inside the
-	 * softirq, batched records too: this batch may be flushed before the
-	 * softirq ends, and its records must not reach user space ahead of the
-	 * entry they are nested in. */
 	struct gn_cpu_context *c = gn_this_cpu_context();
-	if (c && *(volatile __u64 *)&c->softirq_open_ts) {
-		__u32 ring_index = bpf_get_smp_processor_id();
-		void *ring = bpf_map_lookup_elem(&gn_rings, &ring_index);
-		if (ring)
-			gn_write_open_softirq(ring, c);
-	}
+	gn_open_softirq_first(c, NULL);
 	struct gn_batch_word *w = gn_this_batch_word();
 	if (!gn_batch_take(w))
 		return NULL; /* the caller writes it to the ring directly */

@@ -170,6 +170,24 @@ static __always_inline void gn_write_open_softirq(void *ring, struct gn_cpu_cont
 	bpf_ringbuf_submit(rec, wake);
 }
 
+/* Run before every record of this CPU, direct or batched: an open softirq
+ * entry goes to the ring first, so that nothing nested in the softirq
+ * reaches user space ahead of it (a batch may be flushed before the softirq
+ * ends). Only the irq collector opens entries, on this CPU's ring. `ring`:
+ * this CPU's ring, or NULL to look it up only when an entry is open. */
+static __always_inline void gn_open_softirq_first(struct gn_cpu_context *c, void *ring)
+{
+	if (!c || !*(volatile __u64 *)&c->softirq_open_ts)
+		return;
+	if (!ring) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		ring = bpf_map_lookup_elem(&gn_rings, &cpu);
+		if (!ring)
+			return;
+	}
+	gn_write_open_softirq(ring, c);
+}
+
 /* Reserves `size` bytes on this CPU's ring and fills the header.
  *
  * The timestamp is taken *after* the reservation: a program interrupted
@@ -201,11 +219,10 @@ static __always_inline void *gn_reserve_on(__u32 ring_index, __u32 size, __u16 k
 		gn_count_lost(kind);
 		return NULL;
 	}
-	/* Only the irq collector opens softirq entries, on this CPU's ring
-	 * (the scale model, which writes into other rings, loads none). */
+	/* The scale model, which writes into other CPUs' rings, loads no irq
+	 * collector, so no entry is open there. */
 	struct gn_cpu_context *c = gn_this_cpu_context();
-	if (c && *(volatile __u64 *)&c->softirq_open_ts)
-		gn_write_open_softirq(ring, c);
+	gn_open_softirq_first(c, ring);
 	*wake_flags = gn_wake_flags(ring, size);
 	struct gn_header *hdr = bpf_ringbuf_reserve(ring, size, 0);
 	if (!hdr) {

@@ -49,15 +49,15 @@ uint64_t BatchFlusher::FlushAll() {
   uint64_t refused = 0;
   for (size_t i = 0; i < cpus_.size(); ++i) {
     int cpu = cpus_[i];
-    if (words_ && !flush_next_[i] && cpu >= 0 && cpu < GN_MAX_CPUS) {
-      const gn_batch_word& w = words_[cpu];
+    const gn_batch_word* w = words_ && cpu >= 0 && cpu < GN_MAX_CPUS ? &words_[cpu] : nullptr;
+    if (w && !flush_next_[i]) {
       // The busy mark first: a writer marks the batch before it reads the
       // clock or the state, so a mark found clear here and a state found
       // empty after it mean that no record is waiting and any record still
       // to come is stamped after this read. Acquire: the seq read last is
       // the one the flush that emptied the state wrote, or a later one.
-      bool empty = __atomic_load_n(&w.busy, __ATOMIC_ACQUIRE) == 0 && __atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == 0;
-      uint64_t seq = __atomic_load_n(&w.seq, __ATOMIC_ACQUIRE);
+      bool empty = __atomic_load_n(&w->busy, __ATOMIC_ACQUIRE) == 0 && __atomic_load_n(&w->state, __ATOMIC_ACQUIRE) == 0;
+      uint64_t seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
       uint64_t seen = std::exchange(seen_seq_[i], seq);
       if (empty) {
         idle_.push_back({cpu, seq, mark});
@@ -76,7 +76,7 @@ uint64_t BatchFlusher::FlushAll() {
     flush_next_[i] = 0;
     if (!FlushOne(cpu)) ++refused;
     // After the flush: its own write moves seq too.
-    if (words_ && cpu >= 0 && cpu < GN_MAX_CPUS) seen_seq_[i] = __atomic_load_n(&words_[cpu].seq, __ATOMIC_ACQUIRE);
+    if (w) seen_seq_[i] = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
   }
   busy_ += refused;
   return refused;
