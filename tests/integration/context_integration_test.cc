@@ -78,7 +78,10 @@ struct Recorded {
 // records, direct packet records, all nested in each other); with
 // "+default" for record's default (batched switches and wakeups inside
 // direct softirq records whose entries wait for their exits).
-Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra) {
+// `stall_recorder`: the recorder is stopped for 500 ms and 400 ms during the
+// flood, as a loaded machine stalls it: its rings fill behind it, and the
+// drains that catch up are cut at their budget.
+Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra, bool stall_recorder = false) {
   std::string attach = mode.substr(0, mode.find('+'));
   std::string batching = mode.size() > attach.size() ? mode.substr(attach.size()) : "";
   if (batching == "+batching")
@@ -101,7 +104,18 @@ Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra) 
   flood.duration = 1200ms;
   flood.sender_cpu = 1;
   flood.receiver_cpu = 0;
+  std::thread staller;
+  if (stall_recorder)
+    staller = std::thread([pid = rec.pid()] {
+      for (auto stall : {500ms, 400ms}) {
+        std::this_thread::sleep_for(100ms);
+        ::kill(pid, SIGSTOP);
+        std::this_thread::sleep_for(stall);
+        ::kill(pid, SIGCONT);
+      }
+    });
   UdpFloodResult f = RunUdpFlood(*pair, flood);
+  if (staller.joinable()) staller.join();
   EXPECT_GT(f.received, 1000u);
   r.reader = f.receiver_tid;
   r.futex_waiter = FutexWakes(200);
@@ -114,8 +128,8 @@ Recorded RecordWakeups(const std::string& mode, std::vector<std::string> extra) 
 // and the trace it wrote (none, with the test failed, when there is no trace
 // to read).
 std::optional<perfetto::Trace> RecordAndReadWakeups(const std::string& mode, Recorded* r,
-                                                    std::vector<std::string> extra = {}) {
-  *r = RecordWakeups(mode, std::move(extra));
+                                                    std::vector<std::string> extra = {}, bool stall_recorder = false) {
+  *r = RecordWakeups(mode, std::move(extra), stall_recorder);
   if (r->path.empty()) return std::nullopt;
   std::string error;
   auto trace = ReadTrace(r->path, &error);
@@ -206,19 +220,28 @@ TEST_P(ContextIntegration, EachNetRxEntryIsPrecededByTheRaiseItServedOnTheSameCp
 // (the context flag says so), so each such wakeup lies inside a NET_RX slice
 // of its CPU. One written ahead of its entry would fall outside. Every
 // softirq timed (--netrx-sample 0): a wakeup made inside an untimed softirq
-// of a sampled storm has no slice around it.
+// of a sampled storm has no slice around it. The recorder is stalled during
+// the flood, so that drains cut at their budget read the storm (the CI
+// failure of 50486a7: cut drains held the storm behind the CPU's only task
+// record until the staging's bound wrote it whole, ahead of batched wakeups
+// still in the kernel); rings of 64 MiB keep every record through the
+// stalls, which the oracle needs.
 TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInThem) {
   GN_REQUIRE_REAL_EBPF();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   GN_REQUIRE_ROOT_MOUNT_POINT("ip netns exec");
   Recorded r;
-  auto trace = RecordAndReadWakeups(GetParam(), &r, {"--netrx-sample", "0"});
+  auto trace = RecordAndReadWakeups(GetParam(), &r, {"--netrx-sample", "0", "--buffer-size", "64M"},
+                                   /*stall_recorder=*/true);
   ASSERT_TRUE(trace);
   constexpr int kNone = -1;
   constexpr int kNetRx = 3;
   struct CpuState {
     int open = kNone;
     bool seen_softirq = false;
+    uint64_t last_softirq_ts = 0;  // its last entry or exit, and the bundle it came in
+    size_t last_softirq_bundle = 0;
+    std::vector<size_t> awaiting_next;  // outside wakeups described, waiting for the next softirq event
   };
   // One CPU's events of a bundle in time order: softirq entries (vector),
   // exits (-1 - vector), and wakeups made in softirq context (kWakeup).
@@ -226,30 +249,59 @@ TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInTh
   std::map<uint32_t, CpuState> cpus;
   uint64_t slices = 0, entry_while_open = 0, unmatched_exits = 0, wrong_vector = 0;
   uint64_t wakeups_inside = 0, wakeups_outside = 0, bundles_after_loss = 0;
+  // The first wakeups found outside, described for the failure message.
+  std::vector<std::string> outside_described;
+  size_t bundle = 0;
   for (const auto& p : trace->packet()) {
     if (!p.has_ftrace_events()) continue;
     const auto& b = p.ftrace_events();
+    ++bundle;
     bundles_after_loss += b.lost_events();
-    std::vector<std::pair<uint64_t, int>> seq;
+    struct Item {
+      uint64_t ts;
+      int what;
+      uint32_t flags;
+    };
+    std::vector<Item> seq;
     for (const auto& e : b.event()) {
-      if (e.has_softirq_entry()) seq.emplace_back(e.timestamp(), static_cast<int>(e.softirq_entry().vec()));
-      else if (e.has_softirq_exit()) seq.emplace_back(e.timestamp(), -1 - static_cast<int>(e.softirq_exit().vec()));
+      if (e.has_softirq_entry()) seq.push_back({e.timestamp(), static_cast<int>(e.softirq_entry().vec()), 0});
+      else if (e.has_softirq_exit()) seq.push_back({e.timestamp(), -1 - static_cast<int>(e.softirq_exit().vec()), 0});
     }
     const auto& cs = b.compact_sched();
     uint64_t ts = 0;
     for (int i = 0; i < cs.waking_timestamp_size(); ++i) {
       ts += cs.waking_timestamp(i);
+      // From softirq context, not from a hard irq that interrupted one (the
+      // poll's timeout, when the flood stalls, inside any softirq).
       if (i < cs.waking_pid_size() && cs.waking_pid(i) == r.reader && i < cs.waking_common_flags_size() &&
-          (cs.waking_common_flags(i) & kSoftirq))
-        seq.emplace_back(ts, kWakeup);
+          (cs.waking_common_flags(i) & (kSoftirq | kHardirq)) == kSoftirq)
+        seq.push_back({ts, kWakeup, cs.waking_common_flags(i)});
     }
-    std::stable_sort(seq.begin(), seq.end(), [](const auto& a, const auto& z) { return a.first < z.first; });
+    std::stable_sort(seq.begin(), seq.end(), [](const Item& a, const Item& z) { return a.ts < z.ts; });
     CpuState& c = cpus[b.cpu()];
-    for (const auto& [at, what] : seq) {
+    for (const auto& [at, what, flags] : seq) {
       if (what == kWakeup) {
-        if (c.open == kNetRx) ++wakeups_inside;
-        else ++wakeups_outside;
-      } else if (what >= 0) {
+        if (c.open == kNetRx) {
+          ++wakeups_inside;
+        } else if (++wakeups_outside <= 5) {
+          c.awaiting_next.push_back(outside_described.size());
+          outside_described.push_back("\n  CPU " + std::to_string(b.cpu()) + " at " + std::to_string(at) +
+                                      " (bundle " + std::to_string(bundle) + ", flags " + std::to_string(flags) +
+                                      "): open vector " + std::to_string(c.open) + "; last softirq event " +
+                                      std::to_string(static_cast<int64_t>(at - c.last_softirq_ts)) +
+                                      " ns before (bundle " +
+                                      std::to_string(c.last_softirq_bundle) + ")");
+        }
+        continue;
+      }
+      for (size_t d : c.awaiting_next)
+        outside_described[d] += "; next " + std::to_string(what) + " " +
+                                std::to_string(static_cast<int64_t>(at - c.last_softirq_ts)) +
+                                " ns after the last (bundle " + std::to_string(bundle) + ")";
+      c.awaiting_next.clear();
+      c.last_softirq_ts = at;
+      c.last_softirq_bundle = bundle;
+      if (what >= 0) {
         entry_while_open += c.open != kNone;
         c.open = what;
         c.seen_softirq = true;
@@ -273,7 +325,9 @@ TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInTh
   EXPECT_EQ(unmatched_exits, 0u);
   EXPECT_EQ(wrong_vector, 0u);
   EXPECT_GT(wakeups_inside, 1000u);
-  EXPECT_EQ(wakeups_outside, 0u);
+  std::string described;
+  for (const std::string& d : outside_described) described += d;
+  EXPECT_EQ(wakeups_outside, 0u) << "the first of them (vector -1: none open):" << described;
 }
 
 // Records the flood in `mode` (RecordWakeups) with eight records per CPU per

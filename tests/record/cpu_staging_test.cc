@@ -84,10 +84,37 @@ TEST(CpuStaging, AStormInInterruptContextHoldsBackFromItsLowestLevel) {
   EXPECT_EQ(s.staged(), 2u);
 }
 
+TEST(CpuStaging, ACutDrainHoldsBackOnlyTheLastRecordOfEachLevel) {
+  CpuStaging s;
+  // The only task record came first; a softirq storm follows it. Each
+  // level's last record may still be open (what is unread may be older than
+  // it); every other record bounds what is unread.
+  Stage(s, {{10, kTask}, {20, kSoft}, {21, kSoft}, {23, kSoft}, {22, kHard}});
+  EXPECT_EQ(WriteOut(s, true), (std::vector<uint64_t>{10, 20, 21}));
+  EXPECT_EQ(s.staged(), 2u);
+}
+
+TEST(CpuStaging, BothEventsOfTheLastRecordOfALevelAreHeldBack) {
+  CpuStaging s;
+  // A softirq slice (entry and exit in one record) is the last softirq
+  // record: an entry whose exit program found it still opening carries the
+  // exit's time, so neither event bounds what is unread.
+  Stage(s, {{10, kSoft}, {20, kSoft}});
+  model::Event& entry = s.Slot();
+  entry = model::Event{};
+  entry.ts = 30;
+  entry.common_flags = kSoft;
+  entry.payload = model::SoftirqEntry{};
+  s.Push(false, 0, true);
+  Stage(s, {{30, kSoft}});
+  EXPECT_EQ(WriteOut(s, true), (std::vector<uint64_t>{10, 20}));
+  EXPECT_EQ(s.staged(), 2u);
+}
+
 TEST(CpuStaging, HoldingBackIsBounded) {
   CpuStaging s(4);
-  // Only the first record is of the lowest level: everything would be held,
-  // but past the bound the staging is written whole.
+  s.set_batching(1);
+  // No flush read: everything waits for the floor, until the bound.
   Stage(s, {{10, kTask}, {20, kSoft}, {21, kSoft}});
   EXPECT_TRUE(WriteOut(s, true).empty());
   Stage(s, {{22, kSoft}, {23, kSoft}});

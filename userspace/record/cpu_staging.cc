@@ -5,18 +5,21 @@
 
 namespace gpunoise::record {
 
-size_t CpuStaging::CutPoint() const {
-  int lowest = -1;
-  size_t last = used_;
-  for (size_t i = 0; i < used_; ++i) {
-    if (batched_[i]) continue;
-    int level = model::ContextLevel(events_[i]);
-    if (lowest < 0 || level <= lowest) {
-      lowest = level;
-      last = i;
+uint64_t CpuStaging::UnreadBound() const {
+  uint64_t bound = unread_bound_;
+  std::array<bool, 4> last_seen{};  // per context level: its last record found
+  for (size_t i = used_; i-- > 0;) {
+    if (batched_[i] & kSourceMask) continue;  // batched: the floor's business
+    int level = std::clamp(model::ContextLevel(events_[i]), 0, 3);
+    if (!last_seen[level]) {
+      // Perhaps still open: neither of its events bounds what is unread.
+      last_seen[level] = true;
+      if (i > 0 && (batched_[i - 1] & kFirstOfTwo)) --i;
+      continue;
     }
+    bound = std::max(bound, events_[i].ts);
   }
-  return last;
+  return bound;
 }
 
 uint64_t CpuStaging::FloorOf(const Floors& f) const {
@@ -27,30 +30,37 @@ uint64_t CpuStaging::FloorOf(const Floors& f) const {
 }
 
 model::EventView CpuStaging::Writable(bool ring_cut, bool all_in) {
-  size_t considered = ring_cut && used_ > 0 ? CutPoint() : used_;
   Floors floors = floors_;
-  for (const BatchEnd& b : batch_ends_)
-    if (b.end <= considered) floors[b.stream] = std::max(floors[b.stream], b.flush_ts);
-  uint64_t floor = FloorOf(floors);
-  size_t writable = considered;
+  for (const BatchEnd& b : batch_ends_) floors[b.stream] = std::max(floors[b.stream], b.flush_ts);
+  next_floors_ = floors;
+  constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
+  uint64_t limit = kNoLimit;
+  if (!all_in) {
+    if (stream_mask_) limit = FloorOf(floors);
+    if (ring_cut) {
+      unread_bound_ = UnreadBound();
+      limit = std::min(limit, unread_bound_);
+    }
+  }
+  size_t writable = used_;
   partitioned_ = false;
-  if (stream_mask_ && !all_in) {
-    // Events stamped after the floor stay, in the order they came (the cut
-    // rule reads that order next time); nothing moves until Written().
+  if (limit != kNoLimit) {
+    // Events stamped after the limit stay, in the order they came (the
+    // bound reads that order next time); nothing moves until Written().
     floor_positions_.clear();
     held_positions_.clear();
-    for (size_t i = 0; i < considered; ++i)
-      (events_[i].ts <= floor ? floor_positions_ : held_positions_).push_back(static_cast<uint32_t>(i));
+    for (size_t i = 0; i < used_; ++i)
+      (events_[i].ts <= limit ? floor_positions_ : held_positions_).push_back(static_cast<uint32_t>(i));
     writable = floor_positions_.size();
     partitioned_ = !held_positions_.empty();
   }
+  // Bounded memory: a limit that has not moved for this long (no flush read,
+  // no record read of a level seen before) gives way.
   if (writable == 0 && used_ > max_held_) {
-    writable = considered = used_;
+    writable = used_;
     partitioned_ = false;
   }
   writable_ = writable;
-  considered_ = considered;
-  next_floors_ = floors;
   if (!partitioned_) {
     auto begin = events_.begin();
     auto end = begin + static_cast<ptrdiff_t>(writable_);
@@ -78,14 +88,14 @@ void CpuStaging::OrderByTime(std::span<const uint32_t> positions) {
   const size_t n = positions.size();
   keys_.resize(n);
   std::array<uint32_t, kMaxStreams + 1> at{};
-  for (uint32_t p : positions) ++at[batched_[p]];
+  for (uint32_t p : positions) ++at[batched_[p] & kSourceMask];
   uint32_t sum = 0;
   for (uint32_t& count : at) {  // counts -> each source's first place
     uint32_t c = count;
     count = sum;
     sum += c;
   }
-  for (uint32_t p : positions) keys_[at[batched_[p]]++] = {events_[p].ts, p};
+  for (uint32_t p : positions) keys_[at[batched_[p] & kSourceMask]++] = {events_[p].ts, p};
   MergeRuns();
   order_.resize(n);
   for (size_t j = 0; j < n; ++j) order_[j] = keys_[j].second;
@@ -116,28 +126,17 @@ void CpuStaging::MergeRuns() {
 
 void CpuStaging::Written() {
   floors_ = next_floors_;
-  // Batches wholly before the considered point are done; the rest move with
-  // their events.
-  size_t kept = 0;
-  for (const BatchEnd& b : batch_ends_)
-    if (b.end > considered_) batch_ends_[kept++] = {b.end - writable_, b.flush_ts, b.stream};
-  batch_ends_.resize(kept);
-  const size_t considered = considered_;
-  considered_ = 0;
-  if (writable_ == 0) return;
-  // What stays, in the order it came: the considered events held for the
-  // floor, then everything past the considered point.
+  batch_ends_.clear();  // their flush times are in floors_ now
+  // What stays: the events held back, in the order they came.
   size_t stays = 0;
-  auto keep = [&](size_t from) {
-    if (from != stays) {
-      events_[stays] = events_[from];
-      batched_[stays] = batched_[from];
-    }
-    ++stays;
-  };
   if (partitioned_)
-    for (uint32_t p : held_positions_) keep(p);
-  for (size_t i = partitioned_ ? considered : writable_; i < used_; ++i) keep(i);
+    for (uint32_t p : held_positions_) {
+      if (p != stays) {
+        events_[stays] = events_[p];
+        batched_[stays] = batched_[p];
+      }
+      ++stays;
+    }
   used_ = stays;
   writable_ = 0;
   partitioned_ = false;

@@ -6,12 +6,16 @@
 // between the two holds a later ring position with an earlier timestamp. A
 // drain that reads the ring to its end is safe (the consumer stops at a record
 // still being written, so an interrupted record and the records nested in it
-// leave together). A drain cut at its record budget is not: the cut can fall
-// between an interrupted record and those nested in it. A record made at the
-// lowest context level among those staged was reserved while no program of a
-// lower level was open, so everything staged before it is older than it and
-// everything after it: holding back from the last such record to the next
-// drain restores order.
+// leave together). A drain cut at its record budget is not: a record still in
+// the ring may be older than one already read, but only than one whose
+// program was still open when it was reserved; a program that had ended by
+// then had stamped its record. Programs of one context level do not nest on a
+// CPU, so an open program's record is the last one read of its level. Every
+// record still in the ring is therefore younger than all other records read,
+// and younger than every batch read (a flush stamps its batch before it
+// reserves its place): events up to that bound are written, the rest wait.
+// The bound moves with every record read, also through a storm that never
+// leaves interrupt context, or whose only task record came first.
 //
 // Batched records (bpf/batch.bpf.h) reach the ring only when their CPU's
 // batch is flushed, behind direct records stamped after them, so ring order
@@ -20,8 +24,7 @@
 // later batch holds was stamped after it. Each batching object keeps its own
 // batches (a stream, enum gn_batch_stream). With batching on, events stamped
 // after the floor wait for the next drain: the earliest, over the streams, of
-// each stream's last flush ahead of the cut point. The cut point is chosen
-// among direct records only.
+// each stream's last flush.
 #pragma once
 
 #include <algorithm>
@@ -64,8 +67,11 @@ class CpuStaging {
     return std::span<model::Event, 2>(events_.data() + used_, 2);
   }
   static constexpr size_t kMaxStreams = 8;
-  void Push(bool batched = false, uint32_t stream = 0) {
-    batched_[used_++] = batched ? static_cast<uint8_t>(1 + std::min<uint32_t>(stream, kMaxStreams - 1)) : 0;
+  // `first_of_two`: the next event pushed comes from the same ring record
+  // (a softirq slice's entry, then its exit).
+  void Push(bool batched = false, uint32_t stream = 0, bool first_of_two = false) {
+    batched_[used_++] = static_cast<uint8_t>((batched ? 1 + std::min<uint32_t>(stream, kMaxStreams - 1) : 0) |
+                                             (first_of_two ? kFirstOfTwo : 0));
   }
   size_t staged() const { return used_; }
 
@@ -73,9 +79,11 @@ class CpuStaging {
   // (bit s: stream s): hold back for them (see above). 0: no batching.
   void set_batching(uint32_t stream_mask) { stream_mask_ = stream_mask & ((1u << kMaxStreams) - 1); }
   // A batch of `stream` flushed at `flush_ts` ends here (after its records
-  // were pushed).
-  void EndBatch(uint64_t flush_ts, uint32_t stream = 0) {
+  // were pushed). `from_ring`: it was read from the ring (not an idle CPU's
+  // batch, read in place): what the ring holds behind it is younger.
+  void EndBatch(uint64_t flush_ts, uint32_t stream = 0, bool from_ring = true) {
     if (stream >= kMaxStreams) return;
+    if (from_ring) unread_bound_ = std::max(unread_bound_, flush_ts);
     // Empty batches of an idle CPU, drain after drain, replace each other.
     if (!batch_ends_.empty() && batch_ends_.back().end == used_ && batch_ends_.back().stream == stream) {
       batch_ends_.back().flush_ts = std::max(batch_ends_.back().flush_ts, flush_ts);
@@ -86,12 +94,12 @@ class CpuStaging {
   // Events stamped after it wait for a later drain. Max without batching.
   uint64_t floor() const { return FloorOf(floors_); }
 
-  // The events to write now, sorted by time: all of them unless the last
-  // drain was cut at its budget (`ring_cut`), then those before the held-back
-  // tail, and with batching those stamped before the floor. `all_in`: the
-  // programs are detached and every batch flushed and drained, so nothing
-  // waits for a batch. The view reads the staged events in place (valid
-  // until Written()); call Written() after writing them.
+  // The events to write now, sorted by time: all of them, unless the last
+  // drain was cut at its budget (`ring_cut`): then those up to the bound on
+  // what the ring still holds; and with batching those stamped up to the
+  // floor. `all_in`: the programs are detached and every batch flushed and
+  // drained, so nothing waits. The view reads the staged events in place
+  // (valid until Written()); call Written() after writing them.
   model::EventView Writable(bool ring_cut, bool all_in = false);
   // Drops what Writable() returned; the held-back events move to the front,
   // in the order they came.
@@ -105,21 +113,25 @@ class CpuStaging {
   };
   using Floors = std::array<uint64_t, kMaxStreams>;  // per stream: its last flush
   uint64_t FloorOf(const Floors& f) const;
-  // The cut point: the position of the last direct record at the lowest
-  // context level among the staged direct records; used_ when none.
-  size_t CutPoint() const;
+  // Every record still in the ring is stamped after this: the latest of the
+  // staged direct records that are not the last of their context level (the
+  // programs perhaps still open), and of unread_bound_.
+  uint64_t UnreadBound() const;
+  static constexpr uint8_t kFirstOfTwo = 0x80;  // in batched_: the record's other event follows
+  static constexpr uint8_t kSourceMask = 0x7f;
   // order_: the staging positions in `positions` (ascending) by time.
   void OrderByTime(std::span<const uint32_t> positions);
   // Sorts keys_ by merging its ascending runs.
   void MergeRuns();
 
   std::vector<model::Event> events_;  // reused: no allocation once warm
-  std::vector<uint8_t> batched_;      // per event: 0 direct, 1 + s from a batch of stream s
+  // Per event: 0 direct, 1 + s from a batch of stream s; | kFirstOfTwo.
+  std::vector<uint8_t> batched_;
   std::vector<BatchEnd> batch_ends_;
   // Reused by Writable(): with batching, the positions stamped up to the
   // floor and those held back for it (each ascending); the order it returns.
   std::vector<uint32_t> floor_positions_, held_positions_;
-  bool partitioned_ = false;  // some considered events are held: Written() compacts
+  bool partitioned_ = false;  // some events are held: Written() compacts
   std::vector<uint32_t> order_;
   // Reused by the sort: (ts, position) keys, the merge's second buffer and
   // its runs' starts.
@@ -128,10 +140,9 @@ class CpuStaging {
   std::vector<uint32_t> runs_, next_runs_;
   size_t used_ = 0;
   size_t writable_ = 0;
-  // Staged events Writable() looked at: [writable_, considered_) are held for
-  // the floor, in arrival order, and the floor they waited for.
-  size_t considered_ = 0;
   Floors next_floors_{};
+  // What the ring still holds was stamped after this (a running maximum).
+  uint64_t unread_bound_ = 0;
   size_t max_held_;
   uint32_t stream_mask_ = 0;
   Floors floors_{};

@@ -46,7 +46,7 @@ void TakeIdleBatches(collect::BatchFlusher& flusher, std::vector<CpuBatch>& batc
   for (const collect::IdleBatch& idle : flusher.idle()) {
     auto cpu = static_cast<size_t>(idle.cpu);
     if (stream < CpuStaging::kMaxStreams && cpu < batches.size() && batches[cpu].next_batch_seq[stream] == idle.seq)
-      batches[cpu].staging.EndBatch(idle.ts, stream);
+      batches[cpu].staging.EndBatch(idle.ts, stream, /*from_ring=*/false);
     else
       flusher.FlushNextTime(idle.cpu);
   }

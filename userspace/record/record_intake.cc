@@ -99,7 +99,7 @@ void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> dat
   uint64_t events = 0;
   for (size_t i = 0; i < n; ++i) {
     events += EventsInTrace(slots[i]);
-    b.staging.Push(batched, stream);
+    b.staging.Push(batched, stream, i + 1 < n);
   }
   b.events_total += events;
   b.bytes_total += data.size();
