@@ -288,6 +288,7 @@ TEST(BatchOrder, AStormBehindTheOnlyTaskRecordKeepsMovingAcrossCutDrains) {
         StageItem(s, ring.back());
         WriteOut(s, false, true, &written);
         EXPECT_LT(most_staged, kMaxHeld) << "the bound moved without giving way";
+        EXPECT_EQ(s.written_early(), 0u);
         ASSERT_EQ(written.size(), made);
         for (size_t i = 1; i < written.size(); ++i) ASSERT_LE(written[i - 1], written[i]) << "at " << i;
       }

@@ -119,6 +119,7 @@ TEST(CpuStaging, HoldingBackIsBounded) {
   EXPECT_TRUE(WriteOut(s, true).empty());
   Stage(s, {{22, kSoft}, {23, kSoft}});
   EXPECT_EQ(WriteOut(s, true).size(), 5u);
+  EXPECT_EQ(s.written_early(), 5u) << "counted";
 }
 
 // The merge over each source's runs gives what a stable sort by time gives:

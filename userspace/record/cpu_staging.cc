@@ -57,6 +57,7 @@ model::EventView CpuStaging::Writable(bool ring_cut, bool all_in) {
   // Bounded memory: a limit that has not moved for this long (no flush read,
   // no record read of a level seen before) gives way.
   if (writable == 0 && used_ > max_held_) {
+    written_early_ += used_;
     writable = used_;
     partitioned_ = false;
   }

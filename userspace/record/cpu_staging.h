@@ -93,6 +93,9 @@ class CpuStaging {
   }
   // Events stamped after it wait for a later drain. Max without batching.
   uint64_t floor() const { return FloorOf(floors_); }
+  // Events the staging's bound wrote before their turn (no flush came while
+  // the staging filled up): their order with what came later is not known.
+  uint64_t written_early() const { return written_early_; }
 
   // The events to write now, sorted by time: all of them, unless the last
   // drain was cut at its budget (`ring_cut`): then those up to the bound on
@@ -143,6 +146,7 @@ class CpuStaging {
   Floors next_floors_{};
   // What the ring still holds was stamped after this (a running maximum).
   uint64_t unread_bound_ = 0;
+  uint64_t written_early_ = 0;
   size_t max_held_;
   uint32_t stream_mask_ = 0;
   Floors floors_{};
