@@ -194,8 +194,9 @@ static __always_inline void gn_note_softirq_raise(__u32 vec)
  * other record made on the CPU in between writes the entry out first
  * (gn_reserve_on), so the ring still holds the entry ahead of what is
  * nested in it; and one still open when the recording ends is written by
- * user space's last flush (gn_softirq_flush). Not with batching: a batched
- * claim does not write the entry out. Set before load. */
+ * user space's last flush (gn_softirq_flush). Not when this collector
+ * batches (record --batching): its entries and exits then go into the batch
+ * like its other records. Set before load. */
 const volatile bool gn_softirq_defer = false;
 
 static __always_inline void gn_compiler_barrier(void)

@@ -241,7 +241,6 @@ TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInTh
     bool seen_softirq = false;
     uint64_t last_softirq_ts = 0;  // its last entry or exit, and the bundle it came in
     size_t last_softirq_bundle = 0;
-    std::vector<size_t> awaiting_next;  // outside wakeups described, waiting for the next softirq event
   };
   // One CPU's events of a bundle in time order: softirq entries (vector),
   // exits (-1 - vector), and wakeups made in softirq context (kWakeup).
@@ -250,7 +249,7 @@ TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInTh
   uint64_t slices = 0, entry_while_open = 0, unmatched_exits = 0, wrong_vector = 0;
   uint64_t wakeups_inside = 0, wakeups_outside = 0, bundles_after_loss = 0;
   // The first wakeups found outside, described for the failure message.
-  std::vector<std::string> outside_described;
+  std::string outside_described;
   size_t bundle = 0;
   for (const auto& p : trace->packet()) {
     if (!p.has_ftrace_events()) continue;
@@ -284,21 +283,15 @@ TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInTh
         if (c.open == kNetRx) {
           ++wakeups_inside;
         } else if (++wakeups_outside <= 5) {
-          c.awaiting_next.push_back(outside_described.size());
-          outside_described.push_back("\n  CPU " + std::to_string(b.cpu()) + " at " + std::to_string(at) +
-                                      " (bundle " + std::to_string(bundle) + ", flags " + std::to_string(flags) +
-                                      "): open vector " + std::to_string(c.open) + "; last softirq event " +
-                                      std::to_string(static_cast<int64_t>(at - c.last_softirq_ts)) +
-                                      " ns before (bundle " +
-                                      std::to_string(c.last_softirq_bundle) + ")");
+          // A negative distance: a later softirq event was written before it.
+          outside_described += "\n  CPU " + std::to_string(b.cpu()) + " at " + std::to_string(at) + " (bundle " +
+                               std::to_string(bundle) + ", flags " + std::to_string(flags) + "): open vector " +
+                               std::to_string(c.open) + "; its CPU's last softirq event " +
+                               std::to_string(static_cast<int64_t>(at - c.last_softirq_ts)) + " ns before (bundle " +
+                               std::to_string(c.last_softirq_bundle) + ")";
         }
         continue;
       }
-      for (size_t d : c.awaiting_next)
-        outside_described[d] += "; next " + std::to_string(what) + " " +
-                                std::to_string(static_cast<int64_t>(at - c.last_softirq_ts)) +
-                                " ns after the last (bundle " + std::to_string(bundle) + ")";
-      c.awaiting_next.clear();
       c.last_softirq_ts = at;
       c.last_softirq_bundle = bundle;
       if (what >= 0) {
@@ -325,9 +318,7 @@ TEST_P(ContextIntegration, SoftirqSlicesAlternatePerCpuAndHoldTheWakeupsMadeInTh
   EXPECT_EQ(unmatched_exits, 0u);
   EXPECT_EQ(wrong_vector, 0u);
   EXPECT_GT(wakeups_inside, 1000u);
-  std::string described;
-  for (const std::string& d : outside_described) described += d;
-  EXPECT_EQ(wakeups_outside, 0u) << "the first of them (vector -1: none open):" << described;
+  EXPECT_EQ(wakeups_outside, 0u) << "the first of them (vector -1: none open):" << outside_described;
 }
 
 // Records the flood in `mode` (RecordWakeups) with eight records per CPU per

@@ -112,8 +112,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   session.records_outside_cpus = intake.records_outside_cpus();
   for (size_t cpu = 0; cpu < intake.batches().size(); ++cpu)
     if (uint64_t early = intake.batches()[cpu].staging.written_early())
-      log::Warning("CPU {}: {} events were written before their turn (no batch flush came while {} waited), so "
-                   "their order with later events is not assured",
+      log::Warning("CPU {}: {} events were written before their turn (more than {} were held with none yet "
+                   "due: no batch flush read for that long), so their order with later events is not assured",
                    cpu, early, CpuStaging::kDefaultMaxHeld);
   ReportCollectors(set.collectors, intake, loss.collector_lost, session);
   FinishTrace(options, set, *sink, start.rdma_start, result);
