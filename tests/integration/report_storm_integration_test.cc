@@ -324,7 +324,7 @@ class NetRxEntries : public model::TraceSink {
   explicit NetRxEntries(uint32_t cpu) : cpu_(cpu) {}
   void OnEvent(const model::Event& e) override {
     const auto* entry = std::get_if<model::SoftirqEntry>(&e.payload);
-    count += e.cpu == cpu_ && entry && entry->vec == 3;
+    count += e.cpu == cpu_ && entry && entry->vec == static_cast<uint32_t>(model::SoftirqVec::kNetRx);
   }
   uint64_t count = 0;
 
@@ -391,7 +391,7 @@ FloodNetRx CountFloodNetRx(const std::string& every) {
   const analyze::CpuTimeline& c = t.cpus[1];
   uint64_t placed = 0;
   for (const analyze::UntimedSpan& u : c.untimed) placed += u.placed;
-  for (const analyze::IntrSlice& s : c.softirqs) out.timeline_timed += s.id == 3;
+  for (const analyze::IntrSlice& s : c.softirqs) out.timeline_timed += s.id == static_cast<int32_t>(model::SoftirqVec::kNetRx);
   out.timeline_timed -= placed;  // the estimates are not timed ones
   out.untimed = c.UntimedTotal();
   NetRxEntries entries(1);
