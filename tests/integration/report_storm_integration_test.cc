@@ -318,13 +318,15 @@ TEST(ReportIntegration, ReplayedThroughTheMonitorGivesTheReportsFindings) {
   for (const auto& [j, keys] : want) std::printf("report and monitor: %s", Describe(keys).c_str());
 }
 
+constexpr int32_t kNetRxVec = static_cast<int32_t>(model::SoftirqVec::kNetRx);
+
 // The NET_RX entries of one CPU as the trace holds them (before analysis).
 class NetRxEntries : public model::TraceSink {
  public:
   explicit NetRxEntries(uint32_t cpu) : cpu_(cpu) {}
   void OnEvent(const model::Event& e) override {
     const auto* entry = std::get_if<model::SoftirqEntry>(&e.payload);
-    count += e.cpu == cpu_ && entry && entry->vec == static_cast<uint32_t>(model::SoftirqVec::kNetRx);
+    count += e.cpu == cpu_ && entry && entry->vec == static_cast<uint32_t>(kNetRxVec);
   }
   uint64_t count = 0;
 
@@ -391,7 +393,7 @@ FloodNetRx CountFloodNetRx(const std::string& every) {
   const analyze::CpuTimeline& c = t.cpus[1];
   uint64_t placed = 0;
   for (const analyze::UntimedSpan& u : c.untimed) placed += u.placed;
-  for (const analyze::IntrSlice& s : c.softirqs) out.timeline_timed += s.id == static_cast<int32_t>(model::SoftirqVec::kNetRx);
+  for (const analyze::IntrSlice& s : c.softirqs) out.timeline_timed += s.id == kNetRxVec;
   out.timeline_timed -= placed;  // the estimates are not timed ones
   out.untimed = c.UntimedTotal();
   NetRxEntries entries(1);
