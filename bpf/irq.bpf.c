@@ -103,23 +103,18 @@ int gn_tp_irq_exit(struct trace_event_raw_irq_handler_exit *ctx)
 	return 0;
 }
 
-/* When each vector was first raised on this CPU since its last entry
- * (bpf_ktime_get_boot_ns, 0: not raised). Slots past GN_NR_SOFTIRQS keep a
- * vector from a newer kernel harmless. */
-struct gn_softirq_raised {
-	__u64 at[16];
-};
+/* Raises and entries per vector on this CPU (struct gn_softirq_cpu). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct gn_softirq_raised);
-} gn_softirq_raised SEC(".maps");
+	__type(value, struct gn_softirq_cpu);
+} gn_softirq_cpu SEC(".maps");
 
-static __always_inline struct gn_softirq_raised *gn_this_cpu_raises(void)
+static __always_inline struct gn_softirq_cpu *gn_this_cpu_softirqs(void)
 {
 	__u32 zero = 0;
-	return bpf_map_lookup_elem(&gn_softirq_raised, &zero);
+	return bpf_map_lookup_elem(&gn_softirq_cpu, &zero);
 }
 
 /* NET_RX storms are sampled. In a NET_RX flood every softirq is a clock
@@ -178,10 +173,10 @@ static __always_inline void gn_note_softirq_raise(__u32 vec)
 		if (c && gn_netrx_next_untimed(c))
 			return;
 	}
-	struct gn_softirq_raised *r = gn_this_cpu_raises();
+	struct gn_softirq_cpu *r = gn_this_cpu_softirqs();
 	if (!r)
 		return;
-	__u64 *at = &r->at[vec & 15];
+	__u64 *at = &r->raised_at[vec & (GN_SOFTIRQ_SLOTS - 1)];
 	if (*at == 0)
 		*at = bpf_ktime_get_boot_ns();
 }
@@ -280,6 +275,14 @@ static __always_inline __u16 gn_take_untimed(struct gn_cpu_context *c)
 
 static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 {
+	/* Every entry is counted first, whatever follows: the count is this
+	 * program's runs, for the audit against the kernel's own. */
+	struct gn_softirq_cpu *r = NULL;
+	if (kind == GN_REC_SOFTIRQ_ENTRY) {
+		r = gn_this_cpu_softirqs();
+		if (r)
+			r->entries[vec & (GN_SOFTIRQ_SLOTS - 1)]++;
+	}
 	if (!gn_cpu_allowed(bpf_get_smp_processor_id()))
 		return;
 	struct gn_cpu_context *c = gn_this_cpu_context();
@@ -299,9 +302,8 @@ static __always_inline void gn_emit_softirq(__u16 kind, __u32 vec)
 		 * when the kernel serves it (pending bits were cleared before
 		 * the handlers ran). Taken by an untimed entry too: its raise
 		 * is not the next timed entry's. */
-		struct gn_softirq_raised *r = gn_this_cpu_raises();
 		if (r)
-			raised = __sync_lock_test_and_set(&r->at[vec & 15], 0);
+			raised = __sync_lock_test_and_set(&r->raised_at[vec & (GN_SOFTIRQ_SLOTS - 1)], 0);
 		if (gn_netrx_sample_every && vec == GN_SOFTIRQ_NET_RX && c && !gn_gate_closed() &&
 		    gn_netrx_entry_untimed(c)) {
 			c->netrx_skipping = 1;

@@ -62,6 +62,19 @@ struct gn_softirq_slice {
 	__u32 raise_wait_ns; /* the entry's, as in struct gn_softirq */
 };
 
+/* Per CPU, per softirq vector (slots past the kernel's vectors keep a newer
+ * kernel's harmless): when the vector was first raised since its last entry
+ * (bpf_ktime_get_boot_ns, 0: not raised), and how many times the entry
+ * program ran for it since it was attached, gate or not, timed or not.
+ * User space sets that count against the kernel's own (/proc/softirqs):
+ * softirqs the kernel ran without calling its tracepoint show up as the
+ * difference (record/softirq_audit.h). */
+#define GN_SOFTIRQ_SLOTS 16
+struct gn_softirq_cpu {
+	__u64 raised_at[GN_SOFTIRQ_SLOTS];
+	__u64 entries[GN_SOFTIRQ_SLOTS];
+};
+
 /* System vectors that irq_handler_entry does not see (x86 irq_vectors
  * tracepoints). */
 enum gn_vector_kind {

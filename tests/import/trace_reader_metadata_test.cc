@@ -95,6 +95,9 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
                           .lost_by_kind = {{"sched_switch", 2}, {"sched_waking", 1}},
                           .decode_errors = 1, .unwritten = 7, .unseen_switches = 2});
   session.cpus.push_back({.cpu = 1, .events = 2000, .lost = 0, .bytes = 8192});
+  session.cpus[1].unreported_softirqs[static_cast<size_t>(model::SoftirqVec::kNetRx)] = 5;
+  session.cpus[1].unreported_softirqs[static_cast<size_t>(model::SoftirqVec::kRcu)] = 1;
+  session.softirqs_audited = true;
   session.program_misses.push_back({"sched", "gn_sched_switch", 4});
   session.map_losses.push_back({"sampler", "gn_samples", 9});
   session.map_losses.push_back({"kwork", "gn_kw_log", 5, model::MapLossKind::kOverwritten});
@@ -127,6 +130,9 @@ TEST(TraceReader, ReadsGpunoiseSessionSummaryBack) {
   EXPECT_EQ(back.cpus[0].decode_errors, 1u);
   EXPECT_EQ(back.cpus[0].unwritten, 7u);
   EXPECT_EQ(back.cpus[1].events, 2000u);
+  EXPECT_TRUE(back.softirqs_audited);
+  EXPECT_EQ(back.cpus[1].unreported_softirqs, session.cpus[1].unreported_softirqs);
+  EXPECT_EQ(back.cpus[0].unreported_softirqs, model::SoftirqCounts{});
   ASSERT_EQ(back.program_misses.size(), 1u);
   EXPECT_EQ(back.program_misses[0].collector, "sched");
   EXPECT_EQ(back.program_misses[0].program, "gn_sched_switch");

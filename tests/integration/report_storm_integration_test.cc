@@ -339,6 +339,7 @@ struct FloodNetRx {
   uint64_t recording = 0;  // /proc/softirqs from "recording" to the recorder's exit
   uint64_t timed = 0, untimed = 0;  // in the trace
   uint64_t timeline_timed = 0;      // the timeline's NET_RX slices, less the estimates
+  uint64_t unreported = 0;          // the recorder's count of those the kernel ran without reporting
   std::string output;      // the report
 };
 
@@ -379,6 +380,9 @@ FloodNetRx CountFloodNetRx(const std::string& every) {
   // an irq program skipped. (Another collector's skipped run, kwork's under
   // IPI load, says nothing of softirqs.)
   const analyze::LossSummary& loss = result->analysis.loss;
+  EXPECT_TRUE(loss.softirqs_audited) << result->output;
+  for (const analyze::CpuLossRow& row : loss.cpus)
+    if (row.cpu == 1) out.unreported = row.unreported_softirqs[kNetRxVec];
   EXPECT_EQ(loss.kernel_ring_full, 0u) << result->output;
   for (const auto& p : loss.programs) {
     if (p.collector == "irq") {
@@ -401,24 +405,23 @@ FloodNetRx CountFloodNetRx(const std::string& every) {
   EXPECT_TRUE(raw.ReadFile(trace).ok());
   out.timed = entries.count;
   std::printf("--netrx-sample %s: %lu NET_RX softirqs in the flood, %lu in the recording; the trace has %lu timed "
-              "and %lu untimed; the timeline %lu timed slices\n",
+              "and %lu untimed; the timeline %lu timed slices; the kernel did not report %lu\n",
               every.c_str(), static_cast<unsigned long>(out.flood), static_cast<unsigned long>(out.recording),
               static_cast<unsigned long>(out.timed), static_cast<unsigned long>(out.untimed),
-              static_cast<unsigned long>(out.timeline_timed));
+              static_cast<unsigned long>(out.timeline_timed), static_cast<unsigned long>(out.unreported));
   return out;
 }
 
 // The kernel's own count brackets the trace's: every softirq of the flood is
-// in the trace, timed or untimed, and nothing beyond the recording's.
-// A little slack above: "recording" is printed just after the gate opens.
-// And below: in about 1 run in 8, with or without sampling, the timeline
-// held 1 to 5 fewer NET_RX slices than /proc/softirqs counted across the
-// flood (of 645k-830k), with no ring loss and no skipped irq program run;
-// the cause is not found yet (2026-12-07 note).
+// in the trace, timed or untimed, or in the recorder's count of those the
+// kernel ran without calling its tracepoint (on this VM, a few of every
+// 150,000 under load; record/softirq_audit.h), and nothing beyond the
+// recording's. A little slack above: "recording" is printed just after the
+// gate opens.
 void ExpectTheTraceCountsEveryNetRxSoftirq(const FloodNetRx& n) {
-  constexpr uint64_t kUnexplained = 8;
-  EXPECT_GE(n.timed + n.untimed + kUnexplained, n.flood) << n.output;
-  EXPECT_LE(n.timed + n.untimed, n.recording + 200) << n.output;
+  EXPECT_GE(n.timed + n.untimed + n.unreported, n.flood) << n.output;
+  EXPECT_LE(n.timed + n.untimed + n.unreported, n.recording + 200) << n.output;
+  EXPECT_LE(n.unreported, n.flood / 1000) << "the kernel reports nearly all\n" << n.output;
 }
 
 TEST(RecordStorm, ASampledFloodCountsEveryNetRxSoftirqOfItsCpuTimedOrUntimed) {

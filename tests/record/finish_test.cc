@@ -46,6 +46,19 @@ TEST(FormatSummary, CountsEveryKindOfLossAndTheUnseenSwitches) {
             "not report");
 }
 
+TEST(FormatSummary, NamesTheSoftirqsTheKernelRanWithoutReportingApartFromLoss) {
+  RecordResult r = TwoSecondsOnTwoCpus();
+  r.session.softirqs_audited = true;
+  r.session.cpus[1].unreported_softirqs[static_cast<size_t>(model::SoftirqVec::kNetRx)] = 4;
+  r.session.cpus[0].unreported_softirqs[static_cast<size_t>(model::SoftirqVec::kRcu)] = 1;
+  EXPECT_EQ(FormatSummary(r),
+            "gpunoise: recorded 2.0 s on 2 CPUs to /tmp/out.pftrace (3.0 MiB): sched 1200 events, irq disabled; "
+            "0 lost events, 5 softirqs the kernel ran without reporting (its own counts say so)");
+  r.session.cpus[1].unreported_softirqs = {};
+  EXPECT_NE(FormatSummary(r).find(", 1 softirq the kernel ran without reporting"), std::string::npos)
+      << FormatSummary(r);
+}
+
 TEST(FormatSummary, ARingLossSaysWhenItWasFirstFoundAndTheLongestTheRingsWentUnread) {
   RecordResult r = TwoSecondsOnTwoCpus();
   r.session.cpus[1].lost = 58073;

@@ -194,6 +194,32 @@ TEST(ReportLossHeader, ABreakInTheSwitchChainIsBlamedOnTheKernelOnlyWithoutATask
   EXPECT_NE(json.find("\"slices_trimmed\": 0"), std::string::npos);
 }
 
+TEST(ReportLossHeader, SoftirqsTheKernelNeverDeliveredAreNamedByVectorAndCpuNotCountedAsLost) {
+  ScopedTempDir dir;
+  model::SessionInfo session = LossySession();
+  std::string unaudited = ReportOf(WriteGpunoiseTrace(dir.path(), session, false), true);
+  EXPECT_NE(unaudited.find("\"unreported_softirqs\": null"), std::string::npos) << unaudited;
+
+  session.softirqs_audited = true;
+  session.cpus[1].unreported_softirqs[static_cast<size_t>(model::SoftirqVec::kNetRx)] = 5;
+  session.cpus[0].unreported_softirqs[static_cast<size_t>(model::SoftirqVec::kRcu)] = 1;
+  std::string path = WriteGpunoiseTrace(dir.path(), session, false);
+  std::string report = ReportOf(path);
+  std::string h = Header(report);
+  EXPECT_NE(h.find("  lost events: 23 (source: gpunoise session summary)\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("  6 softirqs the kernel counted but never delivered to its tracepoint (NET_RX 5, RCU 1; "),
+            std::string::npos)
+      << h;
+  EXPECT_NE(report.find("  softirqs the kernel never delivered to its tracepoint: CPU 0 RCU 1, CPU 1 NET_RX 5\n"),
+            std::string::npos)
+      << report;
+  std::string json = ReportOf(path, true);
+  size_t at = json.find("\"unreported_softirqs\": {");
+  ASSERT_NE(at, std::string::npos) << json;
+  EXPECT_EQ(json.find("\"NET_RX\": 5", at), json.find("\"NET_RX\"", at)) << json;
+  EXPECT_EQ(json.find("\"RCU\": 1", at), json.find("\"RCU\"", at)) << json;
+}
+
 // What Perfetto's recorder writes during a UDP flood: per-CPU ftrace stats at
 // the start and the end, the service's stats with failed patches, and a
 // sequence whose writer lost packets.

@@ -268,6 +268,7 @@ LossSummary Losses(const Timeline& t) {
     const model::SessionInfo& s = *t.session;
     sources.push_back("gpunoise session summary");
     l.switch_chain_checked = s.switch_chain_checked;
+    l.softirqs_audited = s.softirqs_audited;
     l.unseen_from_session = true;
     for (const auto& c : s.cpus) {
       CpuLossRow& r = rows[c.cpu];
@@ -277,6 +278,7 @@ LossSummary Losses(const Timeline& t) {
       r.decode_errors = c.decode_errors;
       r.unwritten = c.unwritten;
       r.unseen_switches = std::max(r.unseen_switches, c.unseen_switches);
+      r.unreported_softirqs = c.unreported_softirqs;
       l.decode_errors += c.decode_errors;
       l.unwritten += c.unwritten;
     }
@@ -321,6 +323,10 @@ LossSummary Losses(const Timeline& t) {
   for (auto& [_, r] : rows) {
     l.kernel_ring_full += r.lost;
     l.total_unseen_switches += r.unseen_switches;
+    for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec) {
+      l.unreported_softirqs[vec] += r.unreported_softirqs[vec];
+      l.total_unreported_softirqs += r.unreported_softirqs[vec];
+    }
     l.cpus.push_back(r);
   }
   l.kernel_log.messages = t.kernel_log.size();

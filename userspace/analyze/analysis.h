@@ -100,6 +100,9 @@ struct CpuLossRow {
   // Switches missing from the chain: the kernel never delivered them
   // (session summary) or breaks the analysis saw; 0 when not checked.
   uint64_t unseen_switches = 0;
+  // Softirqs per vector the kernel ran without calling its tracepoint
+  // (gpunoise session summary; 0 unless LossSummary::softirqs_audited).
+  model::SoftirqCounts unreported_softirqs{};
   uint64_t loss_spans = 0;  // bundles marked lost_events
 };
 
@@ -122,6 +125,12 @@ struct LossSummary {
   bool switch_chain_checked = true;  // false: a task filter was on, chain gaps are by design
   bool unseen_from_session = false;  // unseen switches are the recorder's check, not the analysis'
   uint64_t total_unseen_switches = 0;
+  // The recorder set the kernel's softirq counts against its entry
+  // program's runs; what the kernel ran without reporting, per vector, all
+  // CPUs (not part of total_lost: nothing the recorder was given was lost).
+  bool softirqs_audited = false;
+  model::SoftirqCounts unreported_softirqs{};
+  uint64_t total_unreported_softirqs = 0;
   uint64_t slices_trimmed = 0;  // CPU slices cut where they overlapped (a damaged trace)
   // NET_RX storms the recorder sampled (record --netrx-sample): 1 in how
   // many was timed (0: none sampled, or not said), how many ran untimed

@@ -93,6 +93,20 @@ std::vector<uint64_t> IrqCollector::UntimedNetRx() const {
   return out;
 }
 
+std::vector<model::SoftirqCounts> IrqCollector::SoftirqEntryRuns() const {
+  std::vector<model::SoftirqCounts> out;
+  if (!softirq_ || !skel_ || report_.state == model::CollectorState::kDisabled) return out;
+  int ncpus = libbpf_num_possible_cpus();
+  std::vector<gn_softirq_cpu> per_cpu(ncpus > 0 ? static_cast<size_t>(ncpus) : 0);
+  uint32_t zero = 0;
+  if (per_cpu.empty() || bpf_map_lookup_elem(bpf_map__fd(skel_->maps.gn_softirq_cpu), &zero, per_cpu.data()) != 0)
+    return out;
+  out.resize(per_cpu.size());
+  for (size_t cpu = 0; cpu < per_cpu.size(); ++cpu)
+    for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec) out[cpu][vec] = per_cpu[cpu].entries[vec];
+  return out;
+}
+
 uint64_t IrqCollector::FlushHeldRecords(std::span<const int> cpus) {
   if (!defers_softirq_entries() || !skel_ || report_.state == model::CollectorState::kDisabled) return 0;
   int prog = bpf_program__fd(skel_->progs.gn_softirq_flush);

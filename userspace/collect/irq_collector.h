@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collect/collector.h"
+#include "model/events.h"
 
 struct irq_bpf;
 
@@ -44,6 +45,11 @@ class IrqCollector : public Collector {
   // programs were loaded; empty when unknown (no softirqs recorded, or the
   // map could not be read). Exact: each is counted by its entry program.
   std::vector<uint64_t> UntimedNetRx() const;
+
+  // Per CPU (index: CPU number), per softirq vector: how many times the
+  // softirq_entry program ran since it was attached. Empty when unknown
+  // (no softirqs recorded, or the map could not be read).
+  std::vector<model::SoftirqCounts> SoftirqEntryRuns() const;
 
   // The action name the kernel side saw for `irq` (irq_handler_entry).
   std::optional<std::string> LookupIrqName(int32_t irq) const;

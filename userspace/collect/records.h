@@ -41,6 +41,7 @@ static_assert(sizeof(gn_softirq) == 24);
 static_assert(sizeof(gn_softirq_slice) == 32);
 static_assert(offsetof(gn_softirq_slice, entry_ts) == 16);
 static_assert(sizeof(gn_cpu_context) == 64);
+static_assert(sizeof(gn_softirq_cpu) == 256);
 static_assert(sizeof(gn_vector) == 24);
 
 // Network records (bpf/net.h).

@@ -68,6 +68,7 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
     else if (name == "bpf_recursion_misses") s.bpf_recursion_misses = Unsigned(a);
     else if (name == "records_outside_cpus") s.records_outside_cpus = Unsigned(a);
     else if (name == "switch_chain_checked") s.switch_chain_checked = Unsigned(a) != 0;
+    else if (name == "softirq.audited") s.softirqs_audited = Unsigned(a) != 0;
     else if (name == "softirq.netrx_sample_every") s.netrx_sample_every = static_cast<uint32_t>(Unsigned(a));
     else if (name == "softirq.netrx_untimed") s.netrx_untimed = Unsigned(a);
     else if (name == "drain.unread_before_loss_ns") s.unread_before_loss_ns = Unsigned(a);
@@ -126,6 +127,8 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       else if (key == "unwritten") c.unwritten = Unsigned(a);
       else if (StartsWith(key, "lost_kind.")) c.lost_by_kind[std::string(key.substr(10))] = Unsigned(a);
       else if (StartsWith(key, "unwritten_kind.")) c.unwritten_by_kind[std::string(key.substr(15))] = Unsigned(a);
+      else if (StartsWith(key, "unreported_softirqs."))
+        if (std::optional<uint32_t> vec = model::SoftirqVecNamed(key.substr(20))) c.unreported_softirqs[*vec] = Unsigned(a);
     }
   }
   for (auto& [_, c] : collectors) s.collectors.push_back(std::move(c));

@@ -11,6 +11,12 @@ std::string_view SoftirqName(uint32_t vec) {
   return vec < kNumSoftirqVecs ? kNames[vec] : std::string_view("?");
 }
 
+std::optional<uint32_t> SoftirqVecNamed(std::string_view name) {
+  for (uint32_t vec = 0; vec < kNumSoftirqVecs; ++vec)
+    if (SoftirqName(vec) == name) return vec;
+  return std::nullopt;
+}
+
 std::string_view VectorName(VectorKind kind) {
   static constexpr std::string_view kNames[kNumVectorKinds] = {
       "local_timer", "reschedule", "call_function", "call_function_single", "irq_work",

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -123,7 +124,9 @@ enum class SoftirqVec : uint32_t {
   kIrqPoll = 5, kTasklet = 6, kSched = 7, kHrtimer = 8, kRcu = 9,
 };
 inline constexpr uint32_t kNumSoftirqVecs = 10;
+using SoftirqCounts = std::array<uint64_t, kNumSoftirqVecs>;  // indexed by SoftirqVec
 std::string_view SoftirqName(uint32_t vec);  // "NET_RX", ... or "?"
+std::optional<uint32_t> SoftirqVecNamed(std::string_view name);  // SoftirqName's inverse
 
 struct SoftirqEntry {
   uint32_t vec = 0;

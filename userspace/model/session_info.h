@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/clock_discipline.h"
+#include "model/events.h"
 
 namespace gpunoise::model {
 
@@ -49,6 +50,10 @@ struct CpuLoss {
   // sched_switch events the kernel made but never delivered (model/switch_chain.h).
   // Only checked without task filters: a filter removes switches by design.
   uint64_t unseen_switches = 0;
+  // Softirqs per vector the kernel counted (/proc/softirqs) and ran without
+  // calling its tracepoint (record/softirq_audit.h); zero unless
+  // SessionInfo::softirqs_audited.
+  SoftirqCounts unreported_softirqs{};
 };
 
 // Program runs the kernel skipped (bpf_prog_info.recursion_misses): another
@@ -109,6 +114,10 @@ struct SessionInfo {
   // False when task filters (--pid, --cgroup) were on: then the switch chain
   // has gaps by design and unseen_switches is not measured.
   bool switch_chain_checked = true;
+  // Whether the kernel's softirq counts were set against the entry
+  // program's (CpuLoss::unreported_softirqs): false without softirq
+  // programs or when /proc/softirqs could not be read.
+  bool softirqs_audited = false;
   // The recorder's own pace while the gate was open (CLOCK_BOOTTIME): when a
   // drain first found that a ring had lost records (0: never), and the
   // longest time the rings had gone unread before a drain that found new

@@ -90,6 +90,12 @@ std::string FormatSummary(const RecordResult& r) {
           : "";
   std::string unseen_text =
       unseen ? fmt::format(", {} context switches the kernel did not report", unseen) : "";
+  uint64_t unreported = 0;
+  for (const auto& cpu : s.cpus)
+    for (uint64_t n : cpu.unreported_softirqs) unreported += n;
+  if (unreported)
+    unseen_text += fmt::format(", {} the kernel ran without reporting (its own counts say so)",
+                               unreported == 1 ? std::string("1 softirq") : fmt::format("{} softirqs", unreported));
   // A ring that lost records: did the recorder fall behind, and when?
   uint64_t ring_lost = 0;
   for (const auto& cpu : s.cpus) ring_lost += cpu.lost;

@@ -93,7 +93,8 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   RecordDrain drain(*transport, flushers, intake.batches(), *sink, options.records_per_cpu_per_drain,
                     session.switch_chain_checked, session.start_ts);
   RunLoop(options, *transport, drain, *sink, set, start.workload_fd, *start.drain_yield, session, result.late_error);
-  result.detach_abandoned = StopCollectors(options, set, *transport, flushers, plan.cpus, session);
+  result.detach_abandoned = StopCollectors(options, set, *transport, flushers, plan.cpus,
+                                            start.softirq_audit ? &*start.softirq_audit : nullptr, session);
   drain.DrainToEnd(session, result.late_error);
   // After the last drain and the held entries' flush: what the kernel
   // counted untimed after each CPU's last timed NET_RX entry goes in too.
@@ -109,6 +110,7 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
   LossAccount loss = AccountLoss(transport->LostByCpuAndKind(), intake, plan.cpus, set.collectors.size(),
                                  session.switch_chain_checked ? &drain.switch_chain() : nullptr);
   session.cpus = std::move(loss.cpus);
+  if (start.softirq_audit) start.softirq_audit->ApplyTo(session);
   session.records_outside_cpus = intake.records_outside_cpus();
   for (size_t cpu = 0; cpu < intake.batches().size(); ++cpu)
     if (uint64_t early = intake.batches()[cpu].staging.written_early())

@@ -60,6 +60,7 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
   session.start_ts = BoottimeNs();
   sink.set_data_start(session.start_ts);
   GN_RETURN_IF_ERROR(transport.Resume());
+  if (set.irq) start.softirq_audit = SoftirqAudit::Begin(*set.irq);
   // RDMA traffic bypasses the kernel's stack: its ports' own counters, read
   // now and at the end, say what it went through (nothing without RDMA).
   start.rdma_start = collect::ReadRdmaCounters();
@@ -232,7 +233,7 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
 
 bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::RingTransport& transport,
                     std::span<collect::BatchFlusher> flushers, std::span<const int> cpus,
-                    model::SessionInfo& session) {
+                    SoftirqAudit* softirq_audit, model::SessionInfo& session) {
   // Close the gate, so every collector ends at end_ts; then detach (each
   // detach waits for kernel grace periods) and drain what is left.
   // Recursion misses live in the programs, so read them before they go.
@@ -242,6 +243,7 @@ bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::Ri
     session.program_misses.insert(session.program_misses.end(), misses.begin(), misses.end());
   }
   Status closed = transport.Pause();
+  if (softirq_audit && set.irq) softirq_audit->End(*set.irq);
   session.clock_end = collect::ReadClockDiscipline();
   if (closed.ok()) {
     session.end_ts = BoottimeNs();

@@ -14,6 +14,7 @@
 #include "record/drain.h"
 #include "record/drain_priority.h"
 #include "record/prepare_collectors.h"
+#include "record/softirq_audit.h"
 
 namespace gpunoise::record {
 
@@ -28,6 +29,9 @@ struct TraceStart {
   // The drain's yielding (record/drain_priority.h), made before the
   // privilege drop. Never null.
   std::unique_ptr<DrainYield> drain_yield;
+  // The kernel's softirq counts against the entry program's, from the
+  // gate's opening (empty when they cannot be compared).
+  std::optional<SoftirqAudit> softirq_audit;
 };
 
 // Opens the gate (at --start-at, if given): session.start_ts. Then writes
@@ -49,10 +53,11 @@ void RunLoop(const RecordOptions& options, collect::RingTransport& transport, Re
 
 // Closes the gate (session.end_ts), reads the programs' recursion misses,
 // detaches the collectors and flushes their last batches and what else the
-// kernel side held back on `cpus`. Returns whether the detach was abandoned
+// kernel side held back on `cpus`; ends `softirq_audit` (may be null) while
+// the programs still run. Returns whether the detach was abandoned
 // to a stop signal (record_session.h RecordResult::detach_abandoned).
 bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::RingTransport& transport,
                     std::span<collect::BatchFlusher> flushers, std::span<const int> cpus,
-                    model::SessionInfo& session);
+                    SoftirqAudit* softirq_audit, model::SessionInfo& session);
 
 }  // namespace gpunoise::record

@@ -82,6 +82,19 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
   maps("callbacks_unpaired", model::MapLossKind::kUnpaired, "unpaired");
   w.Field("switch_chain_checked", l.switch_chain_checked);
   w.Field("unseen_switches", l.total_unseen_switches);
+  // Per vector, the vectors with any; null when the recorder did not audit.
+  auto unreported = [&](const model::SoftirqCounts& counts) {
+    w.Key("unreported_softirqs");
+    if (!l.softirqs_audited) {
+      w.Null();
+      return;
+    }
+    w.BeginObject();
+    for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec)
+      if (counts[vec]) w.Field(model::SoftirqName(vec), counts[vec]);
+    w.EndObject();
+  };
+  unreported(l.unreported_softirqs);
   w.Field("slices_trimmed", l.slices_trimmed);
   w.Key("netrx_sampling");
   w.BeginObject();
@@ -110,6 +123,7 @@ void LostEvents(JsonWriter& w, const analyze::LossSummary& l) {
     w.Field("decode_errors", c.decode_errors);
     w.Field("unwritten", c.unwritten);
     w.Field("unseen_switches", c.unseen_switches);
+    unreported(c.unreported_softirqs);
     w.Field("loss_gaps", c.loss_spans);
     w.EndObject();
   }

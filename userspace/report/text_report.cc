@@ -193,6 +193,15 @@ void LossTable(const ReportInput& in, std::string& out) {
     out += fmt::format("  {:>4} {:>10} {:>16} {:>10} {:>10} {:>10}\n", c.cpu, c.lost, c.unseen_switches,
                        c.loss_spans, c.decode_errors, c.unwritten);
   if (l.bpf_recursion_misses) out += fmt::format("  eBPF program runs the kernel skipped: {}\n", l.bpf_recursion_misses);
+  if (l.softirqs_audited && l.total_unreported_softirqs) {
+    std::string where;
+    for (const auto& c : l.cpus)
+      for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec)
+        if (c.unreported_softirqs[vec])
+          where += fmt::format("{}CPU {} {} {}", where.empty() ? "" : ", ", c.cpu, model::SoftirqName(vec),
+                               c.unreported_softirqs[vec]);
+    out += fmt::format("  softirqs the kernel never delivered to its tracepoint: {}\n", where);
+  }
   for (const auto& c : l.collectors) {
     out += fmt::format("  collector {}: {}, {} events, {} lost", c.name, model::CollectorStateName(c.state), c.events, c.lost);
     if (!c.missing_events.empty()) {

@@ -186,6 +186,7 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
   AddArg(e, "lost_events", model::TotalKernelAndUserLoss(session));
   AddArg(e, "records_outside_cpus", session.records_outside_cpus);
   AddArg(e, "switch_chain_checked", session.switch_chain_checked);
+  if (session.softirqs_audited) AddArg(e, "softirq.audited", true);
   if (session.netrx_sample_every) {
     AddArg(e, "softirq.netrx_sample_every", uint64_t{session.netrx_sample_every});
     AddArg(e, "softirq.netrx_untimed", session.netrx_untimed);
@@ -227,6 +228,9 @@ Status WriteSessionSummary(TrackEventWriter& writer, const model::SessionInfo& s
     if (cpu.unwritten) AddArg(e, prefix + "unwritten", cpu.unwritten);
     for (const auto& [kind, n] : cpu.unwritten_by_kind) AddArg(e, prefix + "unwritten_kind." + kind, n);
     AddArg(e, prefix + "unseen_switches", cpu.unseen_switches);
+    for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec)
+      if (cpu.unreported_softirqs[vec])
+        AddArg(e, prefix + "unreported_softirqs." + std::string(model::SoftirqName(vec)), cpu.unreported_softirqs[vec]);
   }
   return out.WritePacket(packet);
 }
