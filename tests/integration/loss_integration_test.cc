@@ -437,7 +437,10 @@ void ExpectFilterKeepsTheTargetOnly(const std::string& attach, std::vector<std::
     // this one allows 1%.
     uint64_t rusage = t.switches.load();
     EXPECT_GE(counts.switch_ins[tid] + 2 + rusage / 100, rusage) << "thread " << tid;
-    EXPECT_LE(counts.switch_ins[tid], rusage + 4) << "thread " << tid;
+    // Above: its first switch-in, and those after the count (the thread
+    // still passes the stop on and exits, and the outsider shares its CPUs
+    // and may preempt it in between: 5 more than the count once, 2026-12-07).
+    EXPECT_LE(counts.switch_ins[tid], rusage + 16) << "thread " << tid;
   }
   ExpectOutsiderOnlyReplacesSelected(counts, outsider.shared(), *oracle, lost);
   EXPECT_EQ(args["switch_chain_checked"], "false") << "a filter removes switches by design";
