@@ -31,6 +31,15 @@ TEST(Strings, SplitKeepsEmptyFields) {
   EXPECT_EQ(parts[1], "");
 }
 
+TEST(Strings, SplitWhitespaceDropsRunsOfSpacesAndTabs) {
+  auto words = SplitWhitespace("  \tCPU0   CPU1\t\tCPU3 ");
+  ASSERT_EQ(words.size(), 3u);
+  EXPECT_EQ(words[0], "CPU0");
+  EXPECT_EQ(words[1], "CPU1");
+  EXPECT_EQ(words[2], "CPU3");
+  EXPECT_TRUE(SplitWhitespace(" \t ").empty());
+}
+
 TEST(Strings, FixedCStringStopsAtNulOrLength) {
   const char comm[16] = {'a', 'b', 'c', 0, 'x'};
   EXPECT_EQ(FixedCString(comm, 16), "abc");

@@ -7,29 +7,13 @@
 #include "common/strings.h"
 
 namespace gpunoise::collect {
-namespace {
-
-// Whitespace-separated fields (the file pads its columns with runs of spaces).
-std::vector<std::string_view> Fields(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > start) out.push_back(line.substr(start, i - start));
-  }
-  return out;
-}
-
-}  // namespace
 
 Result<KernelSoftirqCounts> ParseProcSoftirqs(std::string_view text) {
   std::vector<std::string_view> lines = Split(text, '\n');
   if (lines.empty()) return MakeError("/proc/softirqs is empty");
   // The header names the online CPUs' columns: "CPU0 CPU1 CPU4 ...".
   std::vector<uint32_t> cpus;
-  for (std::string_view f : Fields(lines[0])) {
+  for (std::string_view f : SplitWhitespace(lines[0])) {
     std::optional<uint64_t> n = StartsWith(f, "CPU") ? ParseUint64(f.substr(3)) : std::nullopt;
     if (!n || *n > UINT32_MAX) return MakeError("/proc/softirqs: unexpected column '{}'", f);
     cpus.push_back(static_cast<uint32_t>(*n));
@@ -38,7 +22,7 @@ Result<KernelSoftirqCounts> ParseProcSoftirqs(std::string_view text) {
   KernelSoftirqCounts out;
   for (uint32_t cpu : cpus) out[cpu] = {};
   for (size_t i = 1; i < lines.size(); ++i) {
-    std::vector<std::string_view> f = Fields(lines[i]);
+    std::vector<std::string_view> f = SplitWhitespace(lines[i]);
     if (f.empty()) continue;
     if (f[0].size() < 2 || f[0].back() != ':') return MakeError("/proc/softirqs: unexpected row '{}'", Trim(lines[i]));
     std::optional<uint32_t> vec = model::SoftirqVecNamed(f[0].substr(0, f[0].size() - 1));

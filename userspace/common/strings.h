@@ -12,6 +12,8 @@ namespace gpunoise {
 
 std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
+// The words between runs of spaces and tabs (none empty).
+std::vector<std::string_view> SplitWhitespace(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 // ASCII letters lowered, other bytes kept: for kernel, driver and metric

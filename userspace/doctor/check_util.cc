@@ -60,18 +60,6 @@ std::string CpuMaskText(const std::vector<int>& cpus) {
   return out;
 }
 
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > start) out.push_back(line.substr(start, i - start));
-  }
-  return out;
-}
-
 std::vector<const NetInterface*> PhysicalNics(const DoctorInputs& in) { return in.inventory.PhysicalNics(); }
 
 }  // namespace gpunoise::doctor

@@ -22,8 +22,6 @@ std::string HousekeepingOrPinFirst(const DoctorInputs& in);
 Verdict WorstOf(const std::vector<Verdict>& verdicts);
 // A CPU list as a hex mask for sysfs files that take one ("ff,00000001").
 std::string CpuMaskText(const std::vector<int>& cpus);
-// White-space separated words (spaces and tabs).
-std::vector<std::string_view> Words(std::string_view line);
 // Physical NICs by name with their interface record.
 std::vector<const NetInterface*> PhysicalNics(const DoctorInputs& in);
 

@@ -346,7 +346,7 @@ CheckResult CheckSwap(const DoctorInputs& in) {
   uint64_t size_kb = 0, used_kb = 0;
   auto lines = Split(*swaps, '\n');
   for (size_t i = 1; i < lines.size(); ++i) {
-    std::vector<std::string_view> words = Words(lines[i]);
+    std::vector<std::string_view> words = SplitWhitespace(lines[i]);
     if (words.size() < 4) continue;
     devices.emplace_back(words[0]);
     size_kb += ParseUint64(words[2]).value_or(0);
