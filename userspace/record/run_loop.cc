@@ -243,7 +243,6 @@ bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::Ri
     session.program_misses.insert(session.program_misses.end(), misses.begin(), misses.end());
   }
   Status closed = transport.Pause();
-  if (softirq_audit && set.irq) softirq_audit->End(*set.irq);
   session.clock_end = collect::ReadClockDiscipline();
   if (closed.ok()) {
     session.end_ts = BoottimeNs();
@@ -252,6 +251,8 @@ bool StopCollectors(const RecordOptions& options, CollectorSet& set, collect::Ri
   } else {
     log::Warning("{}; the collectors stop as they detach", closed.error().message);
   }
+  // Still attached: the entry program counts until the kernel's count is read.
+  if (softirq_audit && set.irq) softirq_audit->End(*set.irq);
   // A stop signal during the detach (Ctrl-C again) finishes the trace at
   // once; the kernel detaches the rest as the process ends.
   bool abandoned = !DetachUnlessStopped(set.collectors, options.stop_fd);
