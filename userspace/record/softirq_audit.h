@@ -7,7 +7,9 @@
 // about 150,000 softirqs a recording were counted by the kernel and seen by
 // no program run, neither gpunoise's (tp_btf, no recursion miss) nor an
 // independent bpftrace probe on the classic tracepoint, which missed the
-// same ones (docs/record.md, "Softirqs the kernel never reported"). The recorder cannot trace what the kernel never
+// same ones; on an idle node about one SCHED and one RCU softirq a second
+// on CPU 0, which bpftrace alone misses too (docs/record.md, "Softirqs the
+// kernel never reported"). The recorder cannot trace what the kernel never
 // reported, but it can count it: this compares the two counts across the
 // recording, so such softirqs are reported, never silently missing.
 #pragma once
