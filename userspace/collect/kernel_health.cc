@@ -6,11 +6,22 @@
 namespace gpunoise::collect {
 
 model::KernelHealthCounters ReadKernelHealth(const std::string& sys_root) {
-  model::KernelHealthCounters out;
+  return KernelHealthReader(sys_root).Read();
+}
+
+KernelHealthReader::KernelHealthReader(const std::string& sys_root) {
   for (std::string_view name : kKernelHealthCounters) {
-    auto text = ReadFileToString(sys_root + "/kernel/" + std::string(name));
+    RereadableFile file(sys_root + "/kernel/" + std::string(name));
+    if (file.Read().ok()) files_.emplace_back(std::string(name), std::move(file));
+  }
+}
+
+model::KernelHealthCounters KernelHealthReader::Read() const {
+  model::KernelHealthCounters out;
+  for (const auto& [name, file] : files_) {
+    auto text = file.Read();
     if (!text.ok()) continue;
-    if (auto v = ParseUint64(Trim(*text))) out[std::string(name)] = *v;
+    if (auto v = ParseUint64(Trim(*text))) out[name] = *v;
   }
   return out;
 }

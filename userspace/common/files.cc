@@ -29,6 +29,29 @@ Result<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
+RereadableFile::RereadableFile(std::string path) : path_(std::move(path)) {
+  fd_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd_.valid()) open_errno_ = errno;
+}
+
+Result<std::string> RereadableFile::Read() const {
+  if (!fd_.valid()) return MakeError("failed to open {}: {}", path_, std::strerror(open_errno_));
+  std::string out;
+  char buf[16384];
+  off_t at = 0;
+  while (true) {
+    ssize_t n = ::pread(fd_.get(), buf, sizeof(buf), at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("failed to read {}: {}", path_, std::strerror(errno));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> ListDirectory(const std::string& path) {
   DIR* dir = ::opendir(path.c_str());
   if (!dir) return MakeError("failed to list {}: {}", path, std::strerror(errno));

@@ -69,13 +69,13 @@ NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<c
 model::NodeSnapshot NodeRecording::Read() const {
   model::NodeSnapshot s;
   s.ts = BoottimeNs();
-  if (auto stat = ReadFileToString("/proc/stat"); stat.ok()) s.steal_ns = collect::ParseProcStatSteal(*stat, ns_per_tick_);
+  if (auto stat = proc_stat_.Read(); stat.ok()) s.steal_ns = collect::ParseProcStatSteal(*stat, ns_per_tick_);
   for (const auto& q : quotas_) {
     auto text = ReadFileToString(q.dir + "/cpu.stat");
     if (!text.ok()) continue;  // removed meanwhile
     if (auto st = collect::ParseCpuStat(*text)) s.cgroups[q.path] = *st;
   }
-  s.kernel_health = collect::ReadKernelHealth();  // five small sysfs reads
+  s.kernel_health = kernel_health_.Read();  // five small sysfs reads
   return s;
 }
 

@@ -17,8 +17,10 @@
 
 #include "collect/collector.h"
 #include "collect/kallsyms_loader.h"
+#include "collect/kernel_health.h"
 #include "collect/node_counters.h"
 #include "common/background_task.h"
+#include "common/files.h"
 #include "common/result.h"
 #include "model/kernel_work.h"
 #include "model/node_counters.h"
@@ -113,6 +115,9 @@ class NodeRecording {
 
   uint64_t interval_ns_;
   uint64_t ns_per_tick_;
+  // Read every sample: opened once (common/files.h RereadableFile).
+  RereadableFile proc_stat_{"/proc/stat"};
+  collect::KernelHealthReader kernel_health_;
   collect::CpuCgroupMounts mounts_;
   std::vector<collect::QuotaCgroup> quotas_;
   model::NodeSnapshot baseline_, previous_, final_;
