@@ -19,13 +19,13 @@ class RereadableFile {
  public:
   explicit RereadableFile(std::string path);
   Result<std::string> Read() const;
-  const std::string& path() const { return path_; }
 
  private:
   std::string path_;
   UniqueFd fd_;
   int open_errno_ = 0;
 };
+
 // Directory entries except "." and "..".
 Result<std::vector<std::string>> ListDirectory(const std::string& path);
 bool PathExists(const std::string& path);

@@ -128,7 +128,8 @@ model::SessionInfo ParseSessionSummary(const model::TrackEventRecord& event) {
       else if (StartsWith(key, "lost_kind.")) c.lost_by_kind[std::string(key.substr(10))] = Unsigned(a);
       else if (StartsWith(key, "unwritten_kind.")) c.unwritten_by_kind[std::string(key.substr(15))] = Unsigned(a);
       else if (StartsWith(key, "unreported_softirqs."))
-        if (std::optional<uint32_t> vec = model::SoftirqVecNamed(key.substr(20))) c.unreported_softirqs[*vec] = Unsigned(a);
+        if (std::optional<uint32_t> vec = model::SoftirqVecNamed(key.substr(20)))
+          c.unreported_softirqs[*vec] = Unsigned(a);
     }
   }
   for (auto& [_, c] : collectors) s.collectors.push_back(std::move(c));

@@ -216,9 +216,11 @@ std::vector<std::string> LossLines(const analyze::LossSummary& l) {
   if (l.softirqs_audited && l.total_unreported_softirqs) {
     std::string by_vector;
     for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec)
-      if (l.unreported_softirqs[vec]) Join(&by_vector, fmt::format("{} {}", model::SoftirqName(vec), l.unreported_softirqs[vec]));
+      if (l.unreported_softirqs[vec])
+        Join(&by_vector, fmt::format("{} {}", model::SoftirqName(vec), l.unreported_softirqs[vec]));
     lines.push_back(fmt::format("{} the kernel counted but never delivered to its tracepoint ({}; the kernel's "
-                                "/proc/softirqs against the entry program's runs): not in the trace, not lost by gpunoise",
+                                "/proc/softirqs against the entry program's runs): not in the trace, not lost by "
+                                "gpunoise",
                                 Plural(l.total_unreported_softirqs, "softirq", "softirqs"), by_vector));
   }
   if (l.netrx_untimed) {
