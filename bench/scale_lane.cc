@@ -7,6 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
 
 #include "collect/collector.h"
 #include "scale_fill.skel.h"
@@ -20,13 +23,23 @@ uint64_t ThreadCpuNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// A thread's CPU time so far from the scheduler's own account (ns), for a
+// thread other than the caller.
+uint64_t TaskCpuNs(pid_t tid) {
+  std::ifstream in(fmt::format("/proc/self/task/{}/schedstat", tid));
+  uint64_t ns = 0;
+  in >> ns;
+  return ns;
+}
+
 // gpunoise record's bound on records per CPU per drain (--drain-batch).
 constexpr uint64_t kRecordsPerDrain = 1 << 14;
 
 }  // namespace
 
 Result<std::unique_ptr<ScaleLane>> ScaleLane::Create(std::vector<int> rings, uint64_t ring_bytes,
-                                                     uint64_t drain_interval_ms, const std::string& path) {
+                                                     uint64_t drain_interval_ms, const std::string& path,
+                                                     bool deflate_thread) {
   if (rings.empty()) return MakeError("a lane needs at least one ring");
   std::unique_ptr<ScaleLane> lane(new ScaleLane());
   lane->rings_ = std::move(rings);
@@ -41,6 +54,7 @@ Result<std::unique_ptr<ScaleLane>> ScaleLane::Create(std::vector<int> rings, uin
                                                        intake->OnRecord(cpu, data);
                                                      }));
   GN_ASSIGN_OR_RETURN(lane->sink_, perfetto::TraceSink::Create(path, perfetto::TraceCompression::kZlib));
+  if (deflate_thread) GN_RETURN_IF_ERROR(lane->sink_->writer().DeflateInBackground());
 
   lane->skel_ = scale_fill_bpf__open();
   if (!lane->skel_) return MakeError("failed to open the scale_fill program: {}", std::strerror(errno));
@@ -94,6 +108,8 @@ Status ScaleLane::DrainOnce(bool final) {
 
 void ScaleLane::Run() {
   uint64_t cpu0 = ThreadCpuNs();
+  const pid_t deflate_tid = sink_->writer().background_tid();
+  const uint64_t deflate0 = deflate_tid ? TaskCpuNs(deflate_tid) : 0;
   Status st = OkStatus();
   while (!stop_ && st.ok()) {
     epoll_event ev;
@@ -102,7 +118,8 @@ void ScaleLane::Run() {
     st = DrainOnce(false);
   }
   if (st.ok()) st = DrainOnce(true);
-  if (st.ok()) st = sink_->FlushEvents();
+  if (st.ok()) st = sink_->FlushEvents();  // waits for the deflate thread
+  if (deflate_tid) result_.deflate_cpu_ns = TaskCpuNs(deflate_tid) - deflate0;
   if (st.ok()) st = sink_->Commit();
   result_.drain_cpu_ns = ThreadCpuNs() - cpu0;
   result_.file_bytes = sink_->bytes_written();

@@ -25,6 +25,7 @@ struct LaneResult {
   uint64_t events_written = 0;  // records that reached the trace file
   uint64_t decode_errors = 0;
   uint64_t drain_cpu_ns = 0;    // the drain thread's own CPU time
+  uint64_t deflate_cpu_ns = 0;  // the deflate thread's (--deflate-thread), 0 without one
   uint64_t drains = 0;
   uint64_t file_bytes = 0;
   std::string error;            // empty unless the record path failed
@@ -33,8 +34,11 @@ struct LaneResult {
 class ScaleLane {
  public:
   // `rings`: the ring indices (the CPUs they stand for) this lane drains.
+  // `deflate_thread`: the trace's blocks are deflated and written on a
+  // thread of their own, as `record --deflate-thread on` does.
   static Result<std::unique_ptr<ScaleLane>> Create(std::vector<int> rings, uint64_t ring_bytes,
-                                                   uint64_t drain_interval_ms, const std::string& path);
+                                                   uint64_t drain_interval_ms, const std::string& path,
+                                                   bool deflate_thread);
   ~ScaleLane();
   ScaleLane(const ScaleLane&) = delete;
   ScaleLane& operator=(const ScaleLane&) = delete;

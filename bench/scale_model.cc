@@ -62,7 +62,8 @@ std::vector<uint64_t> ParseList(const std::string& text, const char* what) {
 struct Trial {
   uint64_t rings = 0, threads = 0, rate_per_ring = 0, ring_bytes = 0;
   double seconds = 0;
-  uint64_t drains = 0, offered = 0, produced = 0, lost = 0, written = 0, drain_cpu_ns = 0, file_bytes = 0;
+  uint64_t drains = 0, offered = 0, produced = 0, lost = 0, written = 0, drain_cpu_ns = 0, deflate_cpu_ns = 0,
+           file_bytes = 0;
   long peak_rss_kib = 0;
   bool pinned = false;  // drain threads on CPUs of their own
   std::string error;
@@ -111,13 +112,14 @@ void Produce(std::vector<std::unique_ptr<bench::ScaleLane>>& lanes, std::vector<
 }
 
 Trial RunTrial(uint64_t rings, uint64_t threads, uint64_t rate_per_ring, uint64_t ring_bytes, double seconds,
-               unsigned producers, const std::string& dir) {
+               unsigned producers, bool deflate_thread, const std::string& dir) {
   Trial t{rings, threads, rate_per_ring, ring_bytes, seconds};
   std::vector<std::unique_ptr<bench::ScaleLane>> lanes;
   for (uint64_t k = 0; k < threads; ++k) {
     std::vector<int> mine;
     for (uint64_t r = k; r < rings; r += threads) mine.push_back(static_cast<int>(r));
-    auto lane = bench::ScaleLane::Create(mine, ring_bytes, 100, fmt::format("{}/lane{}.pftrace", dir, k));
+    auto lane =
+        bench::ScaleLane::Create(mine, ring_bytes, 100, fmt::format("{}/lane{}.pftrace", dir, k), deflate_thread);
     if (!lane.ok()) {
       t.error = lane.error().message;
       return t;
@@ -154,6 +156,7 @@ Trial RunTrial(uint64_t rings, uint64_t threads, uint64_t rate_per_ring, uint64_
     bench::LaneResult r = lane->Finish();
     t.written += r.events_written;
     t.drain_cpu_ns += r.drain_cpu_ns;
+    t.deflate_cpu_ns += r.deflate_cpu_ns;
     t.file_bytes += r.file_bytes;
     t.drains += r.drains;
     if (!r.error.empty()) t.error = r.error;
@@ -185,6 +188,7 @@ int main(int argc, char** argv) {
   double seconds = 3;
   uint64_t ring_bytes = 0;
   unsigned producers = std::max(1u, std::thread::hardware_concurrency());
+  bool deflate_thread = false;
   po::options_description opts("gpunoise-scale-model [options]");
   opts.add_options()("help,h", "this help")(
       "rings", po::value(&rings_text)->default_value(rings_text), "ring counts to model (CPUs of the node)")(
@@ -193,7 +197,9 @@ int main(int argc, char** argv) {
       "offered events/s per ring, rising; a sweep stops at the first rate with loss")(
       "seconds", po::value(&seconds)->default_value(seconds), "length of each trial (at most 60)")(
       "ring-bytes", po::value(&ring_bytes), "bytes per ring (default: what gpunoise record picks for N CPUs)")(
-      "producers", po::value(&producers)->default_value(producers), "producer threads");
+      "producers", po::value(&producers)->default_value(producers), "producer threads")(
+      "deflate-thread", po::bool_switch(&deflate_thread),
+      "each drain thread's blocks deflated and written on a thread of their own (record --deflate-thread on)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -225,8 +231,9 @@ int main(int argc, char** argv) {
   std::string dir = dir_template;
 
   fmt::print("| rings | drain threads | ring size | offered events/s | produced events/s | drain CPU ns/event "
-             "| drain CPU, % of one CPU per thread | drains/s per thread | file bytes/event | peak RSS | result |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|\n");
+             "| deflate thread CPU ns/event | drain CPU, % of one CPU per thread | drains/s per thread "
+             "| file bytes/event | peak RSS | result |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> summary;
   for (uint64_t n : rings_list) {
     if (n > 1024) {
@@ -239,13 +246,15 @@ int main(int argc, char** argv) {
       double best = 0;
       bool producer_bound = false;
       for (uint64_t rate : rates) {
-        Trial t = RunTrial(n, k, rate, bytes, seconds, producers, dir);
+        Trial t = RunTrial(n, k, rate, bytes, seconds, producers, deflate_thread, dir);
         double produced_rate = static_cast<double>(t.produced) / t.seconds;
-        fmt::print("| {} | {} | {} KiB | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} | {} MiB | {} |\n", n, k,
-                   bytes >> 10,
-                   static_cast<double>(n * rate), produced_rate,
-                   t.written ? fmt::format("{:.0f}", static_cast<double>(t.drain_cpu_ns) / static_cast<double>(t.written))
-                             : std::string("n/a"),
+        auto per_event = [&t](uint64_t ns) {
+          return t.written ? fmt::format("{:.0f}", static_cast<double>(ns) / static_cast<double>(t.written))
+                           : std::string("n/a");
+        };
+        fmt::print("| {} | {} | {} KiB | {:.0f} | {:.0f} | {} | {} | {:.1f} | {:.1f} | {} | {} MiB | {} |\n", n, k,
+                   bytes >> 10, static_cast<double>(n * rate), produced_rate, per_event(t.drain_cpu_ns),
+                   deflate_thread ? per_event(t.deflate_cpu_ns) : std::string("n/a"),
                    100.0 * static_cast<double>(t.drain_cpu_ns) / 1e9 / t.seconds / static_cast<double>(k),
                    static_cast<double>(t.drains) / t.seconds / static_cast<double>(k),
                    t.written ? fmt::format("{:.2f}", static_cast<double>(t.file_bytes) / static_cast<double>(t.written))

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -20,6 +22,7 @@
 
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
+#include "integration/support/trace_reader.h"
 #include "integration/support/veth_pair.h"
 #include "integration/support/workloads.h"
 
@@ -121,6 +124,35 @@ TEST(DrainYieldIntegration, TheDrainRunsUnderSchedIdleWhileTheRingsHaveRoomAndCo
   ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
   EXPECT_EQ(DrainRaises(rec.stdout_text()).all, 0) << rec.stdout_text();
   EXPECT_EQ(RingAndDrainLoss(rec.stdout_text()), 0) << rec.stdout_text();
+}
+
+// The thread named `comm` of process `pid`; 0 when it has none.
+pid_t ThreadNamed(pid_t pid, const std::string& comm) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(entry.path() / "comm");
+    std::string name;
+    std::getline(in, name);
+    if (name == comm) return static_cast<pid_t>(std::stol(entry.path().filename().string()));
+  }
+  return 0;
+}
+
+// The deflate thread (record --deflate-thread on) takes the drain's steps:
+// under SCHED_IDLE beside it, or the drain would wait for it when raised.
+TEST(DrainYieldIntegration, TheDeflateThreadTakesTheDrainsSchedulingPolicy) {
+  GN_REQUIRE_REAL_EBPF();
+  std::string out = MakeTempDir() + "/t.pftrace";
+  ChildProcess rec({GpunoiseBinary(), "record", "-d", "30", "-o", out, "--events", "sched", "--deflate-thread", "on"});
+  ASSERT_TRUE(rec.WaitForStderr("recording", 60s)) << rec.stderr_text();
+  pid_t deflate = ThreadNamed(rec.pid(), "gn-deflate");
+  EXPECT_GT(deflate, 0) << "no gn-deflate thread";
+  EXPECT_TRUE(DrainYielded(rec.pid()));
+  if (deflate > 0) EXPECT_EQ(::sched_getscheduler(deflate), SCHED_IDLE);
+  rec.Signal(SIGINT);
+  ASSERT_EQ(rec.Wait(60s), 0) << rec.stderr_text();
+  EXPECT_EQ(RingAndDrainLoss(rec.stdout_text()), 0) << rec.stdout_text();
+  EXPECT_TRUE(ReadTrace(out)) << "the file reads";
 }
 
 TEST(DrainYieldIntegration, ADrainTheNodeLeavesNoCpuIsRaisedAndLosesNothing) {

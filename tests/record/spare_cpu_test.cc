@@ -10,6 +10,17 @@
 namespace gpunoise::record {
 namespace {
 
+TEST(DeflateThreadWanted, AutoIsOnFromFourCpusAndOnOffAreWhatTheySay) {
+  EXPECT_EQ(DeflateThreadWanted("auto", 2), false);
+  EXPECT_EQ(DeflateThreadWanted("auto", 3), false);
+  EXPECT_EQ(DeflateThreadWanted("auto", 4), true);
+  EXPECT_EQ(DeflateThreadWanted("auto", 256), true);
+  EXPECT_EQ(DeflateThreadWanted("on", 1), true);
+  EXPECT_EQ(DeflateThreadWanted("off", 256), false);
+  EXPECT_EQ(DeflateThreadWanted("yes", 4), std::nullopt);
+  EXPECT_EQ(DeflateThreadWanted("", 4), std::nullopt);
+}
+
 TEST(SpareCpu, UptimeParsesAndBadTextDoesNot) {
   auto t = ParseUptime("44018.34 47678.50\n");
   ASSERT_TRUE(t);

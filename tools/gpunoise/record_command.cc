@@ -20,6 +20,7 @@
 #include "export/perfetto/trace_compression.h"
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
+#include "record/spare_cpu.h"
 #include "common/privilege_drop.h"
 #include "common/start_at.h"
 #include "record/workload.h"
@@ -80,7 +81,7 @@ int RunRecord(int argc, char** argv) {
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
   std::string nic_interval_text = "1s";
-  std::string compress_text = "auto", kubelet_log_dir, gpu_pod_dirs;
+  std::string compress_text = "auto", deflate_thread = "auto", kubelet_log_dir, gpu_pod_dirs;
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
@@ -150,6 +151,9 @@ int RunRecord(int argc, char** argv) {
        "auto (zlib while the node has CPU to spare, else blocks written plain, so that a storm's node "
        "does not pay for it), zlib (packets in compressed blocks, read by ui.perfetto.dev and "
        "trace_processor; 5-6x smaller) or none (for tools that cannot read compressed packets)")
+      ("deflate-thread", po::value(&deflate_thread)->default_value("auto"),
+       "on: deflate and write compressed blocks on a thread of their own, beside the drain; off: on the drain; "
+       "auto: on with 4 or more online CPUs")
       ("gpu-dir", po::value(&gpu_dir), "collect GPU fragments written to this directory by processes started with the environment 'gpunoise env DIR' prints")
       ("gpu-pod-dirs", po::value(&gpu_pod_dirs),
        "a Kubernetes node's fragment root: make ROOT/<namespace>_<pod>_<uid> (0700) for each pod of the kubelet's "
@@ -333,6 +337,12 @@ int RunRecord(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "usage: gpunoise record: --compress: unknown compression '%s' (known: auto, zlib, none)\n",
                  compress_text.c_str());
+    return 2;
+  }
+  if (auto wanted = record::DeflateThreadWanted(deflate_thread, OnlineCpus().size())) {
+    options.deflate_in_background = *wanted && options.compression != perfetto::TraceCompression::kNone;
+  } else {
+    std::fprintf(stderr, "usage: gpunoise record: --deflate-thread must be auto, on or off\n");
     return 2;
   }
   if (attach == "tracepoint") options.attach_mode = collect::AttachMode::kClassicOnly;

@@ -177,6 +177,15 @@ void DrainYield::Begin(uint64_t now) {
   Notify();
 }
 
+void DrainYield::Follow(pid_t tid) {
+  if (!guard_.joinable() || tid <= 0) return;
+  std::lock_guard lock(mu_);
+  followers_.push_back(tid);
+  if (low_) {
+    if (Status st = SetThreadIdle(tid, true); !st.ok()) log::Warning("record: {}", st.error().message);
+  }
+}
+
 void DrainYield::TurnStarted(uint64_t now) {
   if (!guard_.joinable()) return;
   std::lock_guard lock(mu_);
@@ -218,6 +227,8 @@ void DrainYield::ApplyLocked(uint64_t now) {
     if (want_low) policy_.Raised();  // stays where it is: watched as raised
     return;
   }
+  for (pid_t tid : followers_)
+    if (Status st = SetThreadIdle(tid, want_low); !st.ok()) log::Warning("record: {}", st.error().message);
   if (want_low) {
     if (stats_.idle_from) stats_.raised_ns += now - std::min(now, raised_at_);
     else stats_.idle_from = now;

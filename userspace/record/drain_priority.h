@@ -127,6 +127,10 @@ class DrainYield {
   // Back to SCHED_OTHER for good (the end of the recording), and stops the
   // guard.
   void Stop();
+  // Thread `tid` takes every step the drain takes (the writer's deflate
+  // thread, which the drain waits for when it falls behind: under
+  // SCHED_IDLE while the drain is raised it would hold the drain back).
+  void Follow(pid_t tid);
   // Polls readable when a buffer rang the doorbell since TakeDrainWake():
   // raising the drain does not wake it, and it would sleep until its next
   // read of the logs (up to 100 ms into a storm that fills one in 30 ms).
@@ -148,6 +152,7 @@ class DrainYield {
   bool WaitForWake(int timeout_ms);
 
   pid_t drain_tid_ = 0;
+  std::vector<pid_t> followers_;
   bool keep_sys_nice_ = false;
   DrainYieldStats stats_;
   mutable std::mutex mu_;

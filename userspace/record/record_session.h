@@ -89,6 +89,10 @@ struct RecordOptions {
   // `--compress auto` (the default): a block is deflated only while the node
   // has CPU to spare (record/spare_cpu.h), else written plain.
   bool compress_with_spare_cpu_only = true;
+  // `--deflate-thread`: compressed blocks are deflated and written on a
+  // thread of their own, beside the drain (perfetto::TraceFileWriter::
+  // DeflateInBackground); it follows the drain's scheduling policy.
+  bool deflate_in_background = false;
   std::string command_line;
   // --redact: processes' command lines keep only the program's name.
   bool redact = false;

@@ -95,6 +95,7 @@ Result<TraceStart> StartRecording(const RecordOptions& options, const RecordPlan
     log::Warning("record: {}; a full buffer is found at the next drain alone", opened.error().message);
   start.drain_yield =
       std::make_unique<DrainYield>(options.drain_yield, options.drain_interval_ms * 1'000'000, std::move(doorbell));
+  start.drain_yield->Follow(sink.writer().background_tid());
   if (options.after_attach) GN_RETURN_IF_ERROR(options.after_attach());
   return start;
 }

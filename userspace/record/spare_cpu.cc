@@ -23,6 +23,13 @@ std::optional<CpuTimes> ParseUptime(std::string_view text) {
   return t;
 }
 
+std::optional<bool> DeflateThreadWanted(std::string_view choice, size_t online_cpus) {
+  if (choice == "on") return true;
+  if (choice == "off") return false;
+  if (choice == "auto") return online_cpus >= kDeflateThreadMinCpus;
+  return std::nullopt;
+}
+
 double IdleCpus(const CpuTimes& earlier, const CpuTimes& later) {
   if (later.uptime_s <= earlier.uptime_s || later.idle_s < earlier.idle_s) return 0;
   return (later.idle_s - earlier.idle_s) / (later.uptime_s - earlier.uptime_s);

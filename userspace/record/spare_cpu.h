@@ -6,6 +6,7 @@
 // docs/performance.md), so the blocks are written plain instead.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +25,15 @@ std::optional<CpuTimes> ParseUptime(std::string_view text);
 
 // CPUs' worth of idle time between two readings (0 when no time passed).
 double IdleCpus(const CpuTimes& earlier, const CpuTimes& later);
+
+// `record --deflate-thread`: "on", "off", or "auto", which is on where the
+// node has at least kDeflateThreadMinCpus online CPUs: there the deflate
+// runs beside the drain on a CPU of its own, and the drain's turns are
+// shorter by it (about a fifth to two fifths of its CPU, docs/performance.md).
+// On a smaller node both would share the CPUs the job runs on. nullopt:
+// none of the three.
+inline constexpr size_t kDeflateThreadMinCpus = 4;
+std::optional<bool> DeflateThreadWanted(std::string_view choice, size_t online_cpus);
 
 class SpareCpu {
  public:

@@ -335,6 +335,55 @@ TEST(TraceFileWriter, BlocksTheGateRefusesAreWrittenPlainInTheirPlace) {
   EXPECT_EQ(mixed->packet_bytes(), SizeOf(dir + "/plain.pftrace"));
 }
 
+// The deflate on a thread of its own (record --deflate-thread): the same
+// packets, in the same order, plain blocks where the gate refused, and the
+// counts the recorder reads (packets in the file, bytes) as without it.
+TEST(TraceFileWriter, BlocksDeflatedInTheBackgroundKeepTheirPlaceAndCounts) {
+  TempDir temp_dir;
+  const std::string& dir = temp_dir.path();
+  auto plain = TraceFileWriter::Create(dir + "/plain.pftrace", 0, TraceCompression::kNone);
+  auto mixed = TraceFileWriter::Create(dir + "/mixed.pftrace", 0, TraceCompression::kZlib);
+  ASSERT_TRUE(plain.ok() && mixed.ok());
+  EXPECT_EQ(mixed->background_tid(), 0);
+  ASSERT_TRUE(mixed->DeflateInBackground().ok());
+  EXPECT_GT(mixed->background_tid(), 0);
+  EXPECT_NE(mixed->background_tid(), ::gettid());
+  int asked = 0;
+  mixed->CompressOnlyWhen([&asked] { return ++asked % 3 != 0; });
+  for (uint64_t i = 0; i < 40000; ++i) {
+    ASSERT_TRUE(plain->WritePacket(BundlePacket(i)).ok());
+    ASSERT_TRUE(mixed->WritePacket(BundlePacket(i)).ok());
+    ASSERT_LE(mixed->durable_packets(), mixed->accepted_packets());
+  }
+  ASSERT_TRUE(mixed->Flush().ok());
+  EXPECT_EQ(mixed->durable_packets(), 40000u) << "Flush waits for the background thread";
+  ASSERT_TRUE(plain->Commit().ok());
+  ASSERT_TRUE(mixed->Commit().ok());
+  EXPECT_EQ(mixed->background_tid(), 0) << "Commit ends the thread";
+  ASSERT_GE(mixed->blocks_sealed(), 6u);
+  EXPECT_EQ(mixed->blocks_plain(), mixed->blocks_sealed() / 3);
+
+  Trace raw = ReadRaw(dir + "/mixed.pftrace");
+  int blocks = 0;
+  for (const auto& p : raw.packet()) blocks += p.has_compressed_packets();
+  EXPECT_EQ(static_cast<uint64_t>(blocks), mixed->blocks_sealed() - mixed->blocks_plain());
+  ASSERT_TRUE(ExpandCompressedPackets(&raw).ok());
+  Trace expected = ReadRaw(dir + "/plain.pftrace");
+  ASSERT_EQ(raw.packet_size(), expected.packet_size());
+  for (int i = 0; i < expected.packet_size(); ++i)
+    ASSERT_EQ(raw.packet(i).SerializeAsString(), expected.packet(i).SerializeAsString()) << i;
+  EXPECT_EQ(mixed->bytes_written(), SizeOf(dir + "/mixed.pftrace"));
+  EXPECT_EQ(mixed->packet_bytes(), SizeOf(dir + "/plain.pftrace"));
+}
+
+TEST(TraceFileWriter, AWriterWithoutCompressionHasNoBackgroundThread) {
+  TempDir temp_dir;
+  auto w = TraceFileWriter::Create(temp_dir.path() + "/t.pftrace", 0, TraceCompression::kNone);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w->DeflateInBackground().ok());
+  EXPECT_EQ(w->background_tid(), 0);
+}
+
 TEST(TraceFileWriter, CompressedBlocksHoldWholePacketsUpToTheBlockSize) {
   TempDir temp_dir;
   const std::string& dir = temp_dir.path();
@@ -417,6 +466,24 @@ TEST(TraceFileWriter, AMovedWriterKeepsItsPendingPackets) {
   }
 }
 
+TEST(TraceFileWriter, AMovedWriterKeepsItsBackgroundThreadAndPendingBlocks) {
+  TempDir temp_dir;
+  std::string path = temp_dir.path() + "/t.pftrace";
+  auto created = TraceFileWriter::Create(path, 0, TraceCompression::kZlib);
+  ASSERT_TRUE(created.ok());
+  ASSERT_TRUE(created->DeflateInBackground().ok());
+  for (uint64_t i = 0; i < 20000; ++i) ASSERT_TRUE(created->WritePacket(BundlePacket(i)).ok());
+  TraceFileWriter moved = std::move(*created);
+  EXPECT_GT(moved.background_tid(), 0);
+  for (uint64_t i = 20000; i < 30000; ++i) ASSERT_TRUE(moved.WritePacket(BundlePacket(i)).ok());
+  ASSERT_TRUE(moved.Commit().ok());
+  Trace trace = ReadRaw(path);
+  ASSERT_TRUE(ExpandCompressedPackets(&trace).ok());
+  ASSERT_EQ(trace.packet_size(), 30000);
+  for (int i = 0; i < trace.packet_size(); ++i)
+    ASSERT_EQ(trace.packet(i).SerializeAsString(), BundlePacket(static_cast<uint64_t>(i)).SerializeAsString()) << i;
+}
+
 // A small tmpfs in a mount namespace of this test process alone, so that it
 // goes away with the process however the test ends. Needs root.
 std::optional<std::string> PrivateTmpfs(const char* size, std::string* why) {
@@ -438,14 +505,17 @@ std::optional<std::string> PrivateTmpfs(const char* size, std::string* why) {
   return dir;
 }
 
-TEST(TraceFileWriter, DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+// With `background`, the blocks are deflated and written on the writer's
+// thread: the error comes a call or a few blocks late, and the blocks sealed
+// in between never reach the file (nor the reserve).
+void DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter(bool background) {
   std::string why;
   auto dir = PrivateTmpfs("5m", &why);
   ASSERT_TRUE(dir) << why;
   std::string path = *dir + "/full.pftrace";
   auto w = TraceFileWriter::Create(path, TraceFileWriter::kDefaultReserveBytes, TraceCompression::kZlib);
   ASSERT_TRUE(w.ok()) << w.error().message;
+  if (background) ASSERT_TRUE(w->DeflateInBackground().ok());
   // Packets that compress about 2x (hex of random bytes), so that the 1 MiB
   // left beside the reserve fills after a few blocks.
   std::mt19937_64 rng(3);
@@ -462,6 +532,8 @@ TEST(TraceFileWriter, DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter) {
   ASSERT_FALSE(st.ok()) << "the tmpfs never filled";
   EXPECT_TRUE(w->disk_full());
   EXPECT_NE(st.error().message.find("disk full"), std::string::npos) << st.error().message;
+  const uint64_t durable = w->durable_packets();
+  EXPECT_LT(durable, attempted);
 
   // The closing metadata goes into the released reserve.
   TracePacket footer;
@@ -480,9 +552,20 @@ TEST(TraceFileWriter, DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter) {
   ASSERT_GT(trace.packet_size(), 1000);
   for (int i = 0; i + 1 < trace.packet_size(); ++i) ASSERT_EQ(trace.packet(i).timestamp(), static_cast<uint64_t>(i));
   EXPECT_LT(static_cast<uint64_t>(trace.packet_size() - 1), attempted);
+  EXPECT_EQ(static_cast<uint64_t>(trace.packet_size() - 1), durable) << "durable_packets counts what is in the file";
   EXPECT_TRUE(trace.packet(trace.packet_size() - 1).has_ftrace_stats());
   ::umount2(dir->c_str(), MNT_DETACH);
   ::rmdir(dir->c_str());
+}
+
+TEST(TraceFileWriter, DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter(false);
+}
+
+TEST(TraceFileWriter, DiskFullInTheBackgroundKeepsWholeBlocksAndRoomForTheFooter) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter(true);
 }
 
 }  // namespace

@@ -18,10 +18,22 @@
 // A small reserve file is preallocated at Create(); if the disk fills up
 // mid-record, the partial packet (or block) is cut off, the reserve is
 // released, and the closing metadata (stats, process names) still fits.
+//
+// DeflateInBackground() moves the deflate and the writes of sealed blocks to
+// a thread of their own (common/serial_worker.h), in the same order: the
+// writer's caller (the recorder's drain) only gathers packets. A write
+// error there is returned by the next call after it happened, and the blocks
+// sealed in between are dropped (never written into the reserve that the
+// closing metadata needs), so accepted_packets() - durable_packets() still
+// counts what the file never got.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +41,7 @@
 
 #include "common/proto_wire.h"  // AppendFramedPacket, FramedPacketSize
 #include "common/result.h"
+#include "common/serial_worker.h"
 #include "common/unique_fd.h"
 #include "compression/zlib_deflater.h"
 #include "export/perfetto/trace_compression.h"
@@ -89,6 +102,14 @@ class TraceFileWriter {
   // only with CPU to spare, record/spare_cpu.h). Without a gate every block
   // is compressed.
   void CompressOnlyWhen(std::function<bool()> gate) { compress_gate_ = std::move(gate); }
+  // Sealed blocks are deflated and written on a thread of their own from
+  // here on (see above); a writer without compression has no blocks, and
+  // stays as it is. Call it after the process dropped its capabilities or
+  // before: the thread holds none either way.
+  Status DeflateInBackground();
+  // That thread's id (0: none), so that the drain's scheduling policy can
+  // apply to it too (record/drain_priority.h).
+  pid_t background_tid() const { return background_ ? background_->tid() : 0; }
   // Blocks sealed so far, and of them those written plain by the gate.
   uint64_t blocks_sealed() const { return blocks_sealed_; }
   uint64_t blocks_plain() const { return blocks_plain_; }
@@ -97,56 +118,42 @@ class TraceFileWriter {
   // write error the difference was dropped with the buffer, so a caller that
   // numbers what it wrote can count what never reached the file.
   uint64_t accepted_packets() const { return accepted_; }
-  uint64_t durable_packets() const { return durable_; }
-  bool disk_full() const { return disk_full_; }
-  TraceCompression compression() const {
-    return deflater_ ? TraceCompression::kZlib : TraceCompression::kNone;
-  }
+  uint64_t durable_packets() const;
+  bool disk_full() const;
+  TraceCompression compression() const { return compression_; }
   // Bytes in the file plus packets still held in memory (before
   // compression); the file's size once committed.
-  uint64_t bytes_written() const { return bytes_written_ + buffer_.size() + block_.size(); }
+  uint64_t bytes_written() const;
   // Bytes of framed packets handed in, as an uncompressed file would hold them.
   uint64_t packet_bytes() const { return packet_bytes_; }
-  const std::string& path() const { return path_; }
-  const std::string& temp_path() const { return temp_path_; }
+  const std::string& path() const;
+  const std::string& temp_path() const;
 
  private:
-  TraceFileWriter() = default;
-  // Deflates block_ into one compressed_packets packet and writes it.
+  struct Output;
+  TraceFileWriter();
+  // Hands block_ to the output: deflated into one compressed_packets packet,
+  // or (the gate refused) its packets plain.
   Status SealBlock();
-  Status WriteBuffer();
-  void ReleaseReserve();
+  // The first write error the background thread hit that no call has
+  // returned yet; waits for the thread first when `wait`.
+  Status TakeBackgroundError(bool wait);
 
-  std::string path_;
-  std::string temp_path_;
-  UniqueFd reserve_fd_;  // unlinked; closing it frees the reserve
-  UniqueFd fd_;
-  // Framed packets (compressed blocks, when compressing) on their way to
-  // the file.
-  std::string buffer_;
-  // End offset in buffer_ of each packet it holds, so a disk-full error
-  // keeps every whole packet that made it to the file, and how many accepted
-  // packets are in the file once it is there (a block holds many).
-  struct BufferedPacket {
-    size_t end;
-    uint64_t accepted_through;
-  };
-  std::vector<BufferedPacket> packet_ends_;
+  // The file and what reaches it; on the heap, where a background thread
+  // can find it however the writer moves.
+  std::unique_ptr<Output> out_;
+  std::unique_ptr<SerialWorker> background_;
+  // Write errors of the background thread that a call has returned.
+  uint64_t errors_returned_ = 0;
   uint64_t accepted_ = 0;        // packets handed to Write*Packet
-  uint64_t durable_ = 0;         // of those, the ones now in the file
   uint64_t block_accepted_ = 0;  // accepted_ when the current block's last packet came
-  // Compression: framed packets of the block being gathered, the block's
-  // zlib stream, and the packet that carries it.
-  std::optional<::gpunoise::compression::ZlibDeflater> deflater_;
+  TraceCompression compression_ = TraceCompression::kNone;
+  // Framed packets of the block being gathered (compression only).
   std::string block_;
-  std::string deflated_;
-  std::string block_packet_;
   std::function<bool()> compress_gate_;
   uint64_t blocks_sealed_ = 0;
   uint64_t blocks_plain_ = 0;
-  uint64_t bytes_written_ = 0;  // durable packet boundary in the file
   uint64_t packet_bytes_ = 0;
-  bool disk_full_ = false;
   bool committed_ = false;
 };
 
