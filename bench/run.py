@@ -158,6 +158,11 @@ def main(argv):
         "gpunoise-drain-normal": tracers.GpunoiseRecord(gpunoise, "gpunoise-drain-normal",
                                                         "gpunoise record --drain-priority normal",
                                                         extra_args=["--drain-priority", "normal"]),
+        # Opt-in: the deflate on a thread of its own beside the drain (the
+        # default from 4 CPUs; off on smaller machines such as the 2-CPU VM).
+        "gpunoise-deflate-thread": tracers.GpunoiseRecord(gpunoise, "gpunoise-deflate-thread",
+                                                          "gpunoise record --deflate-thread on",
+                                                          extra_args=["--deflate-thread", "on"]),
         "monitor": tracers.GpunoiseMonitor(gpunoise),
         "monitor-flight": tracers.GpunoiseMonitor(gpunoise, "monitor-flight",
                                                   "gpunoise monitor --flight-recorder 20s",

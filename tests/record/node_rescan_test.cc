@@ -18,6 +18,19 @@ TEST(NodeRescan, AScanDearerThanOnePercentOfACpuWaitsLonger) {
 
 constexpr uint64_t kMs = 1'000'000;
 
+TEST(NodeProcStat, ACheapReadComesEverySample) {
+  EXPECT_EQ(NextProcStatGapNs(100 * kMs, 7'000), 100 * kMs);  // this 2-CPU VM
+  EXPECT_EQ(NextProcStatGapNs(100 * kMs, 0), 100 * kMs);
+  EXPECT_EQ(NextProcStatGapNs(100 * kMs, 100'000), 100 * kMs);
+}
+
+TEST(NodeProcStat, AReadDearerThanAThousandthOfACpuWaitsLonger) {
+  // 0.5 ms a read (a node with hundreds of CPUs and thousands of
+  // interrupts): every 500 ms instead of every 100.
+  EXPECT_EQ(NextProcStatGapNs(100 * kMs, 500'000), 500 * kMs);
+  EXPECT_EQ(NextProcStatGapNs(100 * kMs, 100'001), 100'001'000u);
+}
+
 TEST(NodeLogReads, AStormSeenInOneReadSetsTheCadenceFromItsRate) {
   // 6,700 entries in 100 ms (67k a second, a TLB-shootdown storm): a
   // quarter of a 2048-entry log fills in 7.6 ms, so the next read is at the

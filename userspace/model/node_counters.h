@@ -20,6 +20,9 @@ struct CgroupCpuStat {
 struct NodeSnapshot {
   uint64_t ts = 0;  // CLOCK_BOOTTIME
   std::map<uint32_t, uint64_t> steal_ns;             // per CPU, since boot
+  // When steal_ns was read, where that was before `ts` (a sample that did
+  // not read /proc/stat carries the last reading); 0: at `ts`.
+  uint64_t steal_ts = 0;
   std::map<std::string, CgroupCpuStat> cgroups;      // by cgroup path, since its creation
   // The kernel's trouble counters by file ("softlockup_count"), since boot:
   // those this kernel has (collect/kernel_health.h).

@@ -23,6 +23,7 @@ namespace {
 // Quotas appear (a pod starts) and processes move: rescanned this often.
 constexpr uint64_t kRescanNs = 1'000'000'000;
 constexpr uint64_t kRescanCpuShare = 100;  // at most 1/100 of a CPU
+constexpr uint64_t kProcStatCpuShare = 1000;  // at most 1/1000 of a CPU
 
 uint64_t ThreadCpuNs() {
   timespec t{};
@@ -43,6 +44,10 @@ Status WriteNicIrqCpus(perfetto::TraceSink& sink, uint64_t ts, std::string_view 
 }  // namespace
 
 uint64_t NextRescanGapNs(uint64_t scan_cpu_ns) { return std::max(kRescanNs, scan_cpu_ns * kRescanCpuShare); }
+
+uint64_t NextProcStatGapNs(uint64_t interval_ns, uint64_t read_cpu_ns) {
+  return std::max(interval_ns, read_cpu_ns * kProcStatCpuShare);
+}
 
 uint64_t NextLogReadGapNs(uint64_t elapsed_ns, uint64_t most, uint64_t capacity, uint64_t shortest,
                           uint64_t longest) {
@@ -66,10 +71,17 @@ NodeRecording::NodeRecording(uint64_t interval_ns, std::vector<std::unique_ptr<c
   ns_per_tick_ = hz > 0 ? 1'000'000'000ull / static_cast<uint64_t>(hz) : 10'000'000ull;
 }
 
-model::NodeSnapshot NodeRecording::Read() const {
+model::NodeSnapshot NodeRecording::Read(bool all) {
   model::NodeSnapshot s;
   s.ts = BoottimeNs();
-  if (auto stat = proc_stat_.Read(); stat.ok()) s.steal_ns = collect::ParseProcStatSteal(*stat, ns_per_tick_);
+  if (all || s.ts >= next_proc_stat_) {
+    const uint64_t cpu_before = ThreadCpuNs();
+    if (auto stat = proc_stat_.Read(); stat.ok()) s.steal_ns = collect::ParseProcStatSteal(*stat, ns_per_tick_);
+    next_proc_stat_ = s.ts + NextProcStatGapNs(interval_ns_, ThreadCpuNs() - cpu_before);
+  } else {
+    s.steal_ns = previous_.steal_ns;
+    s.steal_ts = previous_.steal_ts ? previous_.steal_ts : previous_.ts;
+  }
   for (const auto& q : quotas_) {
     auto text = ReadFileToString(q.dir + "/cpu.stat");
     if (!text.ok()) continue;  // removed meanwhile
@@ -220,7 +232,7 @@ Status NodeRecording::Begin(perfetto::TraceSink& sink, std::shared_ptr<collect::
   GN_RETURN_IF_ERROR(Rescan(sink, now));
   GN_RETURN_IF_ERROR(cpustate_->Begin(sink, now));
   last_log_read_ = now;
-  baseline_ = Read();
+  baseline_ = Read(true);
   previous_ = baseline_;
   return OkStatus();
 }
@@ -234,7 +246,7 @@ Result<uint64_t> NodeRecording::MaybeSample(perfetto::TraceSink& sink, uint64_t 
   GN_RETURN_IF_ERROR(CollectScan(sink, false));
   if (now < due) return std::min(due, next_work_drain_) - now;
   if (now >= next_rescan_) GN_RETURN_IF_ERROR(Rescan(sink, now));
-  model::NodeSnapshot current = Read();
+  model::NodeSnapshot current = Read(false);
   GN_RETURN_IF_ERROR(sink.node_tracks().WriteSample(baseline_, previous_, current));
   previous_ = std::move(current);
   GN_RETURN_IF_ERROR(WriteStalls(sink));
@@ -246,7 +258,7 @@ void NodeRecording::Freeze() {
   frozen_ = true;
   // The end's counters need the quota list of a scan still in flight.
   if (scan_) AdoptScan(scan_->Get());
-  final_ = Read();
+  final_ = Read(true);
 }
 
 Status NodeRecording::Finish(perfetto::TraceSink& sink) {

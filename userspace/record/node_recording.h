@@ -45,6 +45,13 @@ namespace gpunoise::record {
 // a node with thousands of threads would otherwise spend several percent.
 uint64_t NextRescanGapNs(uint64_t scan_cpu_ns);
 
+// Time until the next read of /proc/stat (per-CPU steal), given the node
+// sample interval and what the last read cost in CPU: every sample, and
+// never more than 0.1% of a CPU. The kernel builds the whole file for any
+// read, a line per CPU and a count per interrupt: 7 us on this 2-CPU VM, and
+// a read grows with the CPUs and interrupts a node has.
+uint64_t NextProcStatGapNs(uint64_t interval_ns, uint64_t read_cpu_ns);
+
 // When to read the kernel-work and CPU-state logs next: `most` entries came
 // to the busiest CPU's log (of `capacity`) in the `elapsed_ns` since the last
 // read, so at that rate the next read comes when a quarter of it has filled,
@@ -98,7 +105,9 @@ class NodeRecording {
   };
 
  private:
-  model::NodeSnapshot Read() const;
+  // A sample of the counters; /proc/stat only when due, or with `all` (the
+  // baseline and the end, whose steal totals must be exact).
+  model::NodeSnapshot Read(bool all);
   // Starts a scan of quota cgroups and thread affinities in the background
   // unless one is in flight; with `wait` (the end), finishes the one in
   // flight, then a new one.
@@ -117,6 +126,7 @@ class NodeRecording {
   uint64_t ns_per_tick_;
   // Read every sample: opened once (common/files.h RereadableFile).
   RereadableFile proc_stat_{"/proc/stat"};
+  uint64_t next_proc_stat_ = 0;  // CLOCK_BOOTTIME
   collect::KernelHealthReader kernel_health_;
   collect::CpuCgroupMounts mounts_;
   std::vector<collect::QuotaCgroup> quotas_;

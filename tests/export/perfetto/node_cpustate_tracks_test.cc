@@ -42,6 +42,49 @@ std::map<std::string, int64_t> IntArgs(const TracePacket& p) {
   return args;
 }
 
+// The counter samples of `c`, by track name: (timestamp, value).
+std::vector<std::tuple<std::string, uint64_t, double>> CounterSamples(const Capture& c) {
+  auto tracks = c.Tracks();
+  std::vector<std::tuple<std::string, uint64_t, double>> samples;
+  std::map<uint32_t, uint64_t> default_track;  // by sequence
+  for (const auto& p : c.packets) {
+    if (p.has_trace_packet_defaults())
+      default_track[p.trusted_packet_sequence_id()] = p.trace_packet_defaults().track_event_defaults().track_uuid();
+    if (p.has_track_event() && p.track_event().type() == TrackEvent::TYPE_COUNTER) {
+      const auto& e = p.track_event();
+      uint64_t track = e.has_track_uuid() ? e.track_uuid() : default_track[p.trusted_packet_sequence_id()];
+      samples.emplace_back(tracks[track].name(), p.timestamp(), e.double_counter_value());
+    }
+  }
+  return samples;
+}
+
+// A sample that did not read /proc/stat (record/node_recording.h
+// NextProcStatGapNs) carries the last reading: no steal sample of its own,
+// and the next reading's share spans both, from the reading before.
+TEST(NodeTracks, StealIsTheShareBetweenTwoReadingsOfProcStatNotBetweenSamples) {
+  Capture c;
+  TrackEventWriter writer(7, 1);
+  NodeTrackWriter node(writer, c.out());
+  constexpr uint64_t kMs = 1'000'000;
+  auto reading = [](uint64_t ts, uint64_t steal) {
+    model::NodeSnapshot s;
+    s.ts = ts;
+    s.steal_ns[1] = steal;
+    return s;
+  };
+  model::NodeSnapshot base = reading(1000 * kMs, 0);
+  model::NodeSnapshot carried = base;  // 100 ms later, /proc/stat not read
+  carried.ts = 1100 * kMs;
+  carried.steal_ts = 1000 * kMs;
+  model::NodeSnapshot read = reading(1200 * kMs, 50 * kMs);  // 50 ms stolen in 200 ms
+  ASSERT_TRUE(node.WriteSample(base, base, carried).ok());
+  EXPECT_TRUE(CounterSamples(c).empty()) << "nothing new was read";
+  ASSERT_TRUE(node.WriteSample(base, carried, read).ok());
+  std::vector<std::tuple<std::string, uint64_t, double>> want = {{"cpu1 steal", 1000 * kMs, 0.25}};
+  EXPECT_EQ(CounterSamples(c), want);
+}
+
 TEST(NodeCpustateTracks, AnIdlePeriodIsItsStateFromEntryToExitOnTheCpusCounterUnderNode) {
   Capture c;
   TrackEventWriter writer(7, 1);

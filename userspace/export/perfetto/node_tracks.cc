@@ -127,15 +127,19 @@ Status NodeTrackWriter::WriteStall(const model::MemStall& stall, int32_t pid, st
 Status NodeTrackWriter::WriteSample(const model::NodeSnapshot& baseline, const model::NodeSnapshot& earlier,
                                     const model::NodeSnapshot& later) {
   namespace m = node_metric;
-  if (later.ts > earlier.ts) {
-    const double span = static_cast<double>(later.ts - earlier.ts);
+  // Steal between the two readings of /proc/stat, which a sample may not
+  // have made (record/node_recording.h NextProcStatGapNs).
+  const uint64_t steal_from = earlier.steal_ts ? earlier.steal_ts : earlier.ts;
+  const uint64_t steal_to = later.steal_ts ? later.steal_ts : later.ts;
+  if (steal_to > steal_from) {
+    const double span = static_cast<double>(steal_to - steal_from);
     for (const auto& [cpu, steal] : later.steal_ns) {
       auto before = earlier.steal_ns.find(cpu);
       if (before == earlier.steal_ns.end()) continue;
       double share = steal > before->second ? static_cast<double>(steal - before->second) / span : 0;
       // A track appears with its first stolen tick (most nodes have none).
       if (share == 0 && !counter_tracks_.count(m::CpuSteal(cpu))) continue;
-      GN_RETURN_IF_ERROR(Counter(earlier.ts, m::CpuSteal(cpu), std::min(share, 1.0), "share",
+      GN_RETURN_IF_ERROR(Counter(steal_from, m::CpuSteal(cpu), std::min(share, 1.0), "share",
                                  NodeCounterId(model::NodeMetric::kCpuSteal, static_cast<int32_t>(cpu))));
     }
   }

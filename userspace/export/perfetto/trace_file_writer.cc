@@ -131,6 +131,7 @@ TraceFileWriter& TraceFileWriter::operator=(TraceFileWriter&& o) noexcept {
   out_ = std::move(o.out_);
   background_ = std::move(o.background_);
   errors_returned_ = o.errors_returned_;
+  disk_full_returned_ = o.disk_full_returned_;
   accepted_ = o.accepted_;
   block_accepted_ = o.block_accepted_;
   compression_ = o.compression_;
@@ -158,7 +159,7 @@ Status TraceFileWriter::DeflateInBackground() {
 }
 
 uint64_t TraceFileWriter::durable_packets() const { return out_->durable; }
-bool TraceFileWriter::disk_full() const { return out_->disk_full; }
+bool TraceFileWriter::disk_full() const { return background_ ? disk_full_returned_ : out_->disk_full.load(); }
 const std::string& TraceFileWriter::path() const { return out_->path; }
 const std::string& TraceFileWriter::temp_path() const { return out_->temp_path; }
 
@@ -243,6 +244,7 @@ Status TraceFileWriter::TakeBackgroundError(bool wait) {
   if (out.errors == errors_returned_) return OkStatus();
   std::lock_guard lock(out.error_mu);
   errors_returned_ = out.errors;
+  disk_full_returned_ = out.disk_full;
   std::optional<Error> error = std::move(out.error);
   out.error.reset();
   // The packets gathered since are dropped with the blocks sealed since, as

@@ -143,8 +143,12 @@ class TraceFileWriter {
   // can find it however the writer moves.
   std::unique_ptr<Output> out_;
   std::unique_ptr<SerialWorker> background_;
-  // Write errors of the background thread that a call has returned.
+  // Write errors of the background thread that a call has returned, and
+  // whether the disk was full by then: the caller learns of a full disk
+  // with the error, never before (it then stops writing events, and the
+  // error must not come back on its closing metadata instead).
   uint64_t errors_returned_ = 0;
+  bool disk_full_returned_ = false;
   uint64_t accepted_ = 0;        // packets handed to Write*Packet
   uint64_t block_accepted_ = 0;  // accepted_ when the current block's last packet came
   TraceCompression compression_ = TraceCompression::kNone;
