@@ -163,6 +163,10 @@ def main(argv):
         "gpunoise-deflate-thread": tracers.GpunoiseRecord(gpunoise, "gpunoise-deflate-thread",
                                                           "gpunoise record --deflate-thread on",
                                                           extra_args=["--deflate-thread", "on"]),
+        # Opt-in: two drain lanes (the default from 129 online CPUs).
+        "gpunoise-lanes": tracers.GpunoiseRecord(gpunoise, "gpunoise-lanes",
+                                                 "gpunoise record --drain-threads 2",
+                                                 extra_args=["--drain-threads", "2"]),
         "monitor": tracers.GpunoiseMonitor(gpunoise),
         "monitor-flight": tracers.GpunoiseMonitor(gpunoise, "monitor-flight",
                                                   "gpunoise monitor --flight-recorder 20s",

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "collect/collector.h"
+#include "record/drain.h"
 #include "scale_fill.skel.h"
 
 namespace gpunoise::bench {
@@ -39,7 +40,7 @@ constexpr uint64_t kRecordsPerDrain = 1 << 14;
 
 Result<std::unique_ptr<ScaleLane>> ScaleLane::Create(std::vector<int> rings, uint64_t ring_bytes,
                                                      uint64_t drain_interval_ms, const std::string& path,
-                                                     bool deflate_thread) {
+                                                     bool deflate_thread, size_t lanes) {
   if (rings.empty()) return MakeError("a lane needs at least one ring");
   std::unique_ptr<ScaleLane> lane(new ScaleLane());
   lane->rings_ = std::move(rings);
@@ -55,6 +56,10 @@ Result<std::unique_ptr<ScaleLane>> ScaleLane::Create(std::vector<int> rings, uin
                                                      }));
   GN_ASSIGN_OR_RETURN(lane->sink_, perfetto::TraceSink::Create(path, perfetto::TraceCompression::kZlib));
   if (deflate_thread) GN_RETURN_IF_ERROR(lane->sink_->writer().DeflateInBackground());
+  if (lanes >= 2) {
+    GN_ASSIGN_OR_RETURN(lane->lanes_,
+                        record::DrainLanes::Start(lanes, *lane->sink_, static_cast<size_t>(max_ring)));
+  }
 
   lane->skel_ = scale_fill_bpf__open();
   if (!lane->skel_) return MakeError("failed to open the scale_fill program: {}", std::strerror(errno));
@@ -89,27 +94,30 @@ Result<uint32_t> ScaleLane::Produce(uint32_t ring, uint32_t n, uint64_t first) {
 void ScaleLane::Start() { thread_ = std::thread([this] { Run(); }); }
 
 Status ScaleLane::DrainOnce(bool final) {
-  if (auto drained = transport_->DrainAll(final ? 0 : kRecordsPerDrain); !drained.ok()) return drained.error();
-  ++result_.drains;
   auto& batches = intake_->batches();
-  for (size_t cpu = 0; cpu < batches.size(); ++cpu) {
-    record::CpuBatch& b = batches[cpu];
-    if (b.staging.staged() == 0) continue;
-    bool cut = !final && b.drained >= kRecordsPerDrain;
-    auto events = b.staging.Writable(cut);
-    Status st = sink_->WriteCpuBatch(static_cast<uint32_t>(cpu), events, false);
-    result_.events_written += events.size();
-    b.staging.Written();
-    b.drained = 0;
-    GN_RETURN_IF_ERROR(st);
-  }
-  return OkStatus();
+  for (record::CpuBatch& b : batches) b.drained = 0;
+  auto drained = transport_->DrainAll(final ? 0 : kRecordsPerDrain, lanes_ ? &lanes_->fork_join() : nullptr);
+  if (!drained.ok()) return drained.error();
+  ++result_.drains;
+  auto staged = [&batches] {
+    uint64_t n = 0;
+    for (const record::CpuBatch& b : batches) n += b.staging.staged();
+    return n;
+  };
+  // The recorder's own write path: with lanes, they take and encode.
+  const uint64_t before = staged();
+  Status st = record::WriteStaged(batches, {}, final, final ? 0 : kRecordsPerDrain, nullptr, *sink_, lanes_.get());
+  result_.events_written += before - staged();
+  return st;
 }
 
 void ScaleLane::Run() {
   uint64_t cpu0 = ThreadCpuNs();
   const pid_t deflate_tid = sink_->writer().background_tid();
   const uint64_t deflate0 = deflate_tid ? TaskCpuNs(deflate_tid) : 0;
+  std::vector<pid_t> lane_tids = lanes_ ? lanes_->tids() : std::vector<pid_t>{};
+  std::vector<uint64_t> lane0;
+  for (pid_t t : lane_tids) lane0.push_back(TaskCpuNs(t));
   Status st = OkStatus();
   while (!stop_ && st.ok()) {
     epoll_event ev;
@@ -120,8 +128,14 @@ void ScaleLane::Run() {
   if (st.ok()) st = DrainOnce(true);
   if (st.ok()) st = sink_->FlushEvents();  // waits for the deflate thread
   if (deflate_tid) result_.deflate_cpu_ns = TaskCpuNs(deflate_tid) - deflate0;
+  result_.busiest_cpu_ns = ThreadCpuNs() - cpu0;
+  result_.drain_cpu_ns = result_.busiest_cpu_ns;
+  for (size_t i = 0; i < lane_tids.size(); ++i) {
+    const uint64_t ns = TaskCpuNs(lane_tids[i]) - lane0[i];
+    result_.drain_cpu_ns += ns;
+    result_.busiest_cpu_ns = std::max(result_.busiest_cpu_ns, ns);
+  }
   if (st.ok()) st = sink_->Commit();
-  result_.drain_cpu_ns = ThreadCpuNs() - cpu0;
   result_.file_bytes = sink_->bytes_written();
   for (const record::CpuBatch& b : intake_->batches()) result_.decode_errors += b.decode_errors;
   if (!st.ok()) result_.error = st.error().message;

@@ -15,6 +15,7 @@
 #include "collect/ring_transport.h"
 #include "common/result.h"
 #include "export/perfetto/trace_sink.h"
+#include "record/drain_lanes.h"
 #include "record/record_intake.h"
 
 struct scale_fill_bpf;
@@ -24,7 +25,8 @@ namespace gpunoise::bench {
 struct LaneResult {
   uint64_t events_written = 0;  // records that reached the trace file
   uint64_t decode_errors = 0;
-  uint64_t drain_cpu_ns = 0;    // the drain thread's own CPU time
+  uint64_t drain_cpu_ns = 0;    // the drain thread's own CPU time, and its lanes'
+  uint64_t busiest_cpu_ns = 0;  // the busiest of those threads
   uint64_t deflate_cpu_ns = 0;  // the deflate thread's (--deflate-thread), 0 without one
   uint64_t drains = 0;
   uint64_t file_bytes = 0;
@@ -35,10 +37,12 @@ class ScaleLane {
  public:
   // `rings`: the ring indices (the CPUs they stand for) this lane drains.
   // `deflate_thread`: the trace's blocks are deflated and written on a
-  // thread of their own, as `record --deflate-thread on` does.
+  // thread of their own, as `record --deflate-thread on` does. `lanes` >= 2:
+  // the drain reads and encodes on that many threads, itself one of them,
+  // as `record --drain-threads` does.
   static Result<std::unique_ptr<ScaleLane>> Create(std::vector<int> rings, uint64_t ring_bytes,
                                                    uint64_t drain_interval_ms, const std::string& path,
-                                                   bool deflate_thread);
+                                                   bool deflate_thread, size_t lanes);
   ~ScaleLane();
   ScaleLane(const ScaleLane&) = delete;
   ScaleLane& operator=(const ScaleLane&) = delete;
@@ -63,6 +67,7 @@ class ScaleLane {
   std::unique_ptr<record::RecordIntake> intake_;
   std::unique_ptr<collect::RingTransport> transport_;
   std::unique_ptr<perfetto::TraceSink> sink_;
+  std::unique_ptr<record::DrainLanes> lanes_;
   scale_fill_bpf* skel_ = nullptr;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -62,8 +62,9 @@ std::vector<uint64_t> ParseList(const std::string& text, const char* what) {
 struct Trial {
   uint64_t rings = 0, threads = 0, rate_per_ring = 0, ring_bytes = 0;
   double seconds = 0;
+  uint64_t lanes = 1;
   uint64_t drains = 0, offered = 0, produced = 0, lost = 0, written = 0, drain_cpu_ns = 0, deflate_cpu_ns = 0,
-           file_bytes = 0;
+           busiest_cpu_ns = 0, file_bytes = 0;
   long peak_rss_kib = 0;
   bool pinned = false;  // drain threads on CPUs of their own
   std::string error;
@@ -112,14 +113,16 @@ void Produce(std::vector<std::unique_ptr<bench::ScaleLane>>& lanes, std::vector<
 }
 
 Trial RunTrial(uint64_t rings, uint64_t threads, uint64_t rate_per_ring, uint64_t ring_bytes, double seconds,
-               unsigned producers, bool deflate_thread, const std::string& dir) {
+               unsigned producers, bool deflate_thread, uint64_t lanes_each, const std::string& dir) {
   Trial t{rings, threads, rate_per_ring, ring_bytes, seconds};
+  t.lanes = lanes_each;
   std::vector<std::unique_ptr<bench::ScaleLane>> lanes;
   for (uint64_t k = 0; k < threads; ++k) {
     std::vector<int> mine;
     for (uint64_t r = k; r < rings; r += threads) mine.push_back(static_cast<int>(r));
     auto lane =
-        bench::ScaleLane::Create(mine, ring_bytes, 100, fmt::format("{}/lane{}.pftrace", dir, k), deflate_thread);
+        bench::ScaleLane::Create(mine, ring_bytes, 100, fmt::format("{}/lane{}.pftrace", dir, k), deflate_thread,
+                                 lanes_each);
     if (!lane.ok()) {
       t.error = lane.error().message;
       return t;
@@ -157,6 +160,7 @@ Trial RunTrial(uint64_t rings, uint64_t threads, uint64_t rate_per_ring, uint64_
     t.written += r.events_written;
     t.drain_cpu_ns += r.drain_cpu_ns;
     t.deflate_cpu_ns += r.deflate_cpu_ns;
+    t.busiest_cpu_ns = std::max(t.busiest_cpu_ns, r.busiest_cpu_ns);
     t.file_bytes += r.file_bytes;
     t.drains += r.drains;
     if (!r.error.empty()) t.error = r.error;
@@ -189,6 +193,7 @@ int main(int argc, char** argv) {
   uint64_t ring_bytes = 0;
   unsigned producers = std::max(1u, std::thread::hardware_concurrency());
   bool deflate_thread = false;
+  uint64_t lanes = 1;
   po::options_description opts("gpunoise-scale-model [options]");
   opts.add_options()("help,h", "this help")(
       "rings", po::value(&rings_text)->default_value(rings_text), "ring counts to model (CPUs of the node)")(
@@ -199,7 +204,9 @@ int main(int argc, char** argv) {
       "ring-bytes", po::value(&ring_bytes), "bytes per ring (default: what gpunoise record picks for N CPUs)")(
       "producers", po::value(&producers)->default_value(producers), "producer threads")(
       "deflate-thread", po::bool_switch(&deflate_thread),
-      "each drain thread's blocks deflated and written on a thread of their own (record --deflate-thread on)");
+      "each drain thread's blocks deflated and written on a thread of their own (record --deflate-thread on)")(
+      "lanes", po::value(&lanes)->default_value(lanes),
+      "each drain thread reads and encodes with this many lanes, itself one of them (record --drain-threads)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -212,8 +219,8 @@ int main(int argc, char** argv) {
     std::cout << opts;
     return 0;
   }
-  if (seconds <= 0 || seconds > 60 || producers == 0) {
-    fmt::print(stderr, "gpunoise-scale-model: --seconds is in (0, 60] and --producers positive\n");
+  if (seconds <= 0 || seconds > 60 || producers == 0 || lanes == 0 || lanes > 8) {
+    fmt::print(stderr, "gpunoise-scale-model: --seconds is in (0, 60], --producers positive, --lanes 1 to 8\n");
     return 2;
   }
   if (::geteuid() != 0) {
@@ -230,10 +237,11 @@ int main(int argc, char** argv) {
   }
   std::string dir = dir_template;
 
-  fmt::print("| rings | drain threads | ring size | offered events/s | produced events/s | drain CPU ns/event "
-             "| deflate thread CPU ns/event | drain CPU, % of one CPU per thread | drains/s per thread "
-             "| file bytes/event | peak RSS | result |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("| rings | drain threads | lanes each | ring size | offered events/s | produced events/s "
+             "| drain CPU ns/event | deflate thread CPU ns/event | drain CPU, % of one CPU per thread "
+             "| busiest drain or lane thread, % of one CPU | drains/s per thread | file bytes/event | peak RSS "
+             "| result |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> summary;
   for (uint64_t n : rings_list) {
     if (n > 1024) {
@@ -246,16 +254,17 @@ int main(int argc, char** argv) {
       double best = 0;
       bool producer_bound = false;
       for (uint64_t rate : rates) {
-        Trial t = RunTrial(n, k, rate, bytes, seconds, producers, deflate_thread, dir);
+        Trial t = RunTrial(n, k, rate, bytes, seconds, producers, deflate_thread, lanes, dir);
         double produced_rate = static_cast<double>(t.produced) / t.seconds;
         auto per_event = [&t](uint64_t ns) {
           return t.written ? fmt::format("{:.0f}", static_cast<double>(ns) / static_cast<double>(t.written))
                            : std::string("n/a");
         };
-        fmt::print("| {} | {} | {} KiB | {:.0f} | {:.0f} | {} | {} | {:.1f} | {:.1f} | {} | {} MiB | {} |\n", n, k,
-                   bytes >> 10, static_cast<double>(n * rate), produced_rate, per_event(t.drain_cpu_ns),
+        fmt::print("| {} | {} | {} | {} KiB | {:.0f} | {:.0f} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {} MiB | {} |\n",
+                   n, k, lanes, bytes >> 10, static_cast<double>(n * rate), produced_rate, per_event(t.drain_cpu_ns),
                    deflate_thread ? per_event(t.deflate_cpu_ns) : std::string("n/a"),
-                   100.0 * static_cast<double>(t.drain_cpu_ns) / 1e9 / t.seconds / static_cast<double>(k),
+                   100.0 * static_cast<double>(t.drain_cpu_ns) / 1e9 / t.seconds / static_cast<double>(k * lanes),
+                   100.0 * static_cast<double>(t.busiest_cpu_ns) / 1e9 / t.seconds,
                    static_cast<double>(t.drains) / t.seconds / static_cast<double>(k),
                    t.written ? fmt::format("{:.2f}", static_cast<double>(t.file_bytes) / static_cast<double>(t.written))
                              : std::string("n/a"),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/capabilities.h"
+#include "common/fork_join.h"
 
 namespace gpunoise {
 namespace {
@@ -86,6 +87,37 @@ TEST(SerialWorker, HoldsNoCapabilities) {
   (*worker)->Wait();
   EXPECT_EQ(effective, 0u);
   EXPECT_EQ(permitted, 0u);
+}
+
+// Drain lanes: each lane runs once per Run, lane 0 on the caller, the others
+// each on a thread of its own, and Run returns when all have.
+TEST(ForkJoin, RunsEachLaneOnceLaneZeroHereAndReturnsWhenAllAreDone) {
+  auto f = ForkJoin::Start("gn-test-lane", 3);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ((*f)->lanes(), 3u);
+  ASSERT_EQ((*f)->tids().size(), 2u);
+  for (int round = 0; round < 100; ++round) {
+    std::vector<pid_t> ran_on(3, 0);
+    std::vector<int> runs(3, 0);
+    (*f)->Run([&](size_t lane) {
+      if (lane != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      ran_on[lane] = ::gettid();
+      ++runs[lane];
+    });
+    ASSERT_EQ(runs, std::vector<int>({1, 1, 1})) << "round " << round;
+    EXPECT_EQ(ran_on[0], ::gettid());
+    EXPECT_EQ(ran_on[1], (*f)->tids()[0]);
+    EXPECT_EQ(ran_on[2], (*f)->tids()[1]);
+  }
+}
+
+TEST(ForkJoin, OneLaneIsTheCallerAlone) {
+  auto f = ForkJoin::Start("gn-test-lane", 1);
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE((*f)->tids().empty());
+  pid_t ran_on = 0;
+  (*f)->Run([&](size_t) { ran_on = ::gettid(); });
+  EXPECT_EQ(ran_on, ::gettid());
 }
 
 }  // namespace

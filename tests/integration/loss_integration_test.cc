@@ -303,15 +303,24 @@ void StopAndCheck(ChildProcess& rec, SchedOracle& oracle, const std::string& out
 // `mode`: the attach path ("auto", "tracepoint") with one ring reservation
 // per record (record --no-batching), or with "+batching" for per-CPU
 // batches in the kernel (record --batching).
+// `mode`: the attach mode, then "+batching" (irq records batched too) and
+// "+lanes" (two drain threads) where asked.
 std::vector<std::string> RecordArgs(const std::string& out, const std::string& mode,
                                     std::vector<std::string> extra) {
-  const std::string kBatching = "+batching";
-  bool batching = mode.size() > kBatching.size() && mode.ends_with(kBatching);
-  std::string attach = batching ? mode.substr(0, mode.size() - kBatching.size()) : mode;
+  std::string attach = mode;
+  auto take = [&attach](const std::string& suffix) {
+    if (attach.size() <= suffix.size() || !attach.ends_with(suffix)) return false;
+    attach.resize(attach.size() - suffix.size());
+    return true;
+  };
+  const bool lanes = take("+lanes");
+  const bool batching = take("+batching");
   std::vector<std::string> args = {GpunoiseBinary(), "record",  "-o",           out,
                                    "--events",       "sched",   "--attach",     attach,
                                    "--drain-interval", "50"};
   args.push_back(batching ? "--batching" : "--no-batching");
+  args.push_back("--drain-threads");
+  args.push_back(lanes ? "2" : "1");
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -563,8 +572,10 @@ TEST_P(LossIntegration, EveryNewThreadIsRecordedOnce) {
   for (int32_t tid : Tids(target.shared())) EXPECT_EQ(newtasks[tid], 1) << "thread " << tid;
 }
 
-INSTANTIATE_TEST_SUITE_P(BothAttachPaths, LossIntegration, ::testing::Values("auto", "tracepoint", "auto+batching"),
+INSTANTIATE_TEST_SUITE_P(BothAttachPaths, LossIntegration,
+                         ::testing::Values("auto", "tracepoint", "auto+batching", "auto+batching+lanes"),
                          [](const auto& info) {
+                           if (info.param == "auto+batching+lanes") return std::string("TpBtfBatchingTwoDrainLanes");
                            if (info.param == "auto+batching") return std::string("TpBtfBatching");
                            return info.param == "auto" ? std::string("TpBtf") : std::string("Classic");
                          });

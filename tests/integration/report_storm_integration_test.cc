@@ -344,8 +344,9 @@ struct FloodNetRx {
 };
 
 // Records a 1.5 s UDP flood sent from CPU 1 (its NET_RX runs there) with
-// --netrx-sample `every`, and counts CPU 1's NET_RX softirqs both ways.
-FloodNetRx CountFloodNetRx(const std::string& every) {
+// --netrx-sample `every` (and `extra` options), and counts CPU 1's NET_RX
+// softirqs both ways.
+FloodNetRx CountFloodNetRx(const std::string& every, const std::vector<std::string>& extra = {}) {
   FloodNetRx out;
   std::string error;
   auto pair = VethPair::Create({}, &error);
@@ -353,7 +354,9 @@ FloodNetRx CountFloodNetRx(const std::string& every) {
   if (!pair) return out;
   TempDir dir;
   const std::string trace = dir.path() + "/sampled.pftrace";
-  ChildProcess rec({GpunoiseBinary(), "record", "-d", "60", "--netrx-sample", every, "-o", trace});
+  std::vector<std::string> args = {GpunoiseBinary(), "record", "-d", "60", "--netrx-sample", every, "-o", trace};
+  args.insert(args.end(), extra.begin(), extra.end());
+  ChildProcess rec(args);
   EXPECT_TRUE(rec.WaitForStderr("recording", 30s)) << rec.stderr_text();
   const uint64_t recording_start = NetRxCount(1);
   {
@@ -433,6 +436,17 @@ TEST(RecordStorm, ASampledFloodCountsEveryNetRxSoftirqOfItsCpuTimedOrUntimed) {
   // Past 8 a jiffy, 1 in 16 is timed: most of a storm goes untimed.
   EXPECT_GT(n.untimed, 10 * n.timed) << n.output;
   EXPECT_NE(n.output.find("NET_RX storms sampled:"), std::string::npos) << n.output;
+}
+
+// Drain lanes (record/drain_lanes.h) read and encode each CPU on a thread of
+// their own: the storm's softirqs are all there, as with one drain thread.
+TEST(RecordStorm, WithTwoDrainLanesASampledFloodStillCountsEveryNetRxSoftirq) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  FloodNetRx n = CountFloodNetRx("16", {"--drain-threads", "2", "--deflate-thread", "on"});
+  ExpectTheTraceCountsEveryNetRxSoftirq(n);
+  EXPECT_GT(n.flood, 50000u) << "a storm";
+  EXPECT_GT(n.untimed, 10 * n.timed) << n.output;
 }
 
 TEST(RecordStorm, WithoutSamplingEveryNetRxSoftirqIsTimed) {

@@ -20,6 +20,7 @@
 #include "export/perfetto/trace_compression.h"
 #include "record/gpu_recording.h"
 #include "record/record_session.h"
+#include "record/drain_lanes.h"
 #include "record/spare_cpu.h"
 #include "common/privilege_drop.h"
 #include "common/start_at.h"
@@ -81,7 +82,7 @@ int RunRecord(int argc, char** argv) {
   std::string duration_text, output, machine_name, cpus_text, cgroup, events_text, buffer_text, attach, gpu_dir;
   std::string net_interval_text = "100ms";
   std::string nic_interval_text = "1s";
-  std::string compress_text = "auto", deflate_thread = "auto", kubelet_log_dir, gpu_pod_dirs;
+  std::string compress_text = "auto", deflate_thread = "auto", drain_threads = "auto", kubelet_log_dir, gpu_pod_dirs;
   std::vector<std::string> net_devs, nic_categories;
   std::vector<int> pids;
   uint64_t drain_ms = 100, gpu_sample_ms = 100, drain_batch = 1 << 14;
@@ -154,6 +155,9 @@ int RunRecord(int argc, char** argv) {
       ("deflate-thread", po::value(&deflate_thread)->default_value("auto"),
        "on: deflate and write compressed blocks on a thread of their own, beside the drain; off: on the drain; "
        "auto: on with 4 or more online CPUs")
+      ("drain-threads", po::value(&drain_threads)->default_value("auto"),
+       "threads that read the rings and encode, the drain thread among them (1-8); auto: one per 128 online "
+       "CPUs")
       ("gpu-dir", po::value(&gpu_dir), "collect GPU fragments written to this directory by processes started with the environment 'gpunoise env DIR' prints")
       ("gpu-pod-dirs", po::value(&gpu_pod_dirs),
        "a Kubernetes node's fragment root: make ROOT/<namespace>_<pod>_<uid> (0700) for each pod of the kubelet's "
@@ -343,6 +347,14 @@ int RunRecord(int argc, char** argv) {
     options.deflate_in_background = *wanted && options.compression != perfetto::TraceCompression::kNone;
   } else {
     std::fprintf(stderr, "usage: gpunoise record: --deflate-thread must be auto, on or off\n");
+    return 2;
+  }
+  if (drain_threads == "auto") {
+    options.drain_lanes = record::DrainLanesFor(OnlineCpus().size());
+  } else if (auto n = ParseInt64(drain_threads); n && *n >= 1 && *n <= 8) {
+    options.drain_lanes = static_cast<size_t>(*n);
+  } else {
+    std::fprintf(stderr, "usage: gpunoise record: --drain-threads must be auto or 1 to 8\n");
     return 2;
   }
   if (attach == "tracepoint") options.attach_mode = collect::AttachMode::kClassicOnly;

@@ -1,6 +1,7 @@
 #include "collect/ring_transport.h"
 
 #include "collect/collector.h"
+#include "common/fork_join.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -200,7 +201,26 @@ RingTransport::CpuContext::~CpuContext() {
   if (consumer_pos) ::munmap(const_cast<uint64_t*>(consumer_pos), 2 * static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
 }
 
-Result<uint64_t> RingTransport::DrainAll(uint64_t max_records_per_cpu) {
+RingTransport::LaneRead RingTransport::ReadRings(size_t first, size_t step, uint64_t max_records_per_cpu) {
+  LaneRead read;
+  for (size_t i = first; i < consumers_.size(); i += step) {
+    contexts_[i]->budget = max_records_per_cpu;
+    contexts_[i]->events = 0;
+    int n = ring_buffer__consume(consumers_[i].get());
+    read.events += contexts_[i]->events;
+    if (n == kBudgetSpent) {
+      read.backlog = true;
+      continue;
+    }
+    if (n < 0) {
+      read.error = MakeError("failed to read the ring buffer of CPU {}: {}", contexts_[i]->cpu, std::strerror(-n));
+      break;
+    }
+  }
+  return read;
+}
+
+Result<uint64_t> RingTransport::DrainAll(uint64_t max_records_per_cpu, ForkJoin* lanes) {
   // Before reading: a wakeup after this point is for records this drain
   // may not see, and brings the caller back.
   TakeWakeups();
@@ -214,17 +234,15 @@ Result<uint64_t> RingTransport::DrainAll(uint64_t max_records_per_cpu) {
     most_produced_bytes_ = std::max(most_produced_bytes_, produced - std::min(produced, c->producer_seen));
     c->producer_seen = produced;
   }
+  const size_t k = lanes ? lanes->lanes() : 1;
+  std::vector<LaneRead> reads(k);
+  if (k == 1) reads[0] = ReadRings(0, 1, max_records_per_cpu);
+  else lanes->Run([&](size_t lane) { reads[lane] = ReadRings(lane, k, max_records_per_cpu); });
   uint64_t total = 0;
-  for (size_t i = 0; i < consumers_.size(); ++i) {
-    contexts_[i]->budget = max_records_per_cpu;
-    contexts_[i]->events = 0;
-    int n = ring_buffer__consume(consumers_[i].get());
-    total += contexts_[i]->events;
-    if (n == kBudgetSpent) {
-      backlog_ = true;
-      continue;
-    }
-    if (n < 0) return MakeError("failed to read the ring buffer of CPU {}: {}", contexts_[i]->cpu, std::strerror(-n));
+  for (LaneRead& r : reads) {
+    if (r.error) return *r.error;
+    total += r.events;
+    backlog_ |= r.backlog;
   }
   return total;
 }

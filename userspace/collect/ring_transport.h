@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -17,13 +18,19 @@
 
 struct ring_buffer;
 
+namespace gpunoise {
+class ForkJoin;
+}
+
 namespace gpunoise::collect {
 
 struct CollectorContext;
 
 class RingTransport {
  public:
-  // Called for each record, on the draining thread.
+  // Called for each record, on the draining thread: with drain lanes
+  // (DrainAll's `lanes`), on the lane's thread, for its CPUs alone; one
+  // CPU's records always come on one thread at a time, in ring order.
   using RecordHandler = std::function<void(uint32_t cpu, std::span<const uint8_t> record)>;
 
   // `cpus`: the CPUs to create rings for. `bytes_per_cpu` is rounded up to a
@@ -73,8 +80,9 @@ class RingTransport {
   // producers refill a ring as fast as it is read, so an unbounded drain of
   // a busy ring may never end; the bound keeps each drain's staging small
   // and lets the caller write and come back (backlog() says whether it
-  // should at once). Returns the events consumed.
-  Result<uint64_t> DrainAll(uint64_t max_records_per_cpu = 0);
+  // should at once). Returns the events consumed. With `lanes`, lane k reads
+  // the rings k, k + K, k + 2K, ... (K lanes) beside the others.
+  Result<uint64_t> DrainAll(uint64_t max_records_per_cpu = 0, ForkJoin* lanes = nullptr);
   // True when the last bounded drain left records behind in some ring.
   bool backlog() const { return backlog_; }
   // When the last drain began: the bytes the fullest ring held, and the
@@ -101,6 +109,13 @@ class RingTransport {
     void operator()(ring_buffer* rb) const;
   };
   static int OnRecord(void* ctx, void* data, size_t size);
+  // Reads rings first, first + step, ...; what DrainAll reports of them.
+  struct LaneRead {
+    uint64_t events = 0;
+    bool backlog = false;
+    std::optional<Error> error;
+  };
+  LaneRead ReadRings(size_t first, size_t step, uint64_t max_records_per_cpu);
   void TakeWakeups();
 
   RecordHandler handler_;

@@ -44,6 +44,7 @@ model::EventView CpuStaging::Writable(bool ring_cut, bool all_in) {
   }
   size_t writable = used_;
   partitioned_ = false;
+  early_ = false;
   if (limit != kNoLimit) {
     // Events stamped after the limit stay, in the order they came (the
     // bound reads that order next time); nothing moves until Written().
@@ -57,7 +58,7 @@ model::EventView CpuStaging::Writable(bool ring_cut, bool all_in) {
   // Bounded memory: a limit that has not moved for this long (no flush read,
   // no record read of a level seen before) gives way.
   if (writable == 0 && used_ > max_held_) {
-    written_early_ += used_;
+    early_ = true;  // counted when written: a second Writable() must not count them twice
     writable = used_;
     partitioned_ = false;
   }
@@ -139,6 +140,8 @@ void CpuStaging::Written() {
       ++stays;
     }
   used_ = stays;
+  if (early_) written_early_ += writable_;
+  early_ = false;
   writable_ = 0;
   partitioned_ = false;
 }

@@ -147,6 +147,7 @@ class CpuStaging {
   // What the ring still holds was stamped after this (a running maximum).
   uint64_t unread_bound_ = 0;
   uint64_t written_early_ = 0;
+  bool early_ = false;  // the last Writable() gave way to max_held_
   size_t max_held_;
   uint32_t stream_mask_ = 0;
   Floors floors_{};

@@ -17,8 +17,53 @@ void NoteFileFailure(model::SessionInfo& session, const perfetto::TraceSink& sin
 
 }  // namespace
 
+namespace {
+
+// WriteStaged with lanes: each lane takes its CPUs' writable events and
+// encodes their bundles at once; then this thread writes them in CPU order.
+Status WriteStagedInLanes(std::vector<CpuBatch>& batches, std::span<const uint64_t> lost_per_cpu, bool final,
+                          uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink,
+                          DrainLanes& lanes) {
+  const size_t n = batches.size(), k = lanes.lanes();
+  std::vector<model::EventView> views(n);
+  std::vector<uint8_t> taken(n, 0);  // 1: to write; 2: also a new loss
+  lanes.fork_join().Run([&](size_t lane) {
+    for (size_t cpu = lane; cpu < n; cpu += k) {
+      CpuBatch& b = batches[cpu];
+      const uint64_t lost_now = cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
+      const bool new_loss = lost_now > b.lost_seen;
+      if (b.staging.staged() == 0 && !new_loss) continue;
+      taken[cpu] = new_loss ? 2 : 1;
+      const bool cut = !final && records_per_drain && b.drained >= records_per_drain;
+      views[cpu] = b.staging.Writable(cut, final);
+      sink.EncodeCpuBundle(static_cast<uint32_t>(cpu), views[cpu], new_loss, lanes.encoder(lane),
+                           lanes.irq_names(lane), &lanes.bundle(cpu));
+    }
+  });
+  for (size_t cpu = 0; cpu < n; ++cpu) {
+    if (!taken[cpu]) continue;
+    CpuBatch& b = batches[cpu];
+    b.lost_seen = cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
+    if (chain)
+      for (const model::Event& ev : views[cpu]) chain->Observe(ev);
+    Status st = sink.WriteEncodedCpuBatch(static_cast<uint32_t>(cpu), views[cpu], taken[cpu] == 2, lanes.bundle(cpu));
+    b.staging.Written();
+    if (!st.ok()) {
+      // As below; the CPUs after this one took their events but wrote
+      // nothing: they stay staged (DiscardStaged counts them).
+      CountSinkUnwritten(batches, sink);
+      return st;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status WriteStaged(std::vector<CpuBatch>& batches, std::span<const uint64_t> lost_per_cpu, bool final,
-                   uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink) {
+                   uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink,
+                   DrainLanes* lanes) {
+  if (lanes) return WriteStagedInLanes(batches, lost_per_cpu, final, records_per_drain, chain, sink, *lanes);
   for (size_t cpu = 0; cpu < batches.size(); ++cpu) {
     CpuBatch& b = batches[cpu];
     uint64_t lost_now = cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
@@ -72,7 +117,7 @@ Result<uint64_t> RecordDrain::Drain() {
   // Idle CPUs are not flushed; their read stands in for the empty batch once
   // the drain has read their stream that far.
   for (collect::BatchFlusher& f : flushers_) f.FlushAll();
-  auto drained = transport_.DrainAll(records_per_drain_);
+  auto drained = transport_.DrainAll(records_per_drain_, lanes_ ? &lanes_->fork_join() : nullptr);
   if (gate_open_) {
     // From the end of the last read to the end of this one: a stall inside
     // a read (between two rings) left rings unread too.
@@ -101,7 +146,7 @@ Status RecordDrain::Flush(bool final) {
     }
   }
   return WriteStaged(batches_, lost, final, records_per_drain_, check_switch_chain_ ? &switch_chain_ : nullptr,
-                     sink_);
+                     sink_, lanes_);
 }
 
 void RecordDrain::DrainToEnd(model::SessionInfo& session, std::optional<Error>& late_error) {

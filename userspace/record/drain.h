@@ -13,6 +13,7 @@
 #include "common/result.h"
 #include "model/session_info.h"
 #include "model/switch_chain.h"
+#include "record/drain_lanes.h"
 #include "record/record_intake.h"
 
 namespace gpunoise::collect {
@@ -30,9 +31,12 @@ namespace gpunoise::record {
 // `final`: nothing more will come, nothing is held back for order. A CPU
 // that hit `records_per_drain` (not 0) writes only what is certain to be
 // in order (record/cpu_staging.h). `chain`, when set, sees every event
-// written. On a write error the sink's unwritten events are counted.
+// written. On a write error the sink's unwritten events are counted. With
+// `lanes`, the lanes take what to write and encode it, CPU k on lane
+// k mod N; the writes follow in CPU order on this thread, as without.
 Status WriteStaged(std::vector<CpuBatch>& batches, std::span<const uint64_t> lost_per_cpu, bool final,
-                   uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink);
+                   uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink,
+                   DrainLanes* lanes = nullptr);
 
 // The CPUs `flusher` found idle (no flush, collect/batch_flush.h) after the
 // drain that followed: each whose staging has read the flusher's stream up
@@ -50,11 +54,13 @@ void DiscardStaged(std::vector<CpuBatch>& batches);
 
 class RecordDrain {
  public:
-  // `gate_opened`: when the rings began to fill (CLOCK_BOOTTIME).
+  // `gate_opened`: when the rings began to fill (CLOCK_BOOTTIME). `lanes`
+  // (null: none) read the rings and encode beside the drain thread.
   RecordDrain(collect::RingTransport& transport, std::span<collect::BatchFlusher> flushers,
               std::vector<CpuBatch>& batches, perfetto::TraceSink& sink, uint64_t records_per_drain,
-              bool check_switch_chain, uint64_t gate_opened)
+              bool check_switch_chain, uint64_t gate_opened, DrainLanes* lanes = nullptr)
       : transport_(transport),
+        lanes_(lanes),
         flushers_(flushers),
         batches_(batches),
         sink_(sink),
@@ -83,6 +89,7 @@ class RecordDrain {
 
  private:
   collect::RingTransport& transport_;
+  DrainLanes* lanes_;
   std::span<collect::BatchFlusher> flushers_;
   std::vector<CpuBatch>& batches_;
   perfetto::TraceSink& sink_;

@@ -25,7 +25,16 @@ RecordIntake::RecordIntake(size_t max_cpu) : batches_(max_cpu + 1) { owners_.fil
 void RecordIntake::SetOwner(uint16_t kind, size_t collector) {
   if (kind >= owners_.size()) return;
   owners_[kind] = static_cast<int8_t>(collector);
-  if (collector_events_.size() <= collector) collector_events_.resize(collector + 1, 0);
+  collectors_ = std::max(collectors_, collector + 1);
+  for (CpuBatch& b : batches_)
+    if (b.collector_events.size() < collectors_) b.collector_events.resize(collectors_, 0);
+}
+
+uint64_t RecordIntake::collector_events(size_t collector) const {
+  uint64_t n = 0;
+  for (const CpuBatch& b : batches_)
+    if (collector < b.collector_events.size()) n += b.collector_events[collector];
+  return n;
 }
 
 void RecordIntake::OnRecord(uint32_t cpu, std::span<const uint8_t> data) {
@@ -104,9 +113,12 @@ void RecordIntake::OnOne(uint32_t cpu, CpuBatch& b, std::span<const uint8_t> dat
   b.events_total += events;
   b.bytes_total += data.size();
   int owner = OwnerOf(kind);
-  if (owner >= 0) collector_events_[static_cast<size_t>(owner)] += events;
-  if (pid_ns_map_ && (kind == GN_REC_PROCESS_FORK || kind == GN_REC_PROCESS_EXIT))
+  if (owner >= 0 && static_cast<size_t>(owner) < b.collector_events.size())
+    b.collector_events[static_cast<size_t>(owner)] += events;
+  if (pid_ns_map_ && (kind == GN_REC_PROCESS_FORK || kind == GN_REC_PROCESS_EXIT)) {
+    std::lock_guard lock(pid_ns_mu_);
     LearnPidNs(kind, data);
+  }
 }
 
 void RecordIntake::LearnPidNs(uint16_t kind, std::span<const uint8_t> data) {

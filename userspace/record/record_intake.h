@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +33,9 @@ struct CpuBatch {
   uint64_t lost_seen = 0;
   uint64_t events_total = 0;
   uint64_t bytes_total = 0;
+  // Events by collector (its index in the session's list): per CPU, so that
+  // drain lanes count without sharing a line (RecordIntake sums them).
+  std::vector<uint64_t> collector_events;
   uint64_t decode_errors = 0;
   uint64_t unwritten = 0;
   std::map<std::string, uint64_t> unwritten_by_kind;
@@ -64,7 +69,8 @@ class RecordIntake {
 
   // The ring transport's handler: one record from CPU `cpu`'s ring. A batch
   // (GN_REC_BATCH) is unpacked into the records it holds, which are staged
-  // and counted as if each had come alone.
+  // and counted as if each had come alone. Drain lanes call it for
+  // different CPUs at once: what it shares between CPUs is atomic or locked.
   void OnRecord(uint32_t cpu, std::span<const uint8_t> data);
 
   // Collectors batch records, in the streams of `stream_mask` (bit s: enum
@@ -77,14 +83,13 @@ class RecordIntake {
   std::vector<CpuBatch>& batches() { return batches_; }
   const std::vector<CpuBatch>& batches() const { return batches_; }
   uint64_t records_outside_cpus() const { return records_outside_cpus_; }
-  uint64_t collector_events(size_t collector) const {
-    return collector < collector_events_.size() ? collector_events_[collector] : 0;
-  }
+  uint64_t collector_events(size_t collector) const;
   // Fork and exit records also teach `map` which host task has which ids
   // inside pid namespaces (bpf/sched.h gn_process_fork.ns).
   void set_pid_ns_map(model::PidNsMap* map) { pid_ns_map_ = map; }
   // Forks whose namespaces the program could not read (classic twin).
   uint64_t pid_ns_unknown_forks() const { return pid_ns_unknown_forks_; }
+  // Also read by drain lanes, as records come in: set it before the drain.
 
  private:
   void LearnPidNs(uint16_t kind, std::span<const uint8_t> data);
@@ -94,10 +99,11 @@ class RecordIntake {
 
   std::vector<CpuBatch> batches_;
   std::array<int8_t, GN_REC_KIND_MAX> owners_;
-  std::vector<uint64_t> collector_events_;
-  uint64_t records_outside_cpus_ = 0;
+  size_t collectors_ = 0;
+  std::atomic<uint64_t> records_outside_cpus_{0};
   model::PidNsMap* pid_ns_map_ = nullptr;
-  uint64_t pid_ns_unknown_forks_ = 0;
+  std::mutex pid_ns_mu_;  // the map, from every lane
+  std::atomic<uint64_t> pid_ns_unknown_forks_{0};
 };
 
 }  // namespace gpunoise::record

@@ -91,8 +91,19 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
                                                        std::move(start_processes), session));
 
   session.switch_chain_checked = plan.check_switch_chain;
+  // More lanes than rings would have nothing to read.
+  std::unique_ptr<DrainLanes> lanes;
+  if (size_t n = std::min(options.drain_lanes, plan.cpus.size()); n >= 2) {
+    // The gate is open: no thread to be had is no reason to stop.
+    if (auto started = DrainLanes::Start(n, *sink, static_cast<size_t>(max_cpu)); started.ok()) {
+      lanes = std::move(*started);
+      for (pid_t tid : lanes->tids()) start.drain_yield->Follow(tid);
+    } else {
+      log::Warning("record: {}; the drain reads and encodes alone", started.error().message);
+    }
+  }
   RecordDrain drain(*transport, flushers, intake.batches(), *sink, options.records_per_cpu_per_drain,
-                    session.switch_chain_checked, session.start_ts);
+                    session.switch_chain_checked, session.start_ts, lanes.get());
   RunLoop(options, *transport, drain, *sink, set, start.workload_fd, *start.drain_yield, session, result.late_error);
   result.detach_abandoned = StopCollectors(options, set, *transport, flushers, plan.cpus,
                                             start.softirq_audit ? &*start.softirq_audit : nullptr, session);

@@ -93,6 +93,9 @@ struct RecordOptions {
   // thread of their own, beside the drain (perfetto::TraceFileWriter::
   // DeflateInBackground); it follows the drain's scheduling policy.
   bool deflate_in_background = false;
+  // `--drain-threads`: the drain reads the rings and encodes on this many
+  // threads, itself one of them (record/drain_lanes.h); 1: itself alone.
+  size_t drain_lanes = 1;
   std::string command_line;
   // --redact: processes' command lines keep only the program's name.
   bool redact = false;

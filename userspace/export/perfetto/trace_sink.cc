@@ -78,21 +78,39 @@ Status TraceSink::WriteHeader(const model::HostInfo& host,
 Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
                                         bool lost_events) {
   if (events.empty() && !lost_events) return OkStatus();
+  EncodeCpuBundle(cpu, events, lost_events, encoder_, *this, &bundle_bytes_);
+  return WriteEncodedCpuBatch(cpu, events, lost_events, bundle_bytes_);
+}
+
+void TraceSink::EncodeCpuBundle(uint32_t cpu, model::EventView events, bool lost_events,
+                                perfetto::FtraceBundleEncoder& encoder, perfetto::IrqNameSource& irq_names,
+                                std::string* bytes) const {
+  bytes->clear();
+  if ((events.empty() && !lost_events) || cpu >= model::kMaxTraceCpus) return;
+  perfetto::FtraceBundleEncoder::BundleInfo info;
+  info.cpu = cpu;
+  info.lost_events = lost_events;
+  info.previous_bundle_end_timestamp = cpu < last_bundle_end_.size() ? last_bundle_end_[cpu] : data_start_;
+  encoder.EncodePacket(info, events, irq_names, bytes);
+}
+
+std::string_view TraceSink::LockedIrqName(int32_t irq) {
+  std::lock_guard lock(irq_names_mu_);
+  return IrqName(irq);
+}
+
+Status TraceSink::WriteEncodedCpuBatch(uint32_t cpu, model::EventView events, bool lost_events,
+                                       std::string_view bundle) {
+  if (events.empty() && !lost_events) return OkStatus();
   // Per-CPU tables below are sized by the CPU number.
   if (cpu >= model::kMaxTraceCpus)
     return MakeError("CPU {} is past the {} CPUs a trace can hold", cpu, model::kMaxTraceCpus);
   if (last_bundle_end_.size() <= cpu) last_bundle_end_.resize(cpu + 1, data_start_);
-  perfetto::FtraceBundleEncoder::BundleInfo info;
-  info.cpu = cpu;
-  info.lost_events = lost_events;
-  info.previous_bundle_end_timestamp = last_bundle_end_[cpu];
-  bundle_bytes_.clear();
-  encoder_.EncodePacket(info, events, *this, &bundle_bytes_);
   if (!events.empty()) last_bundle_end_[cpu] = events.back().ts;
   // The bundle is the next packet; the vector slices follow it. One pass
   // counts both and finds the vector events: a batch is up to 16k events of
   // 96 bytes, and each pass over it comes from memory.
-  PendingEvents bundle{writer_.accepted_packets() + 1, cpu, {}};
+  PendingEvents bundle_events{writer_.accepted_packets() + 1, cpu, {}};
   PendingEvents vectors{0, cpu, {}};
   vector_positions_.clear();
   // Only entries that speak for untimed ones are kept, each with the timed
@@ -102,7 +120,7 @@ Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
   for (size_t i = 0; i < events.size(); ++i) {
     const model::Event& ev = events[i];
     const bool ftrace = perfetto::HasFtraceForm(ev);
-    ++(ftrace ? bundle : vectors).kinds[model::EventKindIndex(ev)];
+    ++(ftrace ? bundle_events : vectors).kinds[model::EventKindIndex(ev)];
     if (!ftrace) vector_positions_.push_back(static_cast<uint32_t>(i));
     if (const auto* entry = std::get_if<model::SoftirqEntry>(&ev.payload);
         entry && entry->vec == static_cast<uint32_t>(model::SoftirqVec::kNetRx)) {
@@ -111,15 +129,15 @@ Status TraceSink::WriteCpuBatch(uint32_t cpu, model::EventView events,
     }
   }
   untimed_[cpu].last_entry = last_netrx;
-  pending_.push_back(bundle);
-  Status st = WriteSerialized(bundle_bytes_);
+  pending_.push_back(bundle_events);
+  Status st = WriteSerialized(bundle);
   // After the bundle: its counter samples are packets of their own.
   for (const UntimedEntry& e : untimed_seen_)
     if (st.ok()) st = NoteUntimed(cpu, e);
   untimed_seen_.clear();
   if (st.ok()) st = WriteVectorSlices(cpu, events, vector_positions_);
   vectors.last_packet = writer_.accepted_packets();
-  if (vectors.last_packet > bundle.last_packet) pending_.push_back(vectors);
+  if (vectors.last_packet > bundle_events.last_packet) pending_.push_back(vectors);
   ForgetDurable();
   return st;
 }

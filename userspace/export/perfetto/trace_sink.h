@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,6 +57,19 @@ class TraceSink : public perfetto::IrqNameSource {
   // sample a millisecond (and one of the old value at the timed entry
   // before, where the count had not risen since the last sample).
   Status WriteCpuBatch(uint32_t cpu, model::EventView events, bool lost_events);
+  // WriteCpuBatch in two parts, for drain lanes (record/drain_lanes.h).
+  // First the bundle's bytes, into `bytes`: lanes encode different CPUs'
+  // at once, each with an encoder and irq names of its own (LaneEncoder,
+  // LockedIrqName); nothing of the sink changes. Then the rest, on one
+  // thread, CPU by CPU: `bundle` is what EncodeCpuBundle made of the same
+  // events (empty bytes where it had nothing to encode).
+  void EncodeCpuBundle(uint32_t cpu, model::EventView events, bool lost_events,
+                       perfetto::FtraceBundleEncoder& encoder, perfetto::IrqNameSource& irq_names,
+                       std::string* bytes) const;
+  Status WriteEncodedCpuBatch(uint32_t cpu, model::EventView events, bool lost_events, std::string_view bundle);
+  perfetto::FtraceBundleEncoder LaneEncoder() const { return encoder_; }
+  // IrqName for a lane: the names not in the table are made once, under a lock.
+  std::string_view LockedIrqName(int32_t irq);
   // The untimed NET_RX softirqs of each CPU (index) as the kernel counted
   // them at the end: a last sample at `ts` where they exceed what the
   // records carried (those after the last timed entry, or carried by a
@@ -152,6 +166,7 @@ class TraceSink : public perfetto::IrqNameSource {
   uint64_t vector_parent_track_ = 0;
   model::IrqTable irqs_;
   std::map<int32_t, std::string> fallback_names_;
+  std::mutex irq_names_mu_;  // fallback_names_, from drain lanes
   IrqNameFallback irq_fallback_;
   Status first_error_;
   std::map<int32_t, model::ProcessIdentity> identities_;  // by host pid
