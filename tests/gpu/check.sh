@@ -89,7 +89,15 @@ scale_model=${gpunoise%/tools/gpunoise/gpunoise}/bench/gpunoise-scale-model
 [[ -n ${GPUNOISE_BUNDLE:-} ]] && scale_model=$bundle/gpunoise-scale-model
 if [[ ${GPUNOISE_SCALE_MODEL:-1} != 0 && -x $scale_model ]]; then
   echo "== scale model"
+  producers=$(( $(nproc) > 8 ? $(nproc) - 4 : 1 ))
   timeout 240 "$scale_model" --rings 64,256 --threads 1,4 --rates 8000,32000,128000 --seconds 2 \
-    --producers "$(( $(nproc) > 8 ? $(nproc) - 4 : 1 ))" 2>&1 | tee "$work/scale_model.md" || echo "scale model: exit $?"
+    --producers "$producers" 2>&1 | tee "$work/scale_model.md" || echo "scale model: exit $?"
+  # One drain thread with record's lanes and deflate thread (--drain-threads,
+  # --deflate-thread): where that one thread stops now.
+  for lanes in 2 4; do
+    timeout 120 "$scale_model" --rings 256 --threads 1 --lanes "$lanes" --deflate-thread \
+      --rates 32000,64000,128000 --seconds 2 --producers "$producers" 2>&1 | tee -a "$work/scale_model.md" ||
+      echo "scale model (lanes $lanes): exit $?"
+  done
 fi
 exit "$status"
