@@ -135,13 +135,24 @@ class ScaleModelTest(unittest.TestCase):
         r = subprocess.run([SCALE_MODEL, "--rings", "4,32", "--threads", "1,2", "--rates", "500",
                             "--seconds", "1"], capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        rows = [line for line in r.stdout.splitlines() if line.startswith("| 4 |") or line.startswith("| 32 |")]
+        rows = scale_model_rows(r.stdout)
         self.assertEqual(len(rows), 4, r.stdout)
         for row in rows:
-            cols = [c.strip() for c in row.strip("|").split("|")]
-            self.assertTrue(cols[-1].startswith("kept up"), row)
-            self.assertGreater(float(cols[4]), 0.9 * float(cols[3]), row)  # produced near offered
+            self.assertTrue(row["result"].startswith("kept up"), row)
+            self.assertGreater(float(row["produced events/s"]), 0.9 * float(row["offered events/s"]), row)
         self.assertIn("- 32 rings, 2 drain threads: lossless up to", r.stdout)
+
+    def test_scale_model_runs_records_drain_lanes_and_deflate_thread(self):
+        r = subprocess.run([SCALE_MODEL, "--rings", "8", "--threads", "1", "--lanes", "2", "--deflate-thread",
+                            "--rates", "500", "--seconds", "1"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        rows = scale_model_rows(r.stdout)
+        self.assertEqual(len(rows), 1, r.stdout)
+        row = rows[0]
+        self.assertTrue(row["result"].startswith("kept up"), row)
+        self.assertEqual(row["lanes each"], "2", row)
+        self.assertGreater(float(row["deflate thread CPU ns/event"]), 0, row)
+        self.assertGreater(float(row["busiest drain or lane thread, % of one CPU"]), 0, row)
 
     def test_scale_model_small_rings_lose_counted_records(self):
         # 4 KiB rings at 200,000 records/s each fill between 100 ms drains.
@@ -155,6 +166,17 @@ class ScaleModelTest(unittest.TestCase):
         r = subprocess.run([SCALE_MODEL, "--rings", "0"], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--rings takes positive integers", r.stderr)
+
+
+def scale_model_rows(stdout):
+    """The scale model's table rows, each a dict by its header's names."""
+    lines = [line for line in stdout.splitlines() if line.startswith("|")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = []
+    for line in lines[2:]:
+        cols = [c.strip() for c in line.strip("|").split("|")]
+        rows.append(dict(zip(header, cols)))
+    return rows
 
 
 class BatchCostTest(unittest.TestCase):

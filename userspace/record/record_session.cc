@@ -51,7 +51,9 @@ Result<RecordResult> RunRecord(const RecordOptions& options) {
                       perfetto::TraceSink::Create(options.output_path, options.compression, options.trace_gid));
   if (options.compression != perfetto::TraceCompression::kNone && options.compress_with_spare_cpu_only)
     sink->writer().CompressOnlyWhen([spare = std::make_shared<SpareCpu>()] { return spare->Now(); });
-  if (options.deflate_in_background) GN_RETURN_IF_ERROR(sink->writer().DeflateInBackground());
+  if (options.deflate_in_background)
+    if (Status st = sink->writer().DeflateInBackground(); !st.ok())
+      log::Warning("record: {}; blocks are deflated on the drain thread", st.error().message);
 
   RecordResult result;
   model::SessionInfo& session = result.session;
