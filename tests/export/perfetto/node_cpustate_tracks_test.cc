@@ -93,17 +93,7 @@ TEST(NodeCpustateTracks, AnIdlePeriodIsItsStateFromEntryToExitOnTheCpusCounterUn
   ASSERT_TRUE(node.WriteIdle({6000, 6500, 1, 3, model::CpuStateKind::kIdle}).ok());
   ASSERT_TRUE(node.WriteFrequency(7000, 3, 2400000).ok());
   auto tracks = c.Tracks();
-  std::vector<std::tuple<std::string, uint64_t, double>> samples;
-  std::map<uint32_t, uint64_t> default_track;  // by sequence
-  for (const auto& p : c.packets) {
-    if (p.has_trace_packet_defaults())
-      default_track[p.trusted_packet_sequence_id()] = p.trace_packet_defaults().track_event_defaults().track_uuid();
-    if (p.has_track_event() && p.track_event().type() == TrackEvent::TYPE_COUNTER) {
-      const auto& e = p.track_event();
-      uint64_t track = e.has_track_uuid() ? e.track_uuid() : default_track[p.trusted_packet_sequence_id()];
-      samples.emplace_back(tracks[track].name(), p.timestamp(), e.double_counter_value());
-    }
-  }
+  auto samples = CounterSamples(c);
   std::vector<std::tuple<std::string, uint64_t, double>> want = {
       {"cpu3 idle state", 1000, 2}, {"cpu3 idle state", 5000, -1}, {"cpu3 idle state", 6000, 1},
       {"cpu3 idle state", 6500, -1}, {"cpu3 frequency", 7000, 2400000}};

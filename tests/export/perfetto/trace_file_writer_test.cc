@@ -304,6 +304,24 @@ TEST(TraceFileWriter, CompressedFileDecodesToTheSamePackets) {
   EXPECT_LT(zlib_size * 3, plain_size);
 }
 
+// dir/mixed.pftrace, written by `mixed` with some blocks plain, holds one
+// compressed_packets packet per deflated block and, inflated, the packets of
+// dir/plain.pftrace in their order; the writer's byte counts are the files'.
+void ExpectTheSamePacketsAsPlain(const std::string& dir, const TraceFileWriter& mixed) {
+  Trace raw = ReadRaw(dir + "/mixed.pftrace");
+  int blocks = 0;
+  for (const auto& p : raw.packet()) blocks += p.has_compressed_packets();
+  EXPECT_EQ(static_cast<uint64_t>(blocks), mixed.blocks_sealed() - mixed.blocks_plain());
+  auto expanded = ExpandCompressedPackets(&raw);
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  Trace expected = ReadRaw(dir + "/plain.pftrace");
+  ASSERT_EQ(raw.packet_size(), expected.packet_size());
+  for (int i = 0; i < expected.packet_size(); ++i)
+    ASSERT_EQ(raw.packet(i).SerializeAsString(), expected.packet(i).SerializeAsString()) << i;
+  EXPECT_EQ(mixed.bytes_written(), SizeOf(dir + "/mixed.pftrace"));
+  EXPECT_EQ(mixed.packet_bytes(), SizeOf(dir + "/plain.pftrace"));
+}
+
 // `--compress auto` on a node without CPU to spare: a block the gate
 // refuses is its packets, plain, in the block's place; the file reads back
 // as the same packets in the same order.
@@ -320,19 +338,11 @@ TEST(TraceFileWriter, BlocksTheGateRefusesAreWrittenPlainInTheirPlace) {
   EXPECT_EQ(static_cast<int>(mixed->blocks_sealed()), asked);
   EXPECT_EQ(mixed->blocks_plain(), mixed->blocks_sealed() / 3);
 
+  int bare = 0;
   Trace raw = ReadRaw(dir + "/mixed.pftrace");
-  int blocks = 0, bare = 0;
-  for (const auto& p : raw.packet()) (p.has_compressed_packets() ? blocks : bare) += 1;
-  EXPECT_EQ(static_cast<uint64_t>(blocks), mixed->blocks_sealed() - mixed->blocks_plain());
+  for (const auto& p : raw.packet()) bare += !p.has_compressed_packets();
   EXPECT_GT(bare, 1000) << "the refused blocks' packets";
-  auto expanded = ExpandCompressedPackets(&raw);
-  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
-  Trace expected = ReadRaw(dir + "/plain.pftrace");
-  ASSERT_EQ(raw.packet_size(), expected.packet_size());
-  for (int i = 0; i < expected.packet_size(); ++i)
-    ASSERT_EQ(raw.packet(i).SerializeAsString(), expected.packet(i).SerializeAsString()) << i;
-  EXPECT_EQ(mixed->bytes_written(), SizeOf(dir + "/mixed.pftrace"));
-  EXPECT_EQ(mixed->packet_bytes(), SizeOf(dir + "/plain.pftrace"));
+  ExpectTheSamePacketsAsPlain(dir, *mixed);
 }
 
 // The deflate on a thread of its own (record --deflate-thread): the same
@@ -363,17 +373,7 @@ TEST(TraceFileWriter, BlocksDeflatedInTheBackgroundKeepTheirPlaceAndCounts) {
   ASSERT_GE(mixed->blocks_sealed(), 6u);
   EXPECT_EQ(mixed->blocks_plain(), mixed->blocks_sealed() / 3);
 
-  Trace raw = ReadRaw(dir + "/mixed.pftrace");
-  int blocks = 0;
-  for (const auto& p : raw.packet()) blocks += p.has_compressed_packets();
-  EXPECT_EQ(static_cast<uint64_t>(blocks), mixed->blocks_sealed() - mixed->blocks_plain());
-  ASSERT_TRUE(ExpandCompressedPackets(&raw).ok());
-  Trace expected = ReadRaw(dir + "/plain.pftrace");
-  ASSERT_EQ(raw.packet_size(), expected.packet_size());
-  for (int i = 0; i < expected.packet_size(); ++i)
-    ASSERT_EQ(raw.packet(i).SerializeAsString(), expected.packet(i).SerializeAsString()) << i;
-  EXPECT_EQ(mixed->bytes_written(), SizeOf(dir + "/mixed.pftrace"));
-  EXPECT_EQ(mixed->packet_bytes(), SizeOf(dir + "/plain.pftrace"));
+  ExpectTheSamePacketsAsPlain(dir, *mixed);
 }
 
 TEST(TraceFileWriter, AWriterWithoutCompressionHasNoBackgroundThread) {
@@ -515,7 +515,9 @@ void DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter(bool background) {
   std::string path = *dir + "/full.pftrace";
   auto w = TraceFileWriter::Create(path, TraceFileWriter::kDefaultReserveBytes, TraceCompression::kZlib);
   ASSERT_TRUE(w.ok()) << w.error().message;
-  if (background) ASSERT_TRUE(w->DeflateInBackground().ok());
+  if (background) {
+    ASSERT_TRUE(w->DeflateInBackground().ok());
+  }
   // Packets that compress about 2x (hex of random bytes), so that the 1 MiB
   // left beside the reserve fills after a few blocks.
   std::mt19937_64 rng(3);
