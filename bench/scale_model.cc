@@ -260,7 +260,8 @@ int main(int argc, char** argv) {
           return t.written ? fmt::format("{:.0f}", static_cast<double>(ns) / static_cast<double>(t.written))
                            : std::string("n/a");
         };
-        fmt::print("| {} | {} | {} | {} KiB | {:.0f} | {:.0f} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {} MiB | {} |\n",
+        fmt::print("| {} | {} | {} | {} KiB | {:.0f} | {:.0f} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {} MiB "
+                   "| {} |\n",
                    n, k, lanes, bytes >> 10, static_cast<double>(n * rate), produced_rate, per_event(t.drain_cpu_ns),
                    deflate_thread ? per_event(t.deflate_cpu_ns) : std::string("n/a"),
                    100.0 * static_cast<double>(t.drain_cpu_ns) / 1e9 / t.seconds / static_cast<double>(k * lanes),

@@ -15,10 +15,6 @@ void NoteFileFailure(model::SessionInfo& session, const perfetto::TraceSink& sin
     session.end_reason = sink.disk_full() ? "disk full" : "write error";
 }
 
-}  // namespace
-
-namespace {
-
 // WriteStaged with lanes: each lane takes its CPUs' writable events and
 // encodes their bundles at once; then this thread writes them in CPU order.
 Status WriteStagedInLanes(std::vector<CpuBatch>& batches, std::span<const uint64_t> lost_per_cpu, bool final,

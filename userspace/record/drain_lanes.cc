@@ -19,7 +19,7 @@ std::string_view DrainLanes::IrqNames::IrqName(int32_t irq) {
 }
 
 Result<std::unique_ptr<DrainLanes>> DrainLanes::Start(size_t lanes, perfetto::TraceSink& sink, size_t max_cpu) {
-  if (lanes < 2) return MakeError("drain lanes: {} lane{} asked for, at least 2 are lanes", lanes, lanes == 1 ? "" : "s");
+  if (lanes < 2) return MakeError("drain lanes: {} asked for; one lane is the drain thread alone", lanes);
   std::unique_ptr<DrainLanes> d(new DrainLanes());
   GN_ASSIGN_OR_RETURN(d->fork_join_, ForkJoin::Start("gn-drain-lane", lanes));
   for (size_t i = 0; i < lanes; ++i) d->lanes_.push_back(std::make_unique<Lane>(sink.LaneEncoder(), sink));

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <array>
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <span>
@@ -85,11 +85,11 @@ class RecordIntake {
   uint64_t records_outside_cpus() const { return records_outside_cpus_; }
   uint64_t collector_events(size_t collector) const;
   // Fork and exit records also teach `map` which host task has which ids
-  // inside pid namespaces (bpf/sched.h gn_process_fork.ns).
+  // inside pid namespaces (bpf/sched.h gn_process_fork.ns). Drain lanes
+  // read the pointer as records come in: set it before the first drain.
   void set_pid_ns_map(model::PidNsMap* map) { pid_ns_map_ = map; }
   // Forks whose namespaces the program could not read (classic twin).
   uint64_t pid_ns_unknown_forks() const { return pid_ns_unknown_forks_; }
-  // Also read by drain lanes, as records come in: set it before the drain.
 
  private:
   void LearnPidNs(uint16_t kind, std::span<const uint8_t> data);
