@@ -165,6 +165,38 @@ TEST(LeastPrivilege, RecordKeepsNothingWritingIntoRootsDirectoryAndTheTraceIsVal
   std::filesystem::remove_all(dir);
 }
 
+// The drain's lanes and its deflate thread (record --drain-threads,
+// --deflate-thread): the deflate thread starts before the drop, the lanes
+// after it; both hold nothing from their first block or turn on.
+TEST(LeastPrivilege, RecordsDrainLanesAndDeflateThreadHoldNothing) {
+  GN_REQUIRE_REAL_EBPF();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs for two lanes";
+  std::string dir = MakeTempDir();
+  ChildProcess r({GpunoiseBinary(), "record", "-d", "3", "-o", dir + "/t.pftrace", "--drain-threads", "2",
+                  "--deflate-thread", "on"});
+  ASSERT_TRUE(r.WaitForStderr("until it ends", 60s)) << r.stderr_text();
+  ASSERT_TRUE(WaitForDrop(r.pid())) << r.stderr_text();
+  int lanes = 0, deflate = 0;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (lanes == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    lanes = deflate = 0;
+    for (const auto& [tid, t] : Threads(r.pid())) {
+      if (t.comm != "gn-drain-lane" && t.comm != "gn-deflate") continue;
+      ++(t.comm == "gn-deflate" ? deflate : lanes);
+      EXPECT_EQ(t.effective, 0u) << tid << " " << t.comm << " " << CapabilityNames(t.effective);
+      EXPECT_EQ(t.bounding, 0u) << t.comm << " " << CapabilityNames(t.bounding);
+      EXPECT_TRUE(t.no_new_privs) << t.comm;
+    }
+  }
+  EXPECT_EQ(lanes, 1) << r.stderr_text();
+  EXPECT_EQ(deflate, 1) << r.stderr_text();
+  EXPECT_EQ(r.Wait(60s), 0) << r.stderr_text();
+  std::string error;
+  EXPECT_TRUE(ReadTrace(dir + "/t.pftrace", &error)) << error;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LeastPrivilege, RecordUnderSudoKeepsOnlyDacOverrideForTheUsersDirectoryAndTheCommandRunsAsTheUser) {
   GN_REQUIRE_REAL_EBPF();
   std::string dir = MakeTempDir();
