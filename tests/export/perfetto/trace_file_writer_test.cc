@@ -512,6 +512,14 @@ void DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter(bool background) {
   std::string why;
   auto dir = PrivateTmpfs("5m", &why);
   ASSERT_TRUE(dir) << why;
+  // Unmounted and removed however the test ends (an ASSERT returns early).
+  struct Unmount {
+    std::string path;
+    ~Unmount() {
+      ::umount2(path.c_str(), MNT_DETACH);
+      ::rmdir(path.c_str());
+    }
+  } unmount{*dir};
   std::string path = *dir + "/full.pftrace";
   auto w = TraceFileWriter::Create(path, TraceFileWriter::kDefaultReserveBytes, TraceCompression::kZlib);
   ASSERT_TRUE(w.ok()) << w.error().message;
@@ -556,8 +564,6 @@ void DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter(bool background) {
   EXPECT_LT(static_cast<uint64_t>(trace.packet_size() - 1), attempted);
   EXPECT_EQ(static_cast<uint64_t>(trace.packet_size() - 1), durable) << "durable_packets counts what is in the file";
   EXPECT_TRUE(trace.packet(trace.packet_size() - 1).has_ftrace_stats());
-  ::umount2(dir->c_str(), MNT_DETACH);
-  ::rmdir(dir->c_str());
 }
 
 TEST(TraceFileWriter, DiskFullKeepsWholeCompressedBlocksAndRoomForTheFooter) {
