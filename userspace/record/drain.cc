@@ -15,8 +15,36 @@ void NoteFileFailure(model::SessionInfo& session, const perfetto::TraceSink& sin
     session.end_reason = sink.disk_full() ? "disk full" : "write error";
 }
 
+uint64_t LostNow(std::span<const uint64_t> lost_per_cpu, size_t cpu) {
+  return cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
+}
+
+// The events CPU `b` writes now: all of them when `final`; a CPU that hit
+// `records_per_drain` (not 0) only what is certain to be in order.
+model::EventView TakeWritable(CpuBatch& b, bool final, uint64_t records_per_drain) {
+  const bool cut = !final && records_per_drain && b.drained >= records_per_drain;
+  return b.staging.Writable(cut, final);
+}
+
+// Writes what CPU `cpu` took (`write` puts it in the sink), after the chain
+// has seen it. On a write error, what failed to reach the file, this batch
+// and what the writer had buffered before it, is lost in user space:
+// counted.
+template <typename Write>
+Status WriteTaken(std::vector<CpuBatch>& batches, size_t cpu, model::EventView events, model::SwitchChain* chain,
+                  perfetto::TraceSink& sink, Write write) {
+  if (chain)
+    for (const model::Event& ev : events) chain->Observe(ev);
+  Status st = write();
+  batches[cpu].staging.Written();
+  if (!st.ok()) CountSinkUnwritten(batches, sink);
+  return st;
+}
+
 // WriteStaged with lanes: each lane takes its CPUs' writable events and
 // encodes their bundles at once; then this thread writes them in CPU order.
+// After a write error the CPUs after the failed one took their events but
+// wrote nothing: they stay staged (DiscardStaged counts them).
 Status WriteStagedInLanes(std::vector<CpuBatch>& batches, std::span<const uint64_t> lost_per_cpu, bool final,
                           uint64_t records_per_drain, model::SwitchChain* chain, perfetto::TraceSink& sink,
                           DrainLanes& lanes) {
@@ -26,30 +54,20 @@ Status WriteStagedInLanes(std::vector<CpuBatch>& batches, std::span<const uint64
   lanes.fork_join().Run([&](size_t lane) {
     for (size_t cpu = lane; cpu < n; cpu += k) {
       CpuBatch& b = batches[cpu];
-      const uint64_t lost_now = cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
-      const bool new_loss = lost_now > b.lost_seen;
+      const bool new_loss = LostNow(lost_per_cpu, cpu) > b.lost_seen;
       if (b.staging.staged() == 0 && !new_loss) continue;
       taken[cpu] = new_loss ? 2 : 1;
-      const bool cut = !final && records_per_drain && b.drained >= records_per_drain;
-      views[cpu] = b.staging.Writable(cut, final);
+      views[cpu] = TakeWritable(b, final, records_per_drain);
       sink.EncodeCpuBundle(static_cast<uint32_t>(cpu), views[cpu], new_loss, lanes.encoder(lane),
                            lanes.irq_names(lane), &lanes.bundle(cpu));
     }
   });
   for (size_t cpu = 0; cpu < n; ++cpu) {
     if (!taken[cpu]) continue;
-    CpuBatch& b = batches[cpu];
-    b.lost_seen = cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
-    if (chain)
-      for (const model::Event& ev : views[cpu]) chain->Observe(ev);
-    Status st = sink.WriteEncodedCpuBatch(static_cast<uint32_t>(cpu), views[cpu], taken[cpu] == 2, lanes.bundle(cpu));
-    b.staging.Written();
-    if (!st.ok()) {
-      // As below; the CPUs after this one took their events but wrote
-      // nothing: they stay staged (DiscardStaged counts them).
-      CountSinkUnwritten(batches, sink);
-      return st;
-    }
+    batches[cpu].lost_seen = LostNow(lost_per_cpu, cpu);
+    GN_RETURN_IF_ERROR(WriteTaken(batches, cpu, views[cpu], chain, sink, [&] {
+      return sink.WriteEncodedCpuBatch(static_cast<uint32_t>(cpu), views[cpu], taken[cpu] == 2, lanes.bundle(cpu));
+    }));
   }
   return OkStatus();
 }
@@ -62,22 +80,14 @@ Status WriteStaged(std::vector<CpuBatch>& batches, std::span<const uint64_t> los
   if (lanes) return WriteStagedInLanes(batches, lost_per_cpu, final, records_per_drain, chain, sink, *lanes);
   for (size_t cpu = 0; cpu < batches.size(); ++cpu) {
     CpuBatch& b = batches[cpu];
-    uint64_t lost_now = cpu < lost_per_cpu.size() ? lost_per_cpu[cpu] : 0;
-    bool new_loss = lost_now > b.lost_seen;
+    const uint64_t lost_now = LostNow(lost_per_cpu, cpu);
+    const bool new_loss = lost_now > b.lost_seen;
     b.lost_seen = lost_now;
     if (b.staging.staged() == 0 && !new_loss) continue;
-    bool cut = !final && records_per_drain && b.drained >= records_per_drain;
-    model::EventView events = b.staging.Writable(cut, final);
-    if (chain)
-      for (const model::Event& ev : events) chain->Observe(ev);
-    Status st = sink.WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);
-    b.staging.Written();
-    if (!st.ok()) {
-      // What failed to reach the file, this batch and what the writer had
-      // buffered before it, is lost in user space: counted.
-      CountSinkUnwritten(batches, sink);
-      return st;
-    }
+    model::EventView events = TakeWritable(b, final, records_per_drain);
+    GN_RETURN_IF_ERROR(WriteTaken(batches, cpu, events, chain, sink, [&] {
+      return sink.WriteCpuBatch(static_cast<uint32_t>(cpu), events, new_loss);
+    }));
   }
   return OkStatus();
 }
