@@ -243,6 +243,18 @@ TEST(RecordIntegration, BadOptionsAreUsageErrors) {
               std::string::npos)
         << rec5.stderr_text();
   }
+  for (const char* bad : {"0", "9", "two"}) {
+    ChildProcess rec6({GpunoiseBinary(), "record", "--drain-threads", bad});
+    EXPECT_EQ(rec6.Wait(10s), 2) << bad;
+    EXPECT_NE(rec6.stderr_text().find("usage: gpunoise record: --drain-threads must be auto or 1 to 8"),
+              std::string::npos)
+        << rec6.stderr_text();
+  }
+  ChildProcess rec7({GpunoiseBinary(), "record", "--deflate-thread", "maybe"});
+  EXPECT_EQ(rec7.Wait(10s), 2);
+  EXPECT_NE(rec7.stderr_text().find("usage: gpunoise record: --deflate-thread must be auto, on or off"),
+            std::string::npos)
+      << rec7.stderr_text();
 }
 
 // (The default, auto, is zlib while the node has CPU to spare: on a busy CI
