@@ -415,10 +415,11 @@ std::string FormatJsonReport(const ReportInput& in) {
   for (const auto& d : a.devices) {
     w.BeginObject();
     w.Field("device", d.device);
-    w.Field("rx_packets", d.rx_packets);
-    w.Field("rx_bytes", d.rx_bytes);
-    w.Field("tx_packets", d.tx_packets);
-    w.Field("tx_bytes", d.tx_bytes);
+    // Another namespace's device without per-packet programs: unknown.
+    counted("rx_packets", d.packets_counted, d.rx_packets);
+    counted("rx_bytes", d.packets_counted, d.rx_bytes);
+    counted("tx_packets", d.packets_counted, d.tx_packets);
+    counted("tx_bytes", d.packets_counted, d.tx_bytes);
     w.Field("packets_counted", d.packets_counted);
     counted("napi_polls", napi, d.napi_polls);
     counted("napi_packets", napi, d.napi_packets);
