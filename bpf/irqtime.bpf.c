@@ -70,6 +70,14 @@ static __always_inline struct gn_focus_irq *gn_focus_stats(void)
 
 static __always_inline void gn_softirq_in(__u32 vec)
 {
+	/* Counted at entry, as the kernel's /proc/softirqs counts them (on
+	 * the line before this tracepoint): the monitor compares the two to
+	 * count the softirqs the kernel never reported to a tracepoint
+	 * (monitor/continuous_softirq_audit.h). */
+	__u32 zero = 0;
+	struct gn_softirq_time *t = bpf_map_lookup_elem(&gn_softirq_time, &zero);
+	if (t && vec < GN_NR_SOFTIRQS)
+		t->count[vec] += 1; /* per-CPU copy; no hard irq touches it */
 	struct gn_irq_cpu *st = gn_state();
 	if (!st)
 		return;
@@ -94,11 +102,8 @@ static __always_inline void gn_softirq_out(__u32 vec)
 		return;
 	__u32 zero = 0;
 	struct gn_softirq_time *t = bpf_map_lookup_elem(&gn_softirq_time, &zero);
-	if (t) {
-		/* Per-CPU copy; a hard irq never touches these: plain adds. */
-		t->count[vec] += 1;
+	if (t)
 		t->ns[vec] += delta;
-	}
 	if (focus) {
 		struct gn_focus_irq *f = gn_focus_stats();
 		if (f) {

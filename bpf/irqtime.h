@@ -10,8 +10,8 @@
 
 /* gn_softirq_time: PERCPU_ARRAY, one entry. */
 struct gn_softirq_time {
-	__u64 count[GN_NR_SOFTIRQS];
-	__u64 ns[GN_NR_SOFTIRQS];
+	__u64 count[GN_NR_SOFTIRQS]; /* at entry, like /proc/softirqs */
+	__u64 ns[GN_NR_SOFTIRQS];    /* at exit */
 };
 
 /* gn_hardirq_time: PERCPU_HASH keyed by IRQ number. */

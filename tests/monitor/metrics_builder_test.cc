@@ -142,6 +142,23 @@ TEST(MetricsBuilder, SoftirqAndHardirqSeriesCarryTheirLabels) {
                    0.005);
 }
 
+// Every vector has its series once softirqs are audited, zeros too; none
+// at all when they are not (absent means not audited, never "none").
+TEST(MetricsBuilder, UnreportedSoftirqsHaveEveryVectorOnlyWhenAudited) {
+  Fixture fx;
+  EXPECT_FALSE(Find(BuildMetrics(fx.in), "gpunoise_softirqs_unreported"));
+  model::SoftirqCounts unreported{};
+  unreported[static_cast<size_t>(model::SoftirqVec::kSched)] = 7;
+  fx.in.unreported_softirqs = unreported;
+  auto fs = BuildMetrics(fx.in);
+  const MetricFamily* family = Find(fs, "gpunoise_softirqs_unreported");
+  ASSERT_TRUE(family);
+  EXPECT_EQ(family->type, openmetrics::MetricType::kCounter);
+  EXPECT_EQ(family->samples.size(), model::kNumSoftirqVecs);
+  EXPECT_DOUBLE_EQ(Value(*family, {{"vector", "sched"}}), 7);
+  EXPECT_DOUBLE_EQ(Value(*family, {{"vector", "net_rx"}}), 0);
+}
+
 TEST(MetricsBuilder, RunqueueHistogramBucketsAreCumulativeLog2) {
   Fixture fx;
   auto fs = BuildMetrics(fx.in);

@@ -42,6 +42,16 @@ void AddIrqFamilies(const MetricsInput& in, std::vector<MetricFamily>& out) {
     }
   out.push_back(std::move(secs));
   out.push_back(std::move(count));
+  if (in.unreported_softirqs) {
+    // Every vector, zeros too: an alert's rate() needs the series before
+    // the first one is counted.
+    auto unreported = Family("gpunoise_softirqs_unreported", MetricType::kCounter, "",
+                             "Softirqs the kernel counted (/proc/softirqs) that no program saw at their tracepoint, "
+                             "by vector, over all CPUs since the monitor started; a lower bound.");
+    for (uint32_t v = 0; v < model::kNumSoftirqVecs; ++v)
+      unreported.samples.push_back({{{"vector", SoftirqLabel(v)}}, static_cast<double>((*in.unreported_softirqs)[v])});
+    out.push_back(std::move(unreported));
+  }
 
   auto hsecs = Family("gpunoise_hardirq_seconds", MetricType::kCounter, "seconds",
                       "Time spent in hard-irq handlers, by CPU and IRQ (with the NIC device and queue it serves).");

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "export/openmetrics/metric_family.h"
 #include "collect/nvml_sampler.h"
+#include "model/events.h"
 #include "model/irq_info.h"
 #include "model/kernel_aggregates.h"
 #include "model/net_counters.h"
@@ -65,6 +67,10 @@ struct MetricsInput {
   // already bounded to kMaxJobSeries.
   std::vector<std::pair<std::string, uint64_t>> focus_slurm_jobs;
   uint64_t dql_stalls = 0;  // napi:dql_stall_detected records seen
+  // Softirqs the kernel counted and reported to no tracepoint, per vector,
+  // since the monitor started (continuous_softirq_audit.h); absent when
+  // they are not audited.
+  std::optional<model::SoftirqCounts> unreported_softirqs;
   // Kernel log messages of a known class since the monitor started, by
   // (class, device), and the records /dev/kmsg lost before they were read.
   bool kernel_log_read = false;

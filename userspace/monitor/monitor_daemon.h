@@ -45,8 +45,9 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/unique_fd.h"
-#include "monitor/finding_tracker.h"
+#include "monitor/continuous_softirq_audit.h"
 #include "monitor/cpu_placement.h"
+#include "monitor/finding_tracker.h"
 #include "monitor/flight_recorder.h"
 #include "monitor/kernel_log_triggers.h"
 #include <fmt/ranges.h>
@@ -145,6 +146,7 @@ class Monitor {
   bool link_stats_warned_ = false;
   collect::LinkStatsReader link_stats_;
   NicMonitor nic_;  // the NIC's own counters, link state and PCIe health
+  ContinuousSoftirqAudit softirq_audit_;
 };
 
 

@@ -226,7 +226,11 @@ Status Monitor::ArmTimer() {
 model::AggregateSnapshot Monitor::Read() {
   model::AggregateSnapshot s;
   s.ts = BoottimeNs();
+  // The kernel's softirq counts just before the entry program's.
+  const bool audit_softirqs = irqtime_->report().state != model::CollectorState::kDisabled;
+  if (audit_softirqs) softirq_audit_.BeforeRuns();
   irqtime_->Read(&s);
+  if (audit_softirqs) softirq_audit_.AfterRuns(s.softirqs);
   runqlat_->Read(&s);
   if (sampler_) sampler_->Read(&s);
   for (const auto& c : net_) c->ReadCounters(&s.net);

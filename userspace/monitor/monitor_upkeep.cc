@@ -228,6 +228,7 @@ void Monitor::Publish(uint64_t now) {
   in.interval_seconds = static_cast<double>(options_.interval_ns) / 1e9;
   in.intervals = intervals_;
   in.dql_stalls = dql_stalls_;
+  if (softirq_audit_.audited()) in.unreported_softirqs = softirq_audit_.unreported();
   if (kmsg_) {
     in.kernel_log = kernel_log_counts_;
     in.kernel_log_lost = kmsg_->lost();

@@ -1,29 +1,9 @@
 #include "record/softirq_audit.h"
 
+#include "collect/unreported_softirqs.h"
 #include "common/log.h"
 
 namespace gpunoise::record {
-
-std::map<uint32_t, model::SoftirqCounts> UnreportedSoftirqs(const std::vector<model::SoftirqCounts>& runs_begin,
-                                                            const collect::KernelSoftirqCounts& kernel_begin,
-                                                            const collect::KernelSoftirqCounts& kernel_end,
-                                                            const std::vector<model::SoftirqCounts>& runs_end) {
-  std::map<uint32_t, model::SoftirqCounts> out;
-  for (const auto& [cpu, end] : kernel_end) {
-    auto begin = kernel_begin.find(cpu);
-    if (begin == kernel_begin.end() || cpu >= runs_begin.size() || cpu >= runs_end.size()) continue;
-    model::SoftirqCounts& unreported = out[cpu];
-    for (uint32_t vec = 0; vec < model::kNumSoftirqVecs; ++vec) {
-      const auto kernel = static_cast<uint32_t>(end[vec] - begin->second[vec]);
-      const auto runs = static_cast<uint32_t>(runs_end[cpu][vec] - runs_begin[cpu][vec]);
-      const auto more = static_cast<uint32_t>(kernel - runs);
-      // A "negative" difference: the program ran more often (softirqs
-      // between the reads at either end), nothing unreported.
-      unreported[vec] = more < (1u << 31) ? more : 0;
-    }
-  }
-  return out;
-}
 
 std::optional<SoftirqAudit> SoftirqAudit::Begin(const collect::IrqCollector& irq) {
   SoftirqAudit audit;
@@ -47,7 +27,7 @@ void SoftirqAudit::End(const collect::IrqCollector& irq) {
                  kernel.ok() ? "the entry program's counts could not be read" : kernel.error().message);
     return;
   }
-  unreported_ = UnreportedSoftirqs(runs_begin_, kernel_begin_, *kernel, runs);
+  unreported_ = collect::UnreportedSoftirqs(runs_begin_, kernel_begin_, *kernel, runs);
 }
 
 void SoftirqAudit::ApplyTo(model::SessionInfo& session) const {

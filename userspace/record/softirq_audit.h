@@ -26,22 +26,6 @@
 
 namespace gpunoise::record {
 
-// Per CPU (in all four counts), per vector: how much more the kernel's
-// count rose than the program's runs, 0 where it did not. The kernel's
-// counters are 32 bits wide and wrap; the difference is taken at that
-// width, so a wrap in between is harmless.
-//
-// `runs_begin` was read before `kernel_begin`, `kernel_end` before
-// `runs_end`: a softirq counted by the kernel between its two reads then
-// ran its program between the program's two reads, whatever else ran, and
-// the figure is a lower bound of the softirqs the kernel did not report.
-// (Not quite: one stalled between the kernel's count and its tracepoint for
-// longer than the two end reads take apart, by a hard irq, would count.)
-std::map<uint32_t, model::SoftirqCounts> UnreportedSoftirqs(const std::vector<model::SoftirqCounts>& runs_begin,
-                                                            const collect::KernelSoftirqCounts& kernel_begin,
-                                                            const collect::KernelSoftirqCounts& kernel_end,
-                                                            const std::vector<model::SoftirqCounts>& runs_end);
-
 class SoftirqAudit {
  public:
   // Reads both counts when the gate opens; nullopt (with a warning) when

@@ -1,8 +1,8 @@
-#include "record/softirq_audit.h"
+#include "collect/unreported_softirqs.h"
 
 #include <gtest/gtest.h>
 
-namespace gpunoise::record {
+namespace gpunoise::collect {
 namespace {
 
 constexpr size_t kNetRx = static_cast<size_t>(model::SoftirqVec::kNetRx);
@@ -14,10 +14,10 @@ model::SoftirqCounts With(size_t vec, uint64_t n) {
   return c;
 }
 
-TEST(SoftirqAudit, CountsWhatTheKernelRanBeyondTheEntryProgramsRuns) {
+TEST(UnreportedSoftirqs, CountsWhatTheKernelRanBeyondTheEntryProgramsRuns) {
   std::vector<model::SoftirqCounts> runs_begin = {With(kNetRx, 10), With(kNetRx, 100)};
-  collect::KernelSoftirqCounts kernel_begin = {{0, With(kNetRx, 50)}, {1, With(kNetRx, 500)}};
-  collect::KernelSoftirqCounts kernel_end = {{0, With(kNetRx, 1050)}, {1, With(kNetRx, 200500)}};
+  KernelSoftirqCounts kernel_begin = {{0, With(kNetRx, 50)}, {1, With(kNetRx, 500)}};
+  KernelSoftirqCounts kernel_end = {{0, With(kNetRx, 1050)}, {1, With(kNetRx, 200500)}};
   std::vector<model::SoftirqCounts> runs_end = {With(kNetRx, 1010), With(kNetRx, 200095)};
   auto unreported = UnreportedSoftirqs(runs_begin, kernel_begin, kernel_end, runs_end);
   ASSERT_EQ(unreported.size(), 2u);
@@ -28,7 +28,7 @@ TEST(SoftirqAudit, CountsWhatTheKernelRanBeyondTheEntryProgramsRuns) {
 
 // The program ran for softirqs the kernel had counted before its first
 // read (the reads are apart): that is no loss, and no negative count.
-TEST(SoftirqAudit, AProgramThatRanMoreOftenMeansNothingUnreported) {
+TEST(UnreportedSoftirqs, AProgramThatRanMoreOftenMeansNothingUnreported) {
   auto unreported = UnreportedSoftirqs({With(kRcu, 0)}, {{0, With(kRcu, 3)}}, {{0, With(kRcu, 10)}},
                                        {With(kRcu, 10)});
   EXPECT_EQ(unreported[0][kRcu], 0u);
@@ -36,7 +36,7 @@ TEST(SoftirqAudit, AProgramThatRanMoreOftenMeansNothingUnreported) {
 
 // The kernel's counters are 32-bit: one that wrapped during the recording
 // still gives the right difference.
-TEST(SoftirqAudit, AKernelCounterThatWrappedStillCounts) {
+TEST(UnreportedSoftirqs, AKernelCounterThatWrappedStillCounts) {
   auto unreported = UnreportedSoftirqs({With(kNetRx, 1'000'000)}, {{0, With(kNetRx, 4'294'967'000)}},
                                        {{0, With(kNetRx, 2'000)}}, {With(kNetRx, 1'000'000 + 2'290)});
   EXPECT_EQ(unreported[0][kNetRx], 6u);
@@ -44,7 +44,7 @@ TEST(SoftirqAudit, AKernelCounterThatWrappedStillCounts) {
 
 // A CPU that came online or went offline during the recording has no pair
 // of kernel counts: it is not audited rather than guessed.
-TEST(SoftirqAudit, LeavesOutCpusWithoutBothKernelCountsOrProgramRuns) {
+TEST(UnreportedSoftirqs, LeavesOutCpusWithoutBothKernelCountsOrProgramRuns) {
   auto unreported = UnreportedSoftirqs({With(kNetRx, 0), With(kNetRx, 0)}, {{0, With(kNetRx, 0)}},
                                        {{0, With(kNetRx, 4)}, {1, With(kNetRx, 9)}, {7, With(kNetRx, 9)}},
                                        {With(kNetRx, 4), With(kNetRx, 9)});
@@ -53,4 +53,4 @@ TEST(SoftirqAudit, LeavesOutCpusWithoutBothKernelCountsOrProgramRuns) {
 }
 
 }  // namespace
-}  // namespace gpunoise::record
+}  // namespace gpunoise::collect
