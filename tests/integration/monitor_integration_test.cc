@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "common/clock.h"
 #include "common/strings.h"
+#include "integration/support/host_noise.h"
 #include "integration/support/metrics_scrape.h"
 #include "integration/support/net_load.h"
 #include "integration/support/privileges.h"
@@ -125,19 +125,11 @@ class PrometheusServer {
 // The kernel's own count of NET_RX softirqs over all CPUs, read here
 // rather than with the monitor's parser so that it checks that one.
 double KernelNetRxSoftirqs() {
-  std::ifstream in("/proc/softirqs");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string name;
-    fields >> name;
-    if (name != "NET_RX:") continue;
-    double sum = 0, n = 0;
-    while (fields >> n) sum += n;
-    return sum;
-  }
-  ADD_FAILURE() << "/proc/softirqs has no NET_RX row";
-  return 0;
+  double sum = 0;
+  // NetRxCount takes a column: one per online CPU.
+  for (long column = 0; column < sysconf(_SC_NPROCESSORS_ONLN); ++column)
+    sum += static_cast<double>(NetRxCount(static_cast<int>(column)));
+  return sum;
 }
 
 bool HavePrometheus() { return std::system("command -v prometheus >/dev/null 2>&1") == 0; }
