@@ -218,43 +218,25 @@ TEST(RecordIntegration, UnwritableOutputGivesOneLineError) {
   EXPECT_NE(err.find("not writable"), std::string::npos) << err;
 }
 
+// `gpunoise record ARGS` exits 2 with `needle` in what it printed.
+void ExpectUsageError(std::vector<std::string> args, const std::string& needle) {
+  args.insert(args.begin(), {GpunoiseBinary(), "record"});
+  ChildProcess rec(args);
+  EXPECT_EQ(rec.Wait(10s), 2) << args.back();
+  EXPECT_NE(rec.stderr_text().find(needle), std::string::npos) << rec.stderr_text();
+}
+
 TEST(RecordIntegration, BadOptionsAreUsageErrors) {
-  ChildProcess rec({GpunoiseBinary(), "record", "--cpus", "zz"});
-  EXPECT_EQ(rec.Wait(10s), 2);
-  EXPECT_NE(rec.stderr_text().find("usage:"), std::string::npos);
-  ChildProcess rec2({GpunoiseBinary(), "record", "--events", "sched,bogus"});
-  EXPECT_EQ(rec2.Wait(10s), 2);
-  EXPECT_NE(rec2.stderr_text().find("bogus"), std::string::npos);
-  ChildProcess rec3({GpunoiseBinary(), "record", "--compress", "gzip"});
-  EXPECT_EQ(rec3.Wait(10s), 2);
-  EXPECT_NE(rec3.stderr_text().find("usage: gpunoise record: --compress: unknown compression 'gzip'"),
-            std::string::npos)
-      << rec3.stderr_text();
-  ChildProcess rec4({GpunoiseBinary(), "record", "--drain-priority", "low"});
-  EXPECT_EQ(rec4.Wait(10s), 2);
-  EXPECT_NE(rec4.stderr_text().find("usage: gpunoise record: invalid --drain-priority 'low' (idle or normal)"),
-            std::string::npos)
-      << rec4.stderr_text();
+  ExpectUsageError({"--cpus", "zz"}, "usage:");
+  ExpectUsageError({"--events", "sched,bogus"}, "bogus");
+  ExpectUsageError({"--compress", "gzip"}, "usage: gpunoise record: --compress: unknown compression 'gzip'");
+  ExpectUsageError({"--drain-priority", "low"}, "usage: gpunoise record: invalid --drain-priority 'low' (idle or normal)");
   // A negative rate is not wrapped into a huge unsigned one.
-  for (const char* bad : {"-1", "70000"}) {
-    ChildProcess rec5({GpunoiseBinary(), "record", "--netrx-sample", bad});
-    EXPECT_EQ(rec5.Wait(10s), 2) << bad;
-    EXPECT_NE(rec5.stderr_text().find(std::string("usage: gpunoise record: invalid --netrx-sample ") + bad),
-              std::string::npos)
-        << rec5.stderr_text();
-  }
-  for (const char* bad : {"0", "9", "two"}) {
-    ChildProcess rec6({GpunoiseBinary(), "record", "--drain-threads", bad});
-    EXPECT_EQ(rec6.Wait(10s), 2) << bad;
-    EXPECT_NE(rec6.stderr_text().find("usage: gpunoise record: --drain-threads must be auto or 1 to 8"),
-              std::string::npos)
-        << rec6.stderr_text();
-  }
-  ChildProcess rec7({GpunoiseBinary(), "record", "--deflate-thread", "maybe"});
-  EXPECT_EQ(rec7.Wait(10s), 2);
-  EXPECT_NE(rec7.stderr_text().find("usage: gpunoise record: --deflate-thread must be auto, on or off"),
-            std::string::npos)
-      << rec7.stderr_text();
+  for (const char* bad : {"-1", "70000"})
+    ExpectUsageError({"--netrx-sample", bad}, std::string("usage: gpunoise record: invalid --netrx-sample ") + bad);
+  for (const char* bad : {"0", "9", "two"})
+    ExpectUsageError({"--drain-threads", bad}, "usage: gpunoise record: --drain-threads must be auto or 1 to 8");
+  ExpectUsageError({"--deflate-thread", "maybe"}, "usage: gpunoise record: --deflate-thread must be auto, on or off");
 }
 
 // (The default, auto, is zlib while the node has CPU to spare: on a busy CI
